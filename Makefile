@@ -1,0 +1,128 @@
+# featprof - build, test, install.  `make V=1` shows the full commands.
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR ?= $(PREFIX)/lib
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+O := build
+WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -I$(O) -Iusdt
+LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz
+LIBS_JSON := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
+CFLAGS_JSON := $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+NOTES_OBJS := $(O)/daemon/notes.o $(O)/daemon/catalog.o
+CLI_OBJS := $(O)/cli/main.o $(O)/cli/list.o $(NOTES_OBJS)
+
+TEST_TARGETS := $(O)/tests/targets/site_c $(O)/tests/targets/site_cxx \
+	$(O)/tests/targets/libsite.so $(O)/tests/targets/site_shlib \
+	$(O)/tests/targets/site_nopie $(O)/tests/targets/redzone \
+	$(O)/tests/targets/redzone_bare
+UNIT_BINS := $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes
+
+all: $(O)/featprof $(O)/featprof-demo
+
+$(O)/featprof-demo: tests/targets/demo.c usdt/featprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -Iusdt $< -o $@ -lpthread
+
+$(O)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CFLAGS_JSON) -c $< -o $@
+
+$(O)/featprof: $(CLI_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
+
+# --- test programs and unit tests ------------------------------------------------------
+TGT_FLAGS := -O2 -g -Wall -Wextra -Werror -Iusdt
+
+$(O)/tests/targets/site_c: tests/targets/site.c usdt/featprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TGT_FLAGS) -std=c99 $< -o $@
+$(O)/tests/targets/site_nopie: tests/targets/site.c usdt/featprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TGT_FLAGS) -std=c99 -fno-pie -no-pie $< -o $@
+$(O)/tests/targets/site_cxx: tests/targets/site_cxx.cc usdt/featprof.h
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(TGT_FLAGS) -std=c++11 $< -o $@
+$(O)/tests/targets/libsite.so: tests/targets/libsite.c usdt/featprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TGT_FLAGS) -fPIC -shared $< -o $@
+$(O)/tests/targets/site_shlib: tests/targets/site_shlib.c $(O)/tests/targets/libsite.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TGT_FLAGS) $< -o $@ -L$(O)/tests/targets -lsite -Wl,-rpath,'$$ORIGIN'
+$(O)/tests/targets/redzone: tests/targets/redzone.c usdt/featprof.h $(O)/daemon/notes.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TGT_FLAGS) $< $(O)/daemon/notes.o -o $@ $(LIBS_NOTES)
+$(O)/tests/targets/redzone_bare: tests/targets/redzone.c usdt/featprof.h $(O)/daemon/notes.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TGT_FLAGS) -DREDZONE_BARE_NOP5 $< $(O)/daemon/notes.o -o $@ $(LIBS_NOTES)
+
+$(O)/tests/unit/notes_dump: $(O)/tests/unit/notes_dump.o $(NOTES_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
+$(O)/tests/unit/test_notes: $(O)/tests/unit/test_notes.o $(NOTES_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
+$(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c daemon/notes.c daemon/notes.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Idaemon \
+		tests/unit/fuzz_notes.c daemon/notes.c -o $@ $(LIBS_NOTES)
+
+# --- top-level targets ---------------------------------------------------------------
+deps:
+	$(Q)scripts/install-deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(UNIT_BINS) $(O)/tests/unit/fuzz_notes
+	$(Q)tests/run.sh
+
+# The main job on the built-in demo target (see README).
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh $(O)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 0755 $(O)/featprof $(DESTDIR)$(BINDIR)/featprof
+	install -m 0644 usdt/featprof.h $(DESTDIR)$(INCLUDEDIR)/featprof.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' featprof.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/featprof.pc
+
+clean:
+	rm -rf $(O)
+
+.PHONY: all deps check demo install clean
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/* featprof list PID|PATH: read the probe catalog locally, no daemon needed. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../daemon/catalog.h"
+#include "cli.h"
+
+static void print_human(const struct fp_catalog *cat, const char *what)
+{
+	int i, j, o;
+
+	printf("%s: %d object%s with probes\n", what, cat->nobjs, cat->nobjs == 1 ? "" : "s");
+	for (o = 0; o < cat->nobjs; o++)
+		printf("  %s (%d featprof site%s, %d stapsdt notes)\n", cat->objs[o]->path,
+		       cat->objs[o]->nfeatprof, cat->objs[o]->nfeatprof == 1 ? "" : "s",
+		       cat->objs[o]->nsites);
+	printf("\nFeatures (%d):\n", cat->nfeatures);
+	for (i = 0; i < cat->nfeatures; i++) {
+		const char *sep = "";
+
+		printf("  %-20s regions: ", cat->features[i]);
+		for (j = 0; j < cat->nregions; j++)
+			if (fp_region__has_feature(&cat->regions[j], cat->features[i])) {
+				printf("%s%s", sep, cat->regions[j].name);
+				sep = ", ";
+			}
+		printf("\n");
+	}
+	printf("\nRegions (%d):\n", cat->nregions);
+	for (i = 0; i < cat->nregions; i++) {
+		const struct fp_region *r = &cat->regions[i];
+
+		printf("  %s  [", r->name);
+		for (j = 0; j < r->nfeatures; j++)
+			printf("%s%s", j ? "," : "", r->features[j]);
+		printf("]%s\n", r->nfeatures > 1 ? "  (interaction)" : "");
+		for (j = 0; j < r->nsites; j++) {
+			const struct fp_object *ob = cat->objs[r->sites[j].obj];
+			const struct fp_site *s = &ob->sites[r->sites[j].site];
+			const char *base = strrchr(s->file, '/');
+			char loc[512];
+
+			snprintf(loc, sizeof(loc), "%s:%u", base ? base + 1 : s->file, s->line);
+			printf("    %-5s  %-28s %s+0x%llx%s\n",
+			       s->kind == FP_KIND_BEGIN ? "begin" : "end", loc, ob->path,
+			       (unsigned long long)s->loc_off, s->opt_off ? "" : " (nop1)");
+		}
+	}
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct fp_object *single = NULL, **objs = NULL;
+	struct fp_proc *proc = NULL;
+	struct fp_catalog *cat = NULL;
+	char err[1024], what[300];
+	int json = 0, nobjs = 0, ret = 1, i;
+	const char *target = NULL;
+	long pid;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json = 1;
+		else if (!target)
+			target = argv[i];
+		else
+			return usage_error("list: one PID or PATH expected");
+	}
+	if (!target)
+		return usage_error("list: missing PID or PATH");
+
+	if (parse_pid(target, &pid) == 0) {
+		int r = fp_proc__read((pid_t)pid, &proc, err, sizeof(err));
+
+		if (r == -EACCES || r == -EPERM) {
+			fprintf(stderr, "featprof: list: pid %ld: permission denied (you can list "
+				"only processes you could ptrace; try sudo)\n", pid);
+			return 1;
+		}
+		if (r) {
+			fprintf(stderr, "featprof: list: %s\n", err);
+			return 1;
+		}
+		for (i = 0; i < proc->nerrors; i++)
+			fprintf(stderr, "featprof: list: warning: skipped %s\n", proc->errors[i]);
+		objs = proc->objs;
+		nobjs = proc->nobjs;
+		snprintf(what, sizeof(what), "pid %ld", pid);
+	} else {
+		if (fp_object__read(target, target, &single, err, sizeof(err))) {
+			fprintf(stderr, "featprof: list: %s\n", err);
+			return 1;
+		}
+		objs = &single;
+		nobjs = 1;
+		snprintf(what, sizeof(what), "%s", target);
+	}
+
+	cat = fp_catalog__new(objs, nobjs);
+	if (!cat) {
+		fprintf(stderr, "featprof: list: %s\n", strerror(errno));
+		goto out;
+	}
+	if (!cat->nregions) {
+		struct json_object *prov = fp_catalog__providers_json(cat);
+		size_t n = json_object_array_length(prov);
+
+		fprintf(stderr, "featprof: list: %s has no featprof probes", what);
+		if (n) {
+			fprintf(stderr, " (other stapsdt providers:");
+			for (size_t k = 0; k < n; k++)
+				fprintf(stderr, " %s", json_object_get_string(
+							       json_object_array_get_idx(prov, k)));
+			fprintf(stderr, ")");
+		}
+		fprintf(stderr, "\n");
+		json_object_put(prov);
+		goto out;
+	}
+	if (json) {
+		struct json_object *j = fp_catalog__to_json(cat);
+
+		if (proc)
+			json_object_object_add(j, "pid", json_object_new_int64(pid));
+		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+		json_object_put(j);
+	} else {
+		print_human(cat, what);
+	}
+	ret = 0;
+out:
+	fp_catalog__free(cat);
+	fp_proc__free(proc);
+	fp_object__free(single);
+	return ret;
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/* featprof: the command line client. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define FEATPROF_CLI_VERSION "0.1.0"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd cmds[] = {
+	{ "list", cmd_list, "list PID|PATH [--json]   features, regions and probe sites" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: featprof [--socket PATH] COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %s\n", cmds[i].help);
+	fprintf(f, "\nCommands may be abbreviated to any unique prefix.\n");
+}
+
+int usage_error(const char *msg)
+{
+	fprintf(stderr, "featprof: %s (see featprof --help)\n", msg);
+	return 2;
+}
+
+int parse_pid(const char *s, long *pid)
+{
+	char *end;
+	long v;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	v = strtol(s, &end, 10);
+	if (*end || v <= 0 || v > 0x3fffffff)
+		return -1;
+	*pid = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *found = NULL;
+	size_t i, len;
+	int a = 1;
+
+	while (a < argc && argv[a][0] == '-') {
+		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[a], "--version")) {
+			printf("featprof %s\n", FEATPROF_CLI_VERSION);
+			return 0;
+		} else {
+			return usage_error("unknown option");
+		}
+	}
+	if (a >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	len = strlen(argv[a]);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strncmp(cmds[i].name, argv[a], len))
+			continue;
+		if (strlen(cmds[i].name) == len) {
+			found = &cmds[i];
+			break;
+		}
+		if (found)
+			return usage_error("ambiguous command");
+		found = &cmds[i];
+	}
+	if (!found) {
+		fprintf(stderr, "featprof: unknown command '%s' (see featprof --help)\n", argv[a]);
+		return 2;
+	}
+	return found->fn(argc - a, argv + a);
+}

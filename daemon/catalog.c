@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A region is identified by its name across all objects of a process: a region begun in
+ * the executable and ended in a shared library is one region. Its features are the
+ * union of those named at its begin sites.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	return strcmp(((const struct fp_region *)a)->name, ((const struct fp_region *)b)->name);
+}
+
+/* Adds s to a sorted-later set; 0 or -ENOMEM. */
+static int set_add(char ***set, int *n, const char *s)
+{
+	char **a;
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*set)[i], s))
+			return 0;
+	a = realloc(*set, sizeof(*a) * (size_t)(*n + 1));
+	if (!a)
+		return -ENOMEM;
+	*set = a;
+	a[*n] = strdup(s);
+	if (!a[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+void fp_catalog__free(struct fp_catalog *cat)
+{
+	int i, j;
+
+	if (!cat)
+		return;
+	for (i = 0; i < cat->nregions; i++) {
+		struct fp_region *r = &cat->regions[i];
+
+		free(r->name);
+		for (j = 0; j < r->nfeatures; j++)
+			free(r->features[j]);
+		free(r->features);
+		free(r->sites);
+	}
+	for (i = 0; i < cat->nfeatures; i++)
+		free(cat->features[i]);
+	free(cat->features);
+	free(cat->regions);
+	free(cat);
+}
+
+int fp_catalog__region(const struct fp_catalog *cat, const char *name)
+{
+	struct fp_region key = { .name = (char *)name }, *r;
+
+	if (!cat->nregions)
+		return -1;
+	r = bsearch(&key, cat->regions, (size_t)cat->nregions, sizeof(key), cmp_region);
+	return r ? (int)(r - cat->regions) : -1;
+}
+
+int fp_catalog__feature(const struct fp_catalog *cat, const char *name)
+{
+	char **f;
+
+	if (!cat->nfeatures)
+		return -1;
+	f = bsearch(&name, cat->features, (size_t)cat->nfeatures, sizeof(char *), cmp_str);
+	return f ? (int)(f - cat->features) : -1;
+}
+
+int fp_region__has_feature(const struct fp_region *r, const char *feature)
+{
+	return r->nfeatures && bsearch(&feature, r->features, (size_t)r->nfeatures, sizeof(char *), cmp_str) !=
+	       NULL;
+}
+
+static struct fp_region *find_or_add(struct fp_catalog *cat, const char *name)
+{
+	struct fp_region *a;
+	int i;
+
+	for (i = 0; i < cat->nregions; i++)
+		if (!strcmp(cat->regions[i].name, name))
+			return &cat->regions[i];
+	a = realloc(cat->regions, sizeof(*a) * (size_t)(cat->nregions + 1));
+	if (!a)
+		return NULL;
+	cat->regions = a;
+	memset(&a[cat->nregions], 0, sizeof(*a));
+	a[cat->nregions].name = strdup(name);
+	if (!a[cat->nregions].name)
+		return NULL;
+	return &a[cat->nregions++];
+}
+
+struct fp_catalog *fp_catalog__new(struct fp_object **objs, int nobjs)
+{
+	struct fp_catalog *cat = calloc(1, sizeof(*cat));
+	int o, s, i;
+
+	if (!cat)
+		return NULL;
+	cat->objs = objs;
+	cat->nobjs = nobjs;
+	for (o = 0; o < nobjs; o++) {
+		for (s = 0; s < objs[o]->nsites; s++) {
+			const struct fp_site *site = &objs[o]->sites[s];
+			struct fp_site_ref *refs;
+			struct fp_region *r;
+
+			if (!site->kind)
+				continue;
+			r = find_or_add(cat, site->region);
+			if (!r)
+				goto nomem;
+			refs = realloc(r->sites, sizeof(*refs) * (size_t)(r->nsites + 1));
+			if (!refs)
+				goto nomem;
+			r->sites = refs;
+			refs[r->nsites++] = (struct fp_site_ref){ o, s };
+			if (site->kind == FP_KIND_BEGIN)
+				r->nbegin++;
+			else
+				r->nend++;
+			for (i = 0; i < site->nfeatures; i++)
+				if (set_add(&r->features, &r->nfeatures, site->features[i]) ||
+				    set_add(&cat->features, &cat->nfeatures, site->features[i]))
+					goto nomem;
+		}
+	}
+	for (i = 0; i < cat->nregions; i++)
+		if (cat->regions[i].nfeatures)
+			qsort(cat->regions[i].features, (size_t)cat->regions[i].nfeatures,
+			      sizeof(char *), cmp_str);
+	if (cat->nregions)
+		qsort(cat->regions, (size_t)cat->nregions, sizeof(*cat->regions), cmp_region);
+	if (cat->nfeatures)
+		qsort(cat->features, (size_t)cat->nfeatures, sizeof(char *), cmp_str);
+	return cat;
+nomem:
+	fp_catalog__free(cat);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct json_object *fp_catalog__providers_json(const struct fp_catalog *cat)
+{
+	struct json_object *arr = json_object_new_array();
+	char **prov = NULL;
+	int n = 0, o, s, i;
+
+	for (o = 0; o < cat->nobjs; o++)
+		for (s = 0; s < cat->objs[o]->nsites; s++)
+			if (strcmp(cat->objs[o]->sites[s].provider, "featprof"))
+				set_add(&prov, &n, cat->objs[o]->sites[s].provider);
+	if (n)
+		qsort(prov, (size_t)n, sizeof(char *), cmp_str);
+	for (i = 0; i < n; i++) {
+		json_object_array_add(arr, json_object_new_string(prov[i]));
+		free(prov[i]);
+	}
+	free(prov);
+	return arr;
+}
+
+static struct json_object *strings_json(char **s, int n)
+{
+	struct json_object *arr = json_object_new_array();
+	int i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, json_object_new_string(s[i]));
+	return arr;
+}
+
+struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
+{
+	struct json_object *root = json_object_new_object(), *objs = json_object_new_array();
+	struct json_object *feats = json_object_new_array(), *regs = json_object_new_array();
+	int o, i, j;
+
+	for (o = 0; o < cat->nobjs; o++) {
+		const struct fp_object *ob = cat->objs[o];
+		struct json_object *jo = json_object_new_object();
+
+		json_object_object_add(jo, "path", json_object_new_string(ob->path));
+		json_object_object_add(jo, "stapsdt_sites", json_object_new_int(ob->nsites));
+		json_object_object_add(jo, "featprof_sites", json_object_new_int(ob->nfeatprof));
+		json_object_array_add(objs, jo);
+	}
+	for (i = 0; i < cat->nfeatures; i++) {
+		struct json_object *jf = json_object_new_object(), *rl = json_object_new_array();
+
+		for (j = 0; j < cat->nregions; j++)
+			if (fp_region__has_feature(&cat->regions[j], cat->features[i]))
+				json_object_array_add(rl,
+						      json_object_new_string(cat->regions[j].name));
+		json_object_object_add(jf, "name", json_object_new_string(cat->features[i]));
+		json_object_object_add(jf, "regions", rl);
+		json_object_array_add(feats, jf);
+	}
+	for (i = 0; i < cat->nregions; i++) {
+		const struct fp_region *r = &cat->regions[i];
+		struct json_object *jr = json_object_new_object(), *sites = json_object_new_array();
+
+		json_object_object_add(jr, "name", json_object_new_string(r->name));
+		json_object_object_add(jr, "features", strings_json(r->features, r->nfeatures));
+		for (j = 0; j < r->nsites; j++) {
+			const struct fp_object *ob = cat->objs[r->sites[j].obj];
+			const struct fp_site *s = &ob->sites[r->sites[j].site];
+			struct json_object *js = json_object_new_object();
+
+			json_object_object_add(js, "kind", json_object_new_string(
+						   s->kind == FP_KIND_BEGIN ? "begin" : "end"));
+			json_object_object_add(js, "file", json_object_new_string(s->file));
+			json_object_object_add(js, "line", json_object_new_int64(s->line));
+			json_object_object_add(js, "object", json_object_new_string(ob->path));
+			json_object_object_add(js, "offset", json_object_new_int64(
+						   (int64_t)s->loc_off));
+			json_object_object_add(js, "shape", json_object_new_string(
+						   s->opt_off ? "shielded-nop5" : "nop1"));
+			if (s->opt_off)
+				json_object_object_add(js, "optimizable_offset",
+						       json_object_new_int64((int64_t)s->opt_off));
+			json_object_array_add(sites, js);
+		}
+		json_object_object_add(jr, "sites", sites);
+		json_object_array_add(regs, jr);
+	}
+	json_object_object_add(root, "objects", objs);
+	json_object_object_add(root, "features", feats);
+	json_object_object_add(root, "regions", regs);
+	json_object_object_add(root, "other_providers", fp_catalog__providers_json(cat));
+	return root;
+}

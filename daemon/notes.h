@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Probe catalog: stapsdt and featprof notes of ELF files and running processes. */
+#ifndef FP_NOTES_H
+#define FP_NOTES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Must match usdt/featprof.h. */
+#define FP_NOTE_TYPE_SITE 1
+#define FP_KIND_BEGIN 1
+#define FP_KIND_END 2
+#define FP_SHAPE_NOP1 0
+#define FP_SHAPE_SHIELDED 1
+#define FP_SHIELD_LEN 19	/* bytes of a shielded site */
+#define FP_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
+
+/* One stapsdt note, with featprof's catalog entry when it is a featprof site. */
+struct fp_site {
+	char *provider;
+	char *name;
+	char *args;
+	uint64_t pc;		/* as written in the note */
+	uint64_t base;
+	uint64_t sem;
+	uint64_t note_off;	/* file offset of the note header */
+	uint64_t loc_off;	/* uprobe file offset of the note location */
+	uint64_t opt_off;	/* file offset of the shielded nop5, 0 if none */
+	uint64_t sem_off;	/* file offset of the semaphore, 0 if none */
+	/* featprof catalog (provider "featprof" only) */
+	int kind;		/* FP_KIND_*, 0 if not a featprof site */
+	int shape;
+	uint32_t line;
+	char *region;
+	char *file;
+	char **features;
+	int nfeatures;
+};
+
+struct fp_object {
+	char *path;		/* path as the target sees it */
+	char *host_path;	/* path the daemon opens (through /proc/PID/root) */
+	struct fp_site *sites;
+	int nsites;
+	int nfeatprof;		/* sites with provider featprof */
+	int orphans;		/* catalog notes without a stapsdt note */
+	struct fp_site *cat;	/* catalog notes, merged into sites after reading */
+	int ncat;
+};
+
+/*
+ * Reads the notes of one ELF file. Returns 0, or -errno with a one-line message in err
+ * (naming the file and, for a corrupt note, its offset). -ENOEXEC: not an ELF file.
+ */
+int fp_object__read(const char *host_path, const char *path, struct fp_object **out,
+		    char *err, size_t errlen);
+/* The same on an ELF image in memory (fuzzing, tests). */
+int fp_object__read_mem(const void *image, size_t size, const char *path,
+			struct fp_object **out, char *err, size_t errlen);
+void fp_object__free(struct fp_object *obj);
+
+/* All executable file mappings of a process that carry stapsdt notes. */
+struct fp_proc {
+	pid_t pid;
+	struct fp_object **objs;
+	int nobjs;
+	char **errors;		/* objects skipped because they could not be read */
+	int nerrors;
+};
+
+int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen);
+void fp_proc__free(struct fp_proc *proc);
+
+/* Parses one note section's bytes; exposed for the fuzzer. */
+int fp_notes_parse(struct fp_object *obj, const uint8_t *buf, size_t size, uint64_t sec_off,
+		   int featprof_section, char *err, size_t errlen);
+
+#endif

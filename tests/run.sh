@@ -1,0 +1,39 @@
+#!/bin/bash
+# Runs every test; prints one line per test and a closing "N passed, N failed" line.
+# Exit code 77 from a test means SKIP; under CI (CI=true) a skip counts as a failure,
+# because CI runs as root and every test must really run there.
+set -u
+cd "$(dirname "$0")/.."
+B=${BUILD:-build}
+TESTS=(
+	"unit/notes:$B/tests/unit/test_notes $B"
+	"unit/readelf_oracle:tests/unit/readelf_oracle.sh $B"
+	"unit/disasm:tests/unit/disasm.sh"
+	"unit/build_matrix:tests/unit/build_matrix.sh"
+	"unit/fuzz_smoke:tests/unit/fuzz_smoke.sh $B 20"
+	"unit/cli_list:tests/unit/cli_list.sh $B"
+	"integration/redzone:tests/integration/redzone.sh $B"
+)
+[ -n "${FP_EXTRA_TESTS:-}" ] && read -r -a _extra <<< "$FP_EXTRA_TESTS" && TESTS+=("${_extra[@]}")
+pass=0; failn=0; skip=0; failed=()
+for t in "${TESTS[@]}"; do
+	name=${t%%:*}; cmd=${t#*:}
+	[ -n "${ONLY:-}" ] && [[ $name != *$ONLY* ]] && continue
+	start=$(date +%s)
+	log=$(mktemp)
+	bash -c "$cmd" > "$log" 2>&1; rc=$?
+	secs=$(( $(date +%s) - start ))
+	if [ $rc = 0 ]; then
+		pass=$((pass + 1)); printf 'PASS  %-28s (%ss) %s\n' "$name" "$secs" "$(tail -n 1 "$log")"
+	elif [ $rc = 77 ] && [ "${CI:-}" != true ]; then
+		skip=$((skip + 1)); printf 'SKIP  %-28s %s\n' "$name" "$(tail -n 1 "$log")"
+	else
+		failn=$((failn + 1)); failed+=("$name")
+		printf 'FAIL  %-28s (exit %s)\n' "$name" "$rc"; sed 's/^/      /' "$log" | tail -60
+	fi
+	rm -f "$log"
+done
+echo
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+if [ $skip -gt 0 ]; then echo "$pass passed, $failn failed, $skip skipped"; else echo "$pass passed, $failn failed"; fi
+[ $failn = 0 ]

@@ -1,0 +1,46 @@
+#!/bin/bash
+# The header builds warning-free with gcc and clang, C and C++, -O0 to -O3, PIE, non-PIE,
+# shared and static, and every build keeps all its probe sites (readelf counts them).
+set -u
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+W="-Wall -Wextra -Werror -pedantic -Iusdt"
+fail=0; n=0
+check_notes() { # file minimum
+	local got; got=$(readelf -n -W "$1" 2>/dev/null | grep -c 'Provider: featprof')
+	if [ "$got" -lt "$2" ]; then echo "  FAILED $1: $got featprof notes, expected >= $2"; fail=1; fi
+}
+for cc in gcc clang; do
+	for std in c99 c11 gnu17; do
+		for opt in -O0 -O1 -O2 -O3; do
+			for link in "-fPIE -pie" "-fno-pie -no-pie" "-static"; do
+				n=$((n + 1))
+				$cc -std=$std $opt $link $W tests/targets/site.c -o "$tmp/a" 2> "$tmp/err" ||
+					{ echo "  FAILED $cc -std=$std $opt $link"; cat "$tmp/err"; fail=1; continue; }
+				check_notes "$tmp/a" 8
+			done
+			n=$((n + 1))
+			$cc -std=$std $opt -fPIC -shared $W tests/targets/libsite.c -o "$tmp/l.so" 2> "$tmp/err" ||
+				{ echo "  FAILED $cc -std=$std $opt -shared"; cat "$tmp/err"; fail=1; continue; }
+			check_notes "$tmp/l.so" 3
+		done
+	done
+done
+for cxx in g++ clang++; do
+	for std in c++11 c++17 c++20; do
+		for opt in -O0 -O2 -O3; do
+			for link in "-fPIE -pie" "-fno-pie -no-pie" "-fPIC -shared"; do
+				n=$((n + 1))
+				$cxx -std=$std $opt $link $W tests/targets/site_cxx.cc -o "$tmp/x" 2> "$tmp/err" ||
+					{ echo "  FAILED $cxx -std=$std $opt $link"; cat "$tmp/err"; fail=1; continue; }
+				check_notes "$tmp/x" 4
+			done
+		done
+	done
+done
+# the nop1 shape and FP_DISABLE build too; FP_DISABLE leaves no note
+n=$((n + 1)); gcc $W -DFP_SITE_SHAPE=FP_SHAPE_NOP1 tests/targets/site.c -o "$tmp/n1" && check_notes "$tmp/n1" 8 || fail=1
+n=$((n + 1)); gcc $W -DFP_DISABLE tests/targets/site.c -o "$tmp/d" || fail=1
+if [ "$(readelf -n "$tmp/d" | grep -c featprof)" != 0 ]; then echo "  FAILED FP_DISABLE left notes"; fail=1; fi
+echo "build_matrix: $n builds"
+exit $fail

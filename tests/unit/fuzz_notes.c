@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the probe catalog reader. The first byte picks the input kind:
+ * even - a raw note section (stapsdt or featprof section, by bit 1), odd - a whole ELF
+ * image. Seeds: the test targets' binaries and their note sections.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "notes.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fp_object *obj = NULL;
+	char err[512];
+	uint8_t *copy;
+
+	if (size < 1)
+		return 0;
+	/* exact-size copy so that ASan sees any read past the end */
+	copy = malloc(size - 1 ? size - 1 : 1);
+	memcpy(copy, data + 1, size - 1);
+	if (data[0] & 1) {
+		if (!fp_object__read_mem(copy, size - 1, "fuzz", &obj, err, sizeof(err)))
+			fp_object__free(obj);
+	} else {
+		obj = calloc(1, sizeof(*obj));
+		obj->path = strdup("fuzz");
+		obj->host_path = strdup("fuzz");
+		fp_notes_parse(obj, copy, size - 1, 0, (data[0] >> 1) & 1, err, sizeof(err));
+		fp_object__free(obj);
+	}
+	free(copy);
+	return 0;
+}

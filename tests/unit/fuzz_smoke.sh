@@ -1,0 +1,30 @@
+#!/bin/bash
+# A short libFuzzer run of the note parser (whole ELF images and raw note sections),
+# seeded with the test targets. Any crash, sanitizer report or leak fails the test.
+# A long run: tests/unit/fuzz_smoke.sh BUILD_DIR SECONDS (figures in docs/PROBE-ABI.md).
+set -u
+cd "$(dirname "$0")/../.."
+B=${1:-build}; SECS=${2:-20}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/corpus"
+i=0
+for f in "$B"/tests/targets/site_c "$B"/tests/targets/site_cxx "$B"/tests/targets/libsite.so \
+	"$B"/tests/targets/redzone_bare; do
+	i=$((i + 1))
+	{ printf '\001'; cat "$f"; } > "$tmp/corpus/elf$i"
+	for sec in .note.stapsdt .note.featprof; do
+		objcopy -O binary --only-section="$sec" "$f" "$tmp/sec" 2>/dev/null || continue
+		[ -s "$tmp/sec" ] || continue
+		if [ $sec = .note.stapsdt ]; then p='\000'; else p='\002'; fi
+		{ printf "$p"; cat "$tmp/sec"; } > "$tmp/corpus/sec$i$sec"
+	done
+done
+"$B"/tests/unit/fuzz_notes -max_total_time="$SECS" -max_len=65536 -rss_limit_mb=2048 \
+	-print_final_stats=1 "$tmp/corpus" > "$tmp/log" 2>&1
+rc=$?
+grep -E 'stat::number_of_executed_units|stat::new_units_added|ERROR|SUMMARY' "$tmp/log"
+if [ $rc -ne 0 ]; then
+	echo "fuzz_smoke: libFuzzer failed (exit $rc):"; tail -40 "$tmp/log"
+	exit 1
+fi
+echo "fuzz_smoke: ${SECS}s, $(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/log" | grep -oE '[0-9]+') executions, 0 crashes"

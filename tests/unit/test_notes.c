@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the probe catalog reader on the project's test targets, on corrupted
+ * copies of them, and on a running process. No privileges needed.
+ * usage: test_notes BUILD_DIR
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../daemon/catalog.h"
+#include "test.h"
+
+static char dir[1024];
+
+static char *path_of(const char *name)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf), "%s/tests/targets/%s", dir, name);
+	return buf;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st))
+		return NULL;
+	buf = malloc((size_t)st.st_size);
+	if (buf && read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static const struct fp_region *region(const struct fp_catalog *cat, const char *name)
+{
+	int i = fp_catalog__region(cat, name);
+
+	CHECK(i >= 0, "region %s missing", name);
+	return i >= 0 ? &cat->regions[i] : NULL;
+}
+
+static void check_site_bytes(const char *file, const struct fp_object *obj)
+{
+	size_t len;
+	uint8_t *img = slurp(file, &len);
+	int i;
+
+	CHECK(img != NULL, "cannot read %s", file);
+	if (!img)
+		return;
+	for (i = 0; i < obj->nsites; i++) {
+		const struct fp_site *s = &obj->sites[i];
+
+		CHECK(s->loc_off < len && img[s->loc_off] == 0x90,
+		      "%s: site %s at file offset 0x%llx is not a nop", file, s->name,
+		      (unsigned long long)s->loc_off);
+		CHECK(s->opt_off == s->loc_off + FP_SHIELD_NOP5, "%s: %s opt_off 0x%llx", file,
+		      s->name, (unsigned long long)s->opt_off);
+		CHECK(s->opt_off < len && img[s->opt_off] == 0x0f && img[s->opt_off + 1] == 0x1f,
+		      "%s: no nop5 at the optimizable offset", file);
+	}
+	free(img);
+}
+
+static void test_c_target(const char *name)
+{
+	const char *file = path_of(name);
+	const struct fp_region *r;
+	struct fp_catalog *cat;
+	struct fp_object *obj;
+	char err[512];
+	int ret;
+
+	ret = fp_object__read(file, file, &obj, err, sizeof(err));
+	CHECK_INT(ret, 0);
+	if (ret) {
+		fprintf(stderr, "  %s\n", err);
+		return;
+	}
+	check_site_bytes(file, obj);
+	cat = fp_catalog__new(&obj, 1);
+	CHECK_INT(cat->nregions, 4);
+	CHECK_INT(cat->nfeatures, 4);
+	CHECK(fp_catalog__feature(cat, "Encryption") >= 0, "feature Encryption missing");
+	if ((r = region(cat, "compress"))) {
+		CHECK_INT(r->nbegin, 1);
+		CHECK_INT(r->nend, 2);
+		CHECK_INT(r->nfeatures, 1);
+		CHECK_STR(r->features[0], "Compression");
+	}
+	if ((r = region(cat, "compress_enc"))) {
+		CHECK_INT(r->nfeatures, 2);
+		CHECK_STR(r->features[0], "Compression");
+		CHECK_STR(r->features[1], "Encryption");
+	}
+	if ((r = region(cat, "hot_inline")))
+		CHECK(r->nbegin >= 2 && r->nend >= 2, "inline sites not duplicated: %d/%d",
+		      r->nbegin, r->nend);
+	if ((r = region(cat, "checksum"))) {
+		const struct fp_site *s = &obj->sites[r->sites[0].site];
+
+		CHECK_INT(r->nbegin, 1);
+		CHECK(r->nend >= 1, "scope end sites: %d", r->nend);
+		CHECK(strstr(s->file, "site.c") != NULL, "file %s", s->file);
+		CHECK(s->line > 10 && s->line < 100, "line %u", s->line);
+	}
+	fp_catalog__free(cat);
+	fp_object__free(obj);
+}
+
+static void test_cxx_target(void)
+{
+	const char *file = path_of("site_cxx");
+	const struct fp_region *r;
+	struct fp_catalog *cat;
+	struct fp_object *obj;
+	char err[512];
+
+	CHECK_INT(fp_object__read(file, file, &obj, err, sizeof(err)), 0);
+	if (!obj)
+		return;
+	cat = fp_catalog__new(&obj, 1);
+	/* scaled<int> and scaled<double>: two instantiations, each with its sites */
+	if ((r = region(cat, "tmpl_scale")))
+		CHECK(r->nbegin >= 2 && r->nend >= 2, "template sites %d/%d", r->nbegin,
+		      r->nend);
+	check_site_bytes(file, obj);
+	fp_catalog__free(cat);
+	fp_object__free(obj);
+}
+
+/* Finds the file offset and size of a section in an image. */
+static int find_section(uint8_t *img, size_t len, const char *want, size_t *off, size_t *sz)
+{
+	Elf *elf = elf_memory((char *)img, len);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	int found = 0;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return -1;
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, want)) {
+			*off = sh.sh_offset;
+			*sz = sh.sh_size;
+			found = 1;
+		}
+	}
+	elf_end(elf);
+	return found ? 0 : -1;
+}
+
+static void expect_corrupt(const uint8_t *img, size_t len, const char *what, const char *msg)
+{
+	struct fp_object *obj = (struct fp_object *)1;
+	char err[512] = "";
+	int ret;
+
+	ret = fp_object__read_mem(img, len, what, &obj, err, sizeof(err));
+	CHECK(ret < 0 && obj == NULL, "%s: corrupt input accepted", what);
+	CHECK(strstr(err, what) && strstr(err, msg), "%s: error '%s' lacks '%s'", what, err,
+	      msg);
+}
+
+static void test_corrupt(void)
+{
+	size_t len, off, sz;
+	uint8_t *orig = slurp(path_of("site_c"), &len), *img;
+	struct fp_object *obj;
+	uint32_t v;
+	char err[512];
+
+	CHECK(orig != NULL, "cannot read site_c");
+	if (!orig)
+		return;
+	elf_version(EV_CURRENT);
+	CHECK_INT(find_section(orig, len, ".note.stapsdt", &off, &sz), 0);
+	img = malloc(len);
+
+	/* descriptor size running past the section */
+	memcpy(img, orig, len);
+	v = 0x7ffffff0;
+	memcpy(img + off + 4, &v, 4);
+	expect_corrupt(img, len, "descsz", "note at offset 0x");
+
+	/* strings without terminator: fill the first note's descriptor strings */
+	memcpy(img, orig, len);
+	memcpy(&v, img + off + 4, 4);
+	memset(img + off + 20 + 24, 'A', v - 24);
+	expect_corrupt(img, len, "unterminated", "not terminated");
+
+	/* truncated file, cut in the middle of the note section */
+	expect_corrupt(orig, off + sz / 2, "truncated", "truncated ELF file");
+
+	/* featprof catalog entry with a bad kind */
+	memcpy(img, orig, len);
+	CHECK_INT(find_section(img, len, ".note.featprof", &off, &sz), 0);
+	img[off + 24 + 20] = 7;
+	expect_corrupt(img, len, "kind", "kind 7");
+
+	/* prelink: note base and location both moved back by 0x10; the reader must put the
+	 * location back where .stapsdt.base says it is */
+	memcpy(img, orig, len);
+	CHECK_INT(find_section(img, len, ".note.stapsdt", &off, &sz), 0);
+	{
+		uint64_t pc, base;
+		struct fp_object *ref;
+
+		memcpy(&pc, img + off + 20, 8);
+		memcpy(&base, img + off + 28, 8);
+		pc -= 0x10;
+		base -= 0x10;
+		memcpy(img + off + 20, &pc, 8);
+		memcpy(img + off + 28, &base, 8);
+		CHECK_INT(fp_object__read_mem(orig, len, "orig", &ref, err, sizeof(err)), 0);
+		/* the catalog note still has the old pc, so only compare stapsdt reading */
+		if (!fp_object__read_mem(img, len, "prelinked", &obj, err, sizeof(err))) {
+			CHECK(0, "prelinked copy should disagree with its catalog note");
+			fp_object__free(obj);
+		} else {
+			CHECK(strstr(err, "no catalog entry") != NULL, "prelink: %s", err);
+		}
+		fp_object__free(ref);
+	}
+
+	/* location outside any executable segment (a foreign note: no catalog to match) */
+	{
+		size_t blen;
+		uint8_t *bare = slurp(path_of("redzone_bare"), &blen);
+
+		CHECK_INT(find_section(bare, blen, ".note.stapsdt", &off, &sz), 0);
+		memset(bare + off + 20, 0xff, 8);
+		expect_corrupt(bare, blen, "location", "not in an executable segment");
+		free(bare);
+	}
+
+	/* not ELF */
+	expect_corrupt((const uint8_t *)"hello world\n", 12, "text", "not an ELF file");
+	free(img);
+	free(orig);
+}
+
+static void test_shlib_process(void)
+{
+	const struct fp_region *r;
+	struct fp_catalog *cat;
+	struct fp_proc *proc;
+	char err[512];
+	int ret, have_lib = 0, i, objs_seen[2] = { 0, 0 };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(path_of("site_shlib"), "site_shlib", "4000000000", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000);
+	ret = fp_proc__read(pid, &proc, err, sizeof(err));
+	CHECK_INT(ret, 0);
+	if (!ret) {
+		for (i = 0; i < proc->nobjs; i++)
+			have_lib |= strstr(proc->objs[i]->path, "libsite.so") != NULL;
+		CHECK(proc->nobjs >= 2 && have_lib, "objects: %d, libsite.so %s", proc->nobjs,
+		      have_lib ? "found" : "missing");
+		cat = fp_catalog__new(proc->objs, proc->nobjs);
+		if ((r = region(cat, "export_fmt"))) {
+			for (i = 0; i < r->nsites; i++)
+				objs_seen[strstr(cat->objs[r->sites[i].obj]->path, "libsite") ? 1
+											   : 0] = 1;
+			CHECK(objs_seen[0] && objs_seen[1],
+			      "export_fmt should have sites in the executable and the library");
+		}
+		CHECK(region(cat, "lib_region") != NULL, "lib_region");
+		fp_catalog__free(cat);
+		fp_proc__free(proc);
+	} else {
+		fprintf(stderr, "  %s\n", err);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	ret = fp_proc__read(pid, &proc, err, sizeof(err));
+	CHECK_INT(ret, -ENOENT);
+	CHECK(strstr(err, "no such process") != NULL, "err: %s", err);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_notes BUILD_DIR\n");
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "%s", argv[1]);
+	test_c_target("site_c");
+	test_c_target("site_nopie");
+	test_cxx_target();
+	test_corrupt();
+	test_shlib_process();
+	TEST_DONE("test_notes");
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * featprof.h - mark feature regions in a C or C++ program for featprof.
+ *
+ * Header only, nothing to link. Use:
+ *
+ *	FP_BEGIN(compress, "Compression");          region "compress" of feature Compression
+ *	FP_END(compress);
+ *	FP_BEGIN(enc_zip, "Encryption", "Compression");   an interaction region FR(A,B)
+ *	FP_SCOPE(hash, "Checksum");                 ends when the enclosing scope exits
+ *
+ * A region name is a C identifier; features are string literals. A region may have any
+ * number of begin and end sites, in several functions, translation units and shared
+ * objects; its features are the union of those named at its begin sites.
+ *
+ * In C, FP_SCOPE needs a per-region cleanup function, and C cannot define a function
+ * inside another; declare it once per translation unit at file scope with
+ * FP_SCOPE_DEFINE(region). C++ needs no declaration (a local class with an inline
+ * destructor ends the region, also when an exception unwinds the scope).
+ *
+ * What a site compiles to (x86-64, default shape FP_SHAPE_SHIELDED), 19 bytes:
+ *
+ *	990:	90                         nop                   <- note location
+ *		48 8d 64 24 80             lea    -0x80(%rsp),%rsp
+ *		0f 1f 44 00 00             nopl   0x0(%rax,%rax,1) <- optimizable site
+ *		48 8d a4 24 80 00 00 00    lea    0x80(%rsp),%rsp
+ *
+ * plus two ELF notes that are not loaded into memory:
+ *  - a standard stapsdt note (provider "featprof", name "<region>__begin" or
+ *    "<region>__end", no arguments), so readelf -n, bpftrace, perf and libbpf see the site;
+ *  - a featprof catalog note (.note.featprof) with the region, its features, the source
+ *    file and line and the site's shape, keyed by the same address.
+ * The region and whether the site begins or ends it are known from the notes alone: the
+ * tracer attaches one uprobe per site and learns the site from the attach cookie.
+ *
+ * Why this shape (measured on Linux 6.18, a KVM guest, bare perf uprobe, see
+ * docs/PROBE-ABI.md):
+ *  - A uprobe on a 1-byte nop traps (int3) and the kernel emulates the nop: safe on every
+ *    kernel, ~950 ns a hit here. It is where the note points, so any tool that attaches
+ *    at the note's location takes this path.
+ *  - Linux 6.18 rewrites a uprobe on a 5-byte nop into a CALL to [uprobes-trampoline]
+ *    (~710-790 ns a hit here, about 2x cheaper than int3 on bare metal). That CALL pushes
+ *    a return address at -8(%rsp), inside the 128-byte red zone where a leaf function may
+ *    keep live data: a bare nop5 corrupts it. Here the nop5 runs only with %rsp lowered
+ *    by 128, so the pushed address lands at -136 of the real %rsp, below the red zone.
+ *    lea changes no flags, loads and stores nothing. featprofd attaches to the nop5 only
+ *    when it has seen the running kernel optimize a nop5 (it tests itself at start-up).
+ *  - nop1+nop10 (libbpf usdt.h since 2026) is for kernels that optimize nop10 without
+ *    touching the red zone; Linux 6.18 refuses a uprobe on nop10 (-ENOTSUPP), so it is
+ *    not used here.
+ * An inactive site is 4 instructions: nops and flag-free stack adjustments, no load,
+ * store, branch, call or argument set-up (tests/unit/disasm.sh checks the compiled code).
+ *
+ * Unwinding: between the two lea (the nop5 only), %rsp is 128 below what the function's
+ * CFI describes. A frame-pointer unwinder is unaffected. A DWARF unwinder that samples
+ * exactly the nop5 or the second lea must add 128 to %rsp first; every such window is
+ * in the catalog (the optimizable offset and the 13 bytes after it), which is how
+ * featprof's own consumers correct it. While a uprobe is attached the nop5 is a CALL
+ * into the kernel's trampoline and a sample lands in the kernel, not in the window.
+ *
+ * Tunables (define before including):
+ *  FP_SITE_SHAPE   FP_SHAPE_SHIELDED (default) or FP_SHAPE_NOP1 (a single nop)
+ *  FP_DISABLE      compile every macro to nothing
+ *
+ * Limits: a source path must not contain '"' or '\'.
+ */
+#ifndef FEATPROF_H
+#define FEATPROF_H
+
+#define FEATPROF_VERSION_MAJOR 0
+#define FEATPROF_VERSION_MINOR 1
+#define FEATPROF_VERSION_PATCH 0
+
+/* Catalog note format, must match daemon/notes.c. */
+#define FP_NOTE_TYPE_SITE 1
+#define FP_KIND_BEGIN 1
+#define FP_KIND_END 2
+#define FP_SHAPE_NOP1 0
+#define FP_SHAPE_SHIELDED 1
+
+#ifndef FP_SITE_SHAPE
+#define FP_SITE_SHAPE FP_SHAPE_SHIELDED
+#endif
+
+#define __fp_str(x) #x
+#define __fp_xstr(x) __fp_str(x)
+#define __fp_cat2(a, b) a##b
+#define __fp_cat(a, b) __fp_cat2(a, b)
+
+#if !defined(__x86_64__)
+/* Elsewhere a site is the architecture's nop; only x86-64 has the shielded shape. */
+#undef FP_SITE_SHAPE
+#define FP_SITE_SHAPE FP_SHAPE_NOP1
+#define __fp_site_insns "990:\tnop\n"
+#elif FP_SITE_SHAPE == FP_SHAPE_SHIELDED
+/* Spelled as bytes so that the site is the same under -masm=intel and any assembler. */
+#define __fp_site_insns                                                                    \
+	"990:\t.byte 0x90\n"                                                               \
+	"\t.byte 0x48,0x8d,0x64,0x24,0x80\n"                                               \
+	"\t.byte 0x0f,0x1f,0x44,0x00,0x00\n"                                               \
+	"\t.byte 0x48,0x8d,0xa4,0x24,0x80,0x00,0x00,0x00\n"
+#elif FP_SITE_SHAPE == FP_SHAPE_NOP1
+#define __fp_site_insns "990:\t.byte 0x90\n"
+#else
+#error "featprof.h: FP_SITE_SHAPE must be FP_SHAPE_SHIELDED or FP_SHAPE_NOP1"
+#endif
+
+/* The .stapsdt.base marker, as sys/sdt.h emits it: lets readers detect prelinking. */
+#define __fp_base_insns                                                                    \
+	".ifndef _.stapsdt.base\n"                                                         \
+	".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n"            \
+	".weak _.stapsdt.base\n"                                                           \
+	".hidden _.stapsdt.base\n"                                                         \
+	"_.stapsdt.base: .space 1\n"                                                       \
+	".size _.stapsdt.base, 1\n"                                                        \
+	".popsection\n"                                                                    \
+	".endif\n"
+
+#define __fp_stapsdt_note(region, kind_name)                                               \
+	".pushsection .note.stapsdt,\"?\",\"note\"\n"                                      \
+	".balign 4\n"                                                                      \
+	".4byte 992f-991f,994f-993f,3\n"                                                   \
+	"991:\t.asciz \"stapsdt\"\n"                                                       \
+	"992:\t.balign 4\n"                                                                \
+	"993:\t.8byte 990b\n"                                                              \
+	".8byte _.stapsdt.base\n"                                                          \
+	".8byte 0\n"                                                                       \
+	".asciz \"featprof\"\n"                                                            \
+	".asciz \"" #region "__" kind_name "\"\n"                                          \
+	".asciz \"\"\n"                                                                    \
+	"994:\t.balign 4\n"                                                                \
+	".popsection\n"
+
+/*
+ * Catalog note, owner "featprof", type FP_NOTE_TYPE_SITE. Descriptor:
+ *   u64 pc, u64 base (as in the stapsdt note), u32 line, u8 kind, u8 shape, u16 0,
+ *   region\0 file\0 feature\0 ... \0   (end sites carry no features)
+ */
+#define __fp_catalog_note(region, kind, feats)                                             \
+	".pushsection .note.featprof,\"?\",\"note\"\n"                                     \
+	".balign 4\n"                                                                      \
+	".4byte 996f-995f,998f-997f," __fp_xstr(FP_NOTE_TYPE_SITE) "\n"                    \
+	"995:\t.asciz \"featprof\"\n"                                                      \
+	"996:\t.balign 4\n"                                                                \
+	"997:\t.8byte 990b\n"                                                              \
+	".8byte _.stapsdt.base\n"                                                          \
+	".4byte " __fp_xstr(__LINE__) "\n"                                                 \
+	".byte " __fp_xstr(kind) "," __fp_xstr(FP_SITE_SHAPE) ",0,0\n"                     \
+	".asciz \"" #region "\"\n"                                                         \
+	".asciz \"" __FILE__ "\"\n" feats ".byte 0\n"                                      \
+	"998:\t.balign 4\n"                                                                \
+	".popsection\n"
+
+/*
+ * The one internal macro every site goes through: later site kinds (a sampler-visible
+ * region marker, a per-site value) change this and nothing else.
+ */
+#define __fp_site(region, kind, kind_name, feats)                                          \
+	__asm__ __volatile__(__fp_site_insns __fp_stapsdt_note(region, kind_name)         \
+				     __fp_catalog_note(region, kind, feats) __fp_base_insns)
+
+#ifdef FP_DISABLE
+
+#define FP_BEGIN(region, ...) ((void)0)
+#define FP_END(region) ((void)0)
+#define FP_SCOPE(region, ...) typedef int __fp_cat(__fp_unused_, __LINE__) __attribute__((unused))
+#define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_unused_, region)
+
+#else
+
+#define FP_BEGIN(region, ...)                                                              \
+	__fp_site(region, FP_KIND_BEGIN, "begin", ".asciz " #__VA_ARGS__ "\n")
+#define FP_END(region) __fp_site(region, FP_KIND_END, "end", "")
+
+#ifdef __cplusplus
+#define FP_SCOPE(region, ...)                                                              \
+	FP_BEGIN(region, __VA_ARGS__);                                                     \
+	struct __fp_cat(__fp_scope_t_, __LINE__) {                                        \
+		__attribute__((always_inline)) inline ~__fp_cat(__fp_scope_t_, __LINE__)() \
+		{                                                                          \
+			FP_END(region);                                                    \
+		}                                                                          \
+	} __fp_cat(__fp_scope_v_, __LINE__)
+#define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_scope_unused_, region)
+#else
+#define FP_SCOPE_DEFINE(region)                                                            \
+	static inline __attribute__((always_inline, unused)) void __fp_scope_end_##region( \
+		char *__fp_unused)                                                         \
+	{                                                                                  \
+		(void)__fp_unused;                                                         \
+		FP_END(region);                                                            \
+	}                                                                                  \
+	struct __fp_cat(__fp_scope_unused_, region)
+#define FP_SCOPE(region, ...)                                                              \
+	FP_BEGIN(region, __VA_ARGS__);                                                     \
+	char __fp_cat(__fp_scope_v_, __LINE__)                                             \
+		__attribute__((cleanup(__fp_scope_end_##region), unused))
+#endif
+
+#endif /* FP_DISABLE */
+
+#endif /* FEATPROF_H */
