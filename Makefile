@@ -33,7 +33,28 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 NOTES_OBJS := $(O)/daemon/notes.o $(O)/daemon/catalog.o
-CLI_OBJS := $(O)/cli/main.o $(O)/cli/list.o $(NOTES_OBJS)
+
+# --- BPF: vmlinux.h from the running kernel's BTF, object, skeleton --------------------
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(O) -Ibpf
+
+$(O)/vmlinux.h: $(VMLINUX_BTF)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(O)/featprof.bpf.o: bpf/featprof.bpf.c bpf/featprof.h $(O)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(O)/featprof.skel.h: $(O)/featprof.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name featprof_bpf > $@
+CLI_OBJS := $(O)/cli/main.o $(O)/cli/list.o $(O)/cli/client.o $(O)/cli/commands.o \
+	$(NOTES_OBJS)
+DAEMON_OBJS := $(O)/daemon/main.o $(O)/daemon/server.o $(O)/daemon/target.o \
+	$(O)/daemon/calibrate.o $(O)/daemon/stats.o $(O)/daemon/report.o $(O)/daemon/log.o \
+	$(NOTES_OBJS)
+LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
 
 TEST_TARGETS := $(O)/tests/targets/site_c $(O)/tests/targets/site_cxx \
 	$(O)/tests/targets/libsite.so $(O)/tests/targets/site_shlib \
@@ -41,7 +62,13 @@ TEST_TARGETS := $(O)/tests/targets/site_c $(O)/tests/targets/site_cxx \
 	$(O)/tests/targets/redzone_bare
 UNIT_BINS := $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes
 
-all: $(O)/featprof $(O)/featprof-demo
+all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
+
+$(O)/daemon/target.o $(O)/daemon/calibrate.o: $(O)/featprof.skel.h
+
+$(O)/featprofd: $(DAEMON_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON)
 
 $(O)/featprof-demo: tests/targets/demo.c usdt/featprof.h
 	$(call msg,CC,$@)

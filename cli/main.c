@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../daemon/protocol.h"
 #include "cli.h"
 
 #define FEATPROF_CLI_VERSION "0.1.0"
@@ -15,14 +16,24 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "list", cmd_list, "list PID|PATH [--json]   features, regions and probe sites" },
+	{ "list", cmd_list, "list PID|PATH [--json]              features, regions, probe sites" },
+	{ "enable", cmd_enable, "enable PID FEATURE...|--all [--regions]  start measuring" },
+	{ "disable", cmd_disable, "disable PID FEATURE...|--all [--regions] stop, detach probes" },
+	{ "status", cmd_status, "status [--json]                     targets, probes, anomalies" },
+	{ "stats", cmd_stats, "stats PID [--json]                  figures since enable/reset" },
+	{ "top", cmd_top, "top PID [--interval MS] [--count N] live table" },
+	{ "stream", cmd_stream, "stream PID [--interval MS] [--count N] JSON lines of deltas" },
+	{ "reset", cmd_reset, "reset PID                           zero the figures" },
+	{ "detach", cmd_detach, "detach PID                          drop the target" },
 };
 
 static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: featprof [--socket PATH] COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(f, "usage: featprof [--socket PATH] COMMAND [ARGS]\n"
+		   "  socket: --socket, else $FEATPROF_SOCKET, else %s\n\ncommands:\n",
+		FP_DEFAULT_SOCKET);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %s\n", cmds[i].help);
 	fprintf(f, "\nCommands may be abbreviated to any unique prefix.\n");
@@ -58,6 +69,12 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
 			usage(stdout);
 			return 0;
+		} else if (!strcmp(argv[a], "--socket") && a + 1 < argc) {
+			socket_path = argv[a + 1];
+			a += 2;
+		} else if (!strncmp(argv[a], "--socket=", 9)) {
+			socket_path = argv[a] + 9;
+			a++;
 		} else if (!strcmp(argv[a], "--version")) {
 			printf("featprof %s\n", FEATPROF_CLI_VERSION);
 			return 0;

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/* featprof commands that talk to featprofd. */
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int64_t geti(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
+}
+
+static double getd(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
+}
+
+static const char *gets_(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
+}
+
+static struct json_object *geta(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_array)
+		       ? v
+		       : NULL;
+}
+
+static const char *fmt_ns(double ns, char *buf, size_t len)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.2f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+static void print_json(struct json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+}
+
+/* featprof enable|disable PID NAME...|--all [--regions] [--json] */
+static int do_toggle(int argc, char **argv, int on)
+{
+	struct json_object *req, *names = json_object_new_array(), *res;
+	const char *verb = on ? "enable" : "disable";
+	int i, json = 0, all = 0, regions = 0, fd, n;
+	long pid = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--all"))
+			all = 1;
+		else if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json = 1;
+		else if (!strcmp(argv[i], "--regions") || !strcmp(argv[i], "-r"))
+			regions = 1;
+		else if (!pid && parse_pid(argv[i], &pid) == 0)
+			;
+		else if (!pid)
+			goto usage;
+		else
+			json_object_array_add(names, json_object_new_string(argv[i]));
+	}
+	if (!pid || (!all && !json_object_array_length(names)))
+		goto usage;
+	fd = client_connect();
+	if (fd < 0) {
+		json_object_put(names);
+		return 1;
+	}
+	req = json_object_new_object();
+	json_object_object_add(req, "verb", json_object_new_string(verb));
+	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	if (all)
+		json_object_object_add(req, "all", json_object_new_boolean(1));
+	json_object_object_add(req, regions ? "regions" : "features", names);
+	res = client_call(fd, verb, req);
+	close(fd);
+	if (!res)
+		return 1;
+	if (json) {
+		print_json(res);
+	} else {
+		n = (int)json_object_array_length(geta(res, "enabled_regions"));
+		printf("pid %ld: %d region%s enabled, %lld probe sites attached\n", pid, n,
+		       n == 1 ? "" : "s", (long long)geti(res, "attached_sites"));
+	}
+	json_object_put(res);
+	return 0;
+usage:
+	json_object_put(names);
+	fprintf(stderr, "usage: featprof %s PID FEATURE...|--all [--regions] [--json]\n", verb);
+	return 2;
+}
+
+int cmd_enable(int argc, char **argv)
+{
+	return do_toggle(argc, argv, 1);
+}
+
+int cmd_disable(int argc, char **argv)
+{
+	return do_toggle(argc, argv, 0);
+}
+
+static struct json_object *simple_call(const char *verb, long pid)
+{
+	struct json_object *req = json_object_new_object(), *res;
+	int fd = client_connect();
+
+	if (fd < 0) {
+		json_object_put(req);
+		return NULL;
+	}
+	json_object_object_add(req, "verb", json_object_new_string(verb));
+	if (pid)
+		json_object_object_add(req, "pid", json_object_new_int64(pid));
+	res = client_call(fd, verb, req);
+	close(fd);
+	return res;
+}
+
+/* Parses "PID [--json]" style arguments. */
+static int pid_args(int argc, char **argv, long *pid, int *json, const char *use)
+{
+	int i;
+
+	*pid = 0;
+	*json = 0;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			*json = 1;
+		else if (!*pid && parse_pid(argv[i], pid) == 0)
+			;
+		else
+			break;
+	}
+	if (i < argc || !*pid) {
+		fprintf(stderr, "usage: featprof %s\n", use);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct json_object *res, *ts, *cal;
+	int json = argc > 1 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"));
+	size_t i;
+
+	res = simple_call("status", 0);
+	if (!res)
+		return 1;
+	if (json) {
+		print_json(res);
+		json_object_put(res);
+		return 0;
+	}
+	json_object_object_get_ex(res, "calibration", &cal);
+	printf("featprofd: protocol %lld, %lld client(s), %lld subscription(s); uprobes %s; "
+	       "probe compensation: bias %.0f ns, pair %.0f ns\n",
+	       (long long)geti(res, "version"), (long long)geti(res, "clients"),
+	       (long long)geti(res, "subscriptions"),
+	       json_object_get_boolean(json_object_object_get(res, "optimized_uprobes"))
+		       ? "optimized (shielded nop5 sites)"
+		       : "not optimized (nop1 sites)",
+	       getd(cal, "bias_ns"), getd(cal, "pair_ns"));
+	ts = geta(res, "targets");
+	if (!ts || !json_object_array_length(ts))
+		printf("no targets\n");
+	for (i = 0; ts && i < json_object_array_length(ts); i++) {
+		struct json_object *t = json_object_array_get_idx(ts, i), *an, *er;
+		struct json_object_iterator it, end;
+		size_t k;
+
+		printf("pid %lld (%s)%s: %zu of %lld regions enabled, %lld sites attached\n",
+		       (long long)geti(t, "pid"), gets_(t, "comm"),
+		       json_object_get_boolean(json_object_object_get(t, "exited")) ? " exited" : "",
+		       json_object_array_length(geta(t, "enabled_regions")),
+		       (long long)geti(t, "regions"), (long long)geti(t, "attached_sites"));
+		er = geta(t, "enabled_regions");
+		if (er && json_object_array_length(er)) {
+			printf("  enabled:");
+			for (k = 0; k < json_object_array_length(er); k++)
+				printf(" %s", json_object_get_string(json_object_array_get_idx(er, k)));
+			printf("\n");
+		}
+		json_object_object_get_ex(t, "anomalies", &an);
+		printf("  anomalies:");
+		it = json_object_iter_begin(an);
+		end = json_object_iter_end(an);
+		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+			printf(" %s=%lld", json_object_iter_peek_name(&it),
+			       (long long)json_object_get_int64(json_object_iter_peek_value(&it)));
+		printf("\n");
+	}
+	json_object_put(res);
+	return 0;
+}
+
+static int cmp_excl(const void *a, const void *b)
+{
+	int64_t x = geti(*(struct json_object *const *)a, "exclusive_ns");
+	int64_t y = geti(*(struct json_object *const *)b, "exclusive_ns");
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The human table of a stats object (a reply or a push's delta). */
+static void print_stats(struct json_object *st, long pid, const char *title)
+{
+	struct json_object *regs = geta(st, "regions"), *feats = geta(st, "features"), *an;
+	struct json_object *arr[4096];
+	int64_t total = 0;
+	size_t i, n = 0;
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	struct json_object_iterator it, end;
+
+	printf("%s pid %ld %s\n", title, pid, gets_(st, "comm"));
+	for (i = 0; feats && i < json_object_array_length(feats); i++)
+		total += geti(json_object_array_get_idx(feats, i), "ns");
+	printf("\n%-24s %12s\n", "FEATURE", "TIME");
+	for (i = 0; feats && i < json_object_array_length(feats); i++) {
+		struct json_object *f = json_object_array_get_idx(feats, i);
+
+		printf("%-24s %12s\n", gets_(f, "name"), fmt_ns((double)geti(f, "ns"), b1, 32));
+	}
+	for (i = 0; regs && i < json_object_array_length(regs) && n < 4096; i++)
+		arr[n++] = json_object_array_get_idx(regs, i);
+	qsort(arr, n, sizeof(arr[0]), cmp_excl);
+	printf("\n%-22s %-26s %10s %12s %12s %11s %11s %11s\n", "REGION", "FEATURES", "COUNT",
+	       "EXCLUSIVE", "INCLUSIVE", "MEAN", "MIN(raw)", "MAX(raw)");
+	for (i = 0; i < n; i++) {
+		struct json_object *r = arr[i], *fl = geta(r, "features");
+		char feats_s[128] = "";
+		size_t k;
+
+		for (k = 0; fl && k < json_object_array_length(fl); k++) {
+			strncat(feats_s, k ? "," : "", sizeof(feats_s) - strlen(feats_s) - 1);
+			strncat(feats_s, json_object_get_string(json_object_array_get_idx(fl, k)),
+				sizeof(feats_s) - strlen(feats_s) - 1);
+		}
+		printf("%-22s %-26s %10lld %12s %12s %11s %11s %11s%s\n", gets_(r, "name"), feats_s,
+		       (long long)geti(r, "count"), fmt_ns((double)geti(r, "exclusive_ns"), b1, 32),
+		       fmt_ns((double)geti(r, "inclusive_ns"), b2, 32),
+		       fmt_ns((double)geti(r, "mean_ns"), b3, 32),
+		       fmt_ns((double)geti(r, "min_ns"), b4, 32),
+		       fmt_ns((double)geti(r, "max_ns"), b5, 32),
+		       json_object_get_boolean(json_object_object_get(r, "enabled")) ? ""
+										 : "  (off)");
+	}
+	if (json_object_object_get_ex(st, "anomalies", &an)) {
+		printf("\nanomalies:");
+		it = json_object_iter_begin(an);
+		end = json_object_iter_end(an);
+		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+			printf(" %s=%lld", json_object_iter_peek_name(&it),
+			       (long long)json_object_get_int64(json_object_iter_peek_value(&it)));
+		printf("\n");
+	}
+	(void)total;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct json_object *res;
+	int json;
+	long pid;
+
+	if (pid_args(argc, argv, &pid, &json, "stats PID [--json]"))
+		return 2;
+	res = simple_call("stats", pid);
+	if (!res)
+		return 1;
+	if (json)
+		print_json(res);
+	else
+		print_stats(res, pid, "featprof stats:");
+	json_object_put(res);
+	return 0;
+}
+
+int cmd_reset(int argc, char **argv)
+{
+	struct json_object *res;
+	int json;
+	long pid;
+
+	if (pid_args(argc, argv, &pid, &json, "reset PID"))
+		return 2;
+	res = simple_call("reset", pid);
+	json_object_put(res);
+	return res ? 0 : 1;
+}
+
+int cmd_detach(int argc, char **argv)
+{
+	struct json_object *res;
+	int json;
+	long pid;
+
+	if (pid_args(argc, argv, &pid, &json, "detach PID"))
+		return 2;
+	res = simple_call("detach", pid);
+	json_object_put(res);
+	return res ? 0 : 1;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* stream and top: subscribe, then one push per interval. */
+static int subscribe_loop(int argc, char **argv, int table)
+{
+	struct json_object *req, *res, *push, *v;
+	long pid = 0, interval = 1000, count = 0, seen = 0;
+	int i, fd;
+
+	for (i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "--interval") || !strcmp(argv[i], "-i")) && i + 1 < argc)
+			interval = atol(argv[++i]);
+		else if ((!strcmp(argv[i], "--count") || !strcmp(argv[i], "-n")) && i + 1 < argc)
+			count = atol(argv[++i]);
+		else if (!pid && parse_pid(argv[i], &pid) == 0)
+			;
+		else
+			pid = -1;
+	}
+	if (pid <= 0 || interval <= 0 || count < 0) {
+		fprintf(stderr, "usage: featprof %s PID [--interval MS] [--count N]\n",
+			table ? "top" : "stream");
+		return 2;
+	}
+	fd = client_connect();
+	if (fd < 0)
+		return 1;
+	req = json_object_new_object();
+	json_object_object_add(req, "verb", json_object_new_string("subscribe"));
+	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	json_object_object_add(req, "interval_ms", json_object_new_int64(interval));
+	res = client_call(fd, table ? "top" : "stream", req);
+	if (!res) {
+		close(fd);
+		return 1;
+	}
+	json_object_put(res);
+	signal(SIGINT, on_int);
+	signal(SIGTERM, on_int);
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	while (!interrupted && (!count || seen < count)) {
+		push = client_read(fd);
+		if (!push)
+			break;
+		if (json_object_object_get_ex(push, "event", &v)) {
+			if (!table)
+				print_json(push);
+			else
+				printf("\npid %ld exited\n", pid);
+			fflush(stdout);
+			json_object_put(push);
+			break;
+		}
+		if (!json_object_object_get_ex(push, "stats", &v)) {
+			json_object_put(push);
+			continue;
+		}
+		seen++;
+		if (table) {
+			if (isatty(1))
+				printf("\033[H\033[2J");
+			print_stats(v, pid, "featprof top:");
+			printf("(every %ld ms, figures of the last interval; Ctrl-C quits)\n",
+			       interval);
+		} else {
+			print_json(push);
+		}
+		fflush(stdout);
+		json_object_put(push);
+	}
+	close(fd);
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	return subscribe_loop(argc, argv, 1);
+}
+
+int cmd_stream(int argc, char **argv)
+{
+	return subscribe_loop(argc, argv, 0);
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/* featprofd: arguments, calibration, systemd readiness, then the server loop. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "calibrate.h"
+#include "log.h"
+#include "protocol.h"
+#include "server.h"
+
+static struct fp_daemon_cal cal;
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (fp_log_level < FP_LOG_DEBUG || level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET. */
+static void notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	strcpy(sa.sun_path, path);
+	if (path[0] == '@')
+		sa.sun_path[0] = 0;
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		fp_log(FP_LOG_WARN, "sd_notify: %s", strerror(errno));
+	close(fd);
+}
+
+static void ready(void)
+{
+	notify("READY=1");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: featprofd [--socket PATH] [--group GROUP] [--verbose] [--quiet]\n"
+		   "  --socket PATH  listen here (default %s; systemd socket activation "
+		   "is used when LISTEN_FDS is set)\n"
+		   "  --group GROUP  members of GROUP may connect (default: root only)\n",
+		FP_DEFAULT_SOCKET);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fp_server_opts o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready };
+	char err[1024];
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "s:g:vqh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o.socket_path = optarg;
+			break;
+		case 'g': {
+			struct group *g = getgrnam(optarg);
+
+			if (!g) {
+				fprintf(stderr, "featprofd: no group '%s'\n", optarg);
+				return 2;
+			}
+			o.gid = g->gr_gid;
+			break;
+		}
+		case 'v':
+			fp_log_level = FP_LOG_DEBUG;
+			break;
+		case 'q':
+			fp_log_level = FP_LOG_WARN;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	libbpf_set_print(libbpf_log);
+	ret = fp_calibrate(&cal, err, sizeof(err));
+	if (ret) {
+		fp_log(FP_LOG_ERR, "calibration failed (%s); BPF does not work here", err);
+		return 1;
+	}
+	fp_log(FP_LOG_INFO, "kernel %s nop5 uprobes; probe bias %.0f ns, pair cost %.0f ns",
+	       cal.optimized ? "optimizes" : "does not optimize", cal.cal.bias_ns,
+	       cal.cal.pair_ns);
+	ret = fp_server_run(&o);
+	notify("STOPPING=1");
+	return ret ? 1 : 0;
+}

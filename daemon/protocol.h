@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The featprofd control protocol, shared by the daemon and the CLI.
+ *
+ * Transport: a Unix stream socket; one JSON object per line (UTF-8, '\n'-terminated),
+ * at most FP_MAX_LINE bytes including the newline. A longer line is answered with
+ * error "too_long" and discarded up to its newline.
+ *
+ * Request:  {"id": <int>, "verb": "<verb>", ...arguments}
+ * Reply:    {"id": <same>, "result": {...}}
+ *        or {"id": <same>, "error": {"code": "<code>", "message": "<one line>"}}
+ * Push:     {"subscription": <int>, "pid": <int>, "stats": {...}}    (deltas)
+ *           {"subscription": <int>, "pid": <int>, "event": "exit"}
+ *
+ * Verbs and arguments:
+ *   hello                         -> {"version", "calibration", "optimized_uprobes"}
+ *   list      pid                 -> catalog: {"objects","features","regions",...}
+ *   attach    pid                 -> {"pid","regions","features"}
+ *   detach    pid                 drops the target and its figures
+ *   enable    pid, features[], regions[], all   (attach is implicit)
+ *   disable   pid, features[], regions[], all   -> {"enabled_regions","attached_sites"}
+ *   status                        -> {"targets":[...], "calibration", "clients"}
+ *   stats     pid                 -> {"regions","features","feature_sets","anomalies",...}
+ *   reset     pid                 zeroes the figures
+ *   subscribe pid, interval_ms    -> {"subscription"}; then pushes every interval
+ *   unsubscribe subscription
+ *
+ * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
+ * no_probes, unknown_name, not_attached, busy, internal.
+ *
+ * Who may do what: the peer's SO_PEERCRED credentials. Any verb naming a pid requires
+ * that the peer could ptrace it: root, CAP_SYS_PTRACE, or the same uid as the target's
+ * real, effective and saved uids with the target dumpable.
+ *
+ * Changelog:
+ *   1 (featprof 0.1.0) first version.
+ */
+#ifndef FP_PROTOCOL_H
+#define FP_PROTOCOL_H
+
+#define FP_PROTO_VERSION 1
+#define FP_MAX_LINE 65536
+#define FP_DEFAULT_SOCKET "/run/featprof/featprofd.sock"
+#define FP_MIN_INTERVAL_MS 50
+#define FP_MAX_CLIENTS 256
+
+#endif

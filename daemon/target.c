@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A target is one process: its probe catalog and one BPF object of its own (maps sized
+ * to its regions, so one target's figures never mix with another's). Enabling a region
+ * attaches one uprobe per site, filtered to the process, with FP_COOKIE in the cookie
+ * and the note's semaphore as ref_ctr_offset.
+ *
+ * Where the kernel has it (Linux 6.6, commit 89ae89f53d20 "bpf: Add multi uprobe link"),
+ * a region's sites in one object are one multi-uprobe link: one syscall to attach them
+ * all and, above all, one RCU grace period to detach them instead of one per site.
+ * libbpf 1.1 (Debian 12) predates the link type, so it is created with the raw
+ * BPF_LINK_CREATE command; the per-site perf-event path remains the fallback.
+ *
+ * A region counts only while region_enabled says so: enable attaches, then sets it (a
+ * thread already inside sees an end without begin, counted); disable clears it, bumps
+ * disable_epoch so threads drop frames of the region before their next event, then
+ * detaches. Sites that fire in between are ignored by the BPF program.
+ *
+ * Links are not pinned: closing the daemon's fds removes every uprobe, so a killed
+ * daemon leaves the target with bare nops.
+ */
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "featprof.skel.h"
+#include "target.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#define ATTACH_TYPE_UPROBE_MULTI 48	/* BPF_TRACE_UPROBE_MULTI, not in 6.1 uapi headers */
+
+static void detach_links(struct fp_rlinks *l)
+{
+	int i;
+
+	for (i = 0; i < l->nfds; i++)
+		close(l->fds[i]);
+	for (i = 0; i < l->nlinks; i++)
+		bpf_link__destroy(l->links[i]);
+	free(l->fds);
+	free(l->links);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The multi-uprobe link exists if the kernel's BTF knows its struct. */
+static int kernel_has_uprobe_multi(void)
+{
+	static int known = -1;
+	struct btf *btf;
+
+	if (known >= 0)
+		return known;
+	btf = btf__load_vmlinux_btf();
+	known = btf && btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	return known;
+}
+
+/* BPF_LINK_CREATE for a multi-uprobe link; the layout of union bpf_attr's uprobe_multi. */
+static int link_uprobe_multi(int prog_fd, const char *path, const uint64_t *offs,
+			     const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid)
+{
+	struct {
+		__u32 prog_fd, target_fd, attach_type, flags;
+		__u64 path, offsets, ref_ctr_offsets, cookies;
+		__u32 cnt, mflags, pid;
+	} lc = {
+		.prog_fd = (__u32)prog_fd,
+		.attach_type = ATTACH_TYPE_UPROBE_MULTI,
+		.path = (__u64)(uintptr_t)path,
+		.offsets = (__u64)(uintptr_t)offs,
+		.ref_ctr_offsets = (__u64)(uintptr_t)refs,
+		.cookies = (__u64)(uintptr_t)cookies,
+		.cnt = cnt,
+		.pid = (__u32)pid,
+	};
+	union bpf_attr attr;
+	int fd;
+
+	_Static_assert(sizeof(lc) <= sizeof(attr), "uprobe_multi attr");
+	memset(&attr, 0, sizeof(attr));
+	memcpy(&attr, &lc, sizeof(lc));
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+void fp_target__release(struct fp_target *t)
+{
+	int r;
+
+	if (t->links && t->cat)
+		for (r = 0; r < t->cat->nregions; r++)
+			detach_links(&t->links[r]);
+	t->attached_sites = 0;
+	if (t->enabled && t->cat)
+		memset(t->enabled, 0, (size_t)t->cat->nregions);
+	featprof_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
+
+void fp_target__free(struct fp_target *t)
+{
+	if (!t)
+		return;
+	fp_target__release(t);
+	free(t->links);
+	fp_catalog__free(t->cat);
+	fp_proc__free(t->proc);
+	fp_snapshot__free(t->last);
+	free(t->enabled);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t);
+}
+
+static void read_comm(struct fp_target *t)
+{
+	char p[64];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)t->pid);
+	f = fopen(p, "re");
+	if (f) {
+		if (fgets(t->comm, sizeof(t->comm), f))
+			t->comm[strcspn(t->comm, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errlen)
+{
+	struct fp_target *t = calloc(1, sizeof(*t));
+	int ret = 0, r, f;
+
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->pid = pid;
+	t->use_opt = use_opt;
+	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "pid %d: %s", (int)pid,
+			 errno == ESRCH ? "no such process" : strerror(errno));
+		goto fail;
+	}
+	read_comm(t);
+	ret = fp_proc__read(pid, &t->proc, err, errlen);
+	if (ret)
+		goto fail;
+	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs);
+	if (!t->cat) {
+		ret = -errno;
+		snprintf(err, errlen, "pid %d: %s", (int)pid, strerror(errno));
+		goto fail;
+	}
+	if (!t->cat->nregions) {
+		int o, s, n = 0;
+		char prov[256] = "";
+
+		for (o = 0; o < t->proc->nobjs; o++)
+			for (s = 0; s < t->proc->objs[o]->nsites && n < 4; s++) {
+				const char *p = t->proc->objs[o]->sites[s].provider;
+
+				if (!strstr(prov, p) && strlen(prov) + strlen(p) + 3 < sizeof(prov)) {
+					strcat(prov, n++ ? ", " : " (other stapsdt providers: ");
+					strcat(prov, p);
+				}
+			}
+		if (n)
+			strcat(prov, ")");
+		snprintf(err, errlen, "pid %d (%s): no featprof probes%s", (int)pid, t->comm,
+			 prov);
+		ret = -ENOENT;
+		goto fail;
+	}
+	if (t->cat->nfeatures > FP_MAX_FEATURES) {
+		snprintf(err, errlen, "pid %d: %d features, at most %d supported", (int)pid,
+			 t->cat->nfeatures, FP_MAX_FEATURES);
+		ret = -E2BIG;
+		goto fail;
+	}
+	t->enabled = calloc((size_t)t->cat->nregions, 1);
+	t->links = calloc((size_t)t->cat->nregions, sizeof(*t->links));
+	t->skel = featprof_bpf__open();
+	if (!t->enabled || !t->links || !t->skel) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "pid %d: cannot open BPF object", (int)pid);
+		goto fail;
+	}
+	t->multi = kernel_has_uprobe_multi();
+	if (t->multi)
+		bpf_program__set_expected_attach_type(t->skel->progs.fp_site_multi,
+						      ATTACH_TYPE_UPROBE_MULTI);
+	else
+		bpf_program__set_autoload(t->skel->progs.fp_site_multi, false);
+	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cat->nregions);
+	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cat->nregions);
+	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cat->nregions);
+	ret = featprof_bpf__load(t->skel);
+	if (ret) {
+		char buf[128];
+
+		libbpf_strerror(ret, buf, sizeof(buf));
+		snprintf(err, errlen, "pid %d: cannot load BPF programs: %s", (int)pid, buf);
+		goto fail;
+	}
+	for (r = 0; r < t->cat->nregions; r++) {
+		struct fp_region_info info = { 0 };
+		__u32 key = (__u32)r;
+
+		for (f = 0; f < t->cat->nfeatures; f++)
+			if (fp_region__has_feature(&t->cat->regions[r], t->cat->features[f]))
+				info.mask |= 1ULL << f;
+		bpf_map__update_elem(t->skel->maps.region_info, &key, sizeof(key), &info,
+				     sizeof(info), BPF_ANY);
+	}
+	t->skel->links.fp_exit = bpf_program__attach(t->skel->progs.fp_exit);
+	if (!t->skel->links.fp_exit) {
+		ret = -errno;
+		snprintf(err, errlen, "pid %d: cannot attach thread-exit program: %s", (int)pid,
+			 strerror(errno));
+		goto fail;
+	}
+	return t;
+fail:
+	fp_target__free(t);
+	errno = -ret;
+	return NULL;
+}
+
+int fp_target__nenabled(const struct fp_target *t)
+{
+	int r, n = 0;
+
+	for (r = 0; t->enabled && r < t->cat->nregions; r++)
+		n += t->enabled[r];
+	return n;
+}
+
+static uint64_t site_offset(const struct fp_target *t, const struct fp_site *site)
+{
+	return t->use_opt && site->opt_off ? site->opt_off : site->loc_off;
+}
+
+static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l, char *err,
+			   size_t errlen)
+{
+	const struct fp_region *reg = &t->cat->regions[region];
+	int s;
+
+	l->links = calloc((size_t)reg->nsites, sizeof(*l->links));
+	if (!l->links)
+		return -ENOMEM;
+	for (s = 0; s < reg->nsites; s++) {
+		const struct fp_object *obj = t->cat->objs[reg->sites[s].obj];
+		const struct fp_site *site = &obj->sites[reg->sites[s].site];
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		uint64_t off = site_offset(t, site);
+
+		opts.bpf_cookie = FP_COOKIE(region, site->kind == FP_KIND_END);
+		opts.ref_ctr_offset = site->sem_off;
+		l->links[l->nlinks] = bpf_program__attach_uprobe_opts(
+			t->skel->progs.fp_site, t->pid, obj->host_path, off, &opts);
+		if (!l->links[l->nlinks]) {
+			int e = errno;
+
+			snprintf(err, errlen, "attach: cannot attach '%s' at %s+0x%llx in pid %d: %s",
+				 reg->name, obj->path, (unsigned long long)off, (int)t->pid,
+				 strerror(e));
+			return -e;
+		}
+		l->nlinks++;
+	}
+	return 0;
+}
+
+/* One multi-uprobe link per object holding sites of the region. */
+static int attach_multi(struct fp_target *t, int region, struct fp_rlinks *l, char *err,
+			size_t errlen)
+{
+	const struct fp_region *reg = &t->cat->regions[region];
+	uint64_t *offs = calloc((size_t)reg->nsites, 8), *refs = calloc((size_t)reg->nsites, 8);
+	uint64_t *cookies = calloc((size_t)reg->nsites, 8);
+	int o, s, ret = 0, prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
+
+	l->fds = calloc((size_t)t->cat->nobjs, sizeof(int));
+	if (!offs || !refs || !cookies || !l->fds) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (o = 0; o < t->cat->nobjs && !ret; o++) {
+		const struct fp_object *obj = t->cat->objs[o];
+		uint32_t n = 0;
+		int fd;
+
+		for (s = 0; s < reg->nsites; s++) {
+			const struct fp_site *site;
+
+			if (reg->sites[s].obj != o)
+				continue;
+			site = &obj->sites[reg->sites[s].site];
+			offs[n] = site_offset(t, site);
+			refs[n] = site->sem_off;
+			cookies[n] = FP_COOKIE(region, site->kind == FP_KIND_END);
+			n++;
+		}
+		if (!n)
+			continue;
+		fd = link_uprobe_multi(prog_fd, obj->host_path, offs, refs, cookies, n, t->pid);
+		if (fd < 0) {
+			ret = fd;
+			snprintf(err, errlen, "attach: cannot attach '%s' (%u sites) in %s of pid %d: "
+				 "%s", reg->name, n, obj->path, (int)t->pid, strerror(-fd));
+			break;
+		}
+		l->fds[l->nfds++] = fd;
+	}
+out:
+	free(offs);
+	free(refs);
+	free(cookies);
+	return ret;
+}
+
+int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
+{
+	__u32 key = (__u32)region, val = on ? 1 : 0;
+	struct fp_rlinks *l;
+	int ret;
+
+	if (region < 0 || region >= t->cat->nregions || t->exited || !t->skel)
+		return -EINVAL;
+	if (!!t->enabled[region] == !!on)
+		return 0;
+	l = &t->links[region];
+	if (on) {
+		ret = t->multi ? attach_multi(t, region, l, err, errlen)
+			       : attach_per_site(t, region, l, err, errlen);
+		if (ret) {
+			detach_links(l);
+			return ret;
+		}
+		bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
+				     sizeof(val), BPF_ANY);
+		t->attached_sites += t->cat->regions[region].nsites;
+		if (!t->enabled_at_ns)
+			t->enabled_at_ns = mono_ns();
+	} else {
+		bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
+				     sizeof(val), BPF_ANY);
+		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
+		detach_links(l);
+		t->attached_sites -= t->cat->regions[region].nsites;
+	}
+	t->enabled[region] = (uint8_t)!!on;
+	return 0;
+}
+
+struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
+{
+	int ncpu = libbpf_num_possible_cpus(), r, c, k;
+	struct fp_region_stats *rs = NULL;
+	struct fp_fset_val *fv = NULL;
+	struct fp_snapshot *s;
+	__u64 *an = NULL, key, next, *prev = NULL;
+	int map_fd;
+
+	if (t->exited || !t->skel)
+		return t->last ? fp_snapshot__dup(t->last) : NULL;
+	s = fp_snapshot__new(t->cat->nregions);
+	rs = calloc((size_t)ncpu, sizeof(*rs));
+	fv = calloc((size_t)ncpu, sizeof(*fv));
+	an = calloc((size_t)ncpu, sizeof(*an));
+	if (!s || !rs || !fv || !an || ncpu <= 0)
+		goto nomem;
+	s->taken_ns = mono_ns();
+	for (r = 0; r < t->cat->nregions; r++) {
+		struct fp_region_fig *d = &s->regions[r];
+		__u32 rk = (__u32)r;
+
+		if (bpf_map__lookup_elem(t->skel->maps.region_stats, &rk, sizeof(rk), rs,
+					 sizeof(*rs) * (size_t)ncpu, 0))
+			continue;
+		for (c = 0; c < ncpu; c++) {
+			const struct fp_region_stats *v = &rs[c];
+
+			if (!v->count)
+				continue;
+			if (!d->count || v->min_ns < d->min_ns)
+				d->min_ns = v->min_ns;
+			if (v->max_ns > d->max_ns)
+				d->max_ns = v->max_ns;
+			d->count += v->count;
+			d->incl_ns += v->incl_ns;
+			d->excl_ns += v->excl_ns;
+			d->nchild += v->nchild;
+			d->ndesc += v->ndesc;
+			d->recursion += v->recursion;
+			for (k = 0; k < FP_HIST_BUCKETS; k++)
+				d->hist[k] += v->hist[k];
+		}
+		/* recursion is counted at begin, also when no instance completed yet */
+		for (c = 0; c < ncpu && !d->count; c++)
+			d->recursion += rs[c].recursion;
+	}
+	map_fd = bpf_map__fd(t->skel->maps.fset);
+	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+		struct fp_fset_fig *arr, *e;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(map_fd, &key, fv))
+			continue;
+		arr = realloc(s->fsets, sizeof(*arr) * (size_t)(s->nfsets + 1));
+		if (!arr)
+			goto nomem;
+		s->fsets = arr;
+		e = &arr[s->nfsets++];
+		memset(e, 0, sizeof(*e));
+		e->mask = key;
+		for (c = 0; c < ncpu; c++) {
+			e->ns += fv[c].ns;
+			e->events += fv[c].events;
+		}
+	}
+	for (k = 0; k < FP_AN_MAX; k++) {
+		__u32 ak = (__u32)k;
+
+		if (bpf_map__lookup_elem(t->skel->maps.anomalies, &ak, sizeof(ak), an,
+					 sizeof(*an) * (size_t)ncpu, 0))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			s->anomalies[k] += an[c];
+	}
+	free(rs);
+	free(fv);
+	free(an);
+	return s;
+nomem:
+	free(rs);
+	free(fv);
+	free(an);
+	fp_snapshot__free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int fp_target__reset(struct fp_target *t)
+{
+	int ncpu = libbpf_num_possible_cpus(), r, k, fd;
+	void *zero;
+	__u64 key;
+
+	if (t->exited || !t->skel) {
+		fp_snapshot__free(t->last);
+		t->last = NULL;
+		return 0;
+	}
+	zero = calloc((size_t)ncpu, sizeof(struct fp_region_stats));
+	if (!zero)
+		return -ENOMEM;
+	for (r = 0; r < t->cat->nregions; r++) {
+		__u32 rk = (__u32)r;
+
+		bpf_map__update_elem(t->skel->maps.region_stats, &rk, sizeof(rk), zero,
+				     sizeof(struct fp_region_stats) * (size_t)ncpu, BPF_ANY);
+	}
+	for (k = 0; k < FP_AN_MAX; k++) {
+		__u32 ak = (__u32)k;
+
+		bpf_map__update_elem(t->skel->maps.anomalies, &ak, sizeof(ak), zero,
+				     sizeof(__u64) * (size_t)ncpu, BPF_ANY);
+	}
+	fd = bpf_map__fd(t->skel->maps.fset);
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		bpf_map_delete_elem(fd, &key);
+	free(zero);
+	return 0;
+}

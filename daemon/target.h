@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One profiled process: its catalog, its BPF object, the links of enabled regions. */
+#ifndef FP_TARGET_H
+#define FP_TARGET_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "catalog.h"
+#include "stats.h"
+
+struct featprof_bpf;
+struct bpf_link;
+
+/* The uprobes of one enabled region: multi-uprobe link fds, or per-site links. */
+struct fp_rlinks {
+	int *fds;
+	int nfds;
+	struct bpf_link **links;
+	int nlinks;
+};
+
+struct fp_target {
+	pid_t pid;
+	int pidfd;			/* readable when the process exits */
+	int exited;
+	char comm[32];
+	struct fp_proc *proc;
+	struct fp_catalog *cat;
+	struct featprof_bpf *skel;
+	uint8_t *enabled;		/* per region */
+	struct fp_rlinks *links;	/* per region */
+	int multi;			/* multi-uprobe links (else one perf link per site) */
+	int attached_sites;
+	int use_opt;			/* attach at the shielded nop5 */
+	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
+	struct fp_snapshot *last;	/* figures kept after exit or detach */
+};
+
+/* Reads the target's catalog and loads its BPF object. NULL with errno; err filled. */
+struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errlen);
+void fp_target__free(struct fp_target *t);
+/* Detaches everything and frees the BPF object; the catalog and t->last stay. */
+void fp_target__release(struct fp_target *t);
+/* Attaches (on) or detaches (off) the sites of one region. 0 or -errno. */
+int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen);
+/* Reads and sums the per-CPU maps. NULL with errno. */
+struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
+int fp_target__reset(struct fp_target *t);
+int fp_target__nenabled(const struct fp_target *t);
+
+#endif
