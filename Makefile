@@ -59,7 +59,7 @@ LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
 TEST_TARGETS := $(O)/tests/targets/site_c $(O)/tests/targets/site_cxx \
 	$(O)/tests/targets/libsite.so $(O)/tests/targets/site_shlib \
 	$(O)/tests/targets/site_nopie $(O)/tests/targets/redzone \
-	$(O)/tests/targets/redzone_bare
+	$(O)/tests/targets/redzone_bare $(O)/tests/targets/truth
 UNIT_BINS := $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes
 
 all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
@@ -114,6 +114,11 @@ $(O)/tests/targets/redzone_bare: tests/targets/redzone.c usdt/featprof.h $(O)/da
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TGT_FLAGS) -DREDZONE_BARE_NOP5 $< $(O)/daemon/notes.o -o $@ $(LIBS_NOTES)
+
+$(O)/tests/targets/truth: tests/targets/truth.cc usdt/featprof.h
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(TGT_FLAGS) -std=c++11 $< -o $@ -lpthread
 
 $(O)/tests/unit/notes_dump: $(O)/tests/unit/notes_dump.o $(NOTES_OBJS)
 	$(call msg,LINK,$@)

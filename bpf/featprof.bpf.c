@@ -347,7 +347,13 @@ int BPF_PROG(fp_exit, struct task_struct *p)
 {
 	struct tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 
-	if (st && st->depth)
+	if (!st)
+		return 0;
+	if (st->epoch != disable_epoch) {	/* frames of disabled regions are not "inside" */
+		apply_disables(st);
+		st->epoch = disable_epoch;
+	}
+	if (st->depth)
 		count(FP_AN_EXIT_INSIDE, st->depth);
 	return 0;
 }

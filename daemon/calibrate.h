@@ -8,8 +8,10 @@
 
 /*
  * Traces the daemon's own calibration region to learn (1) whether this kernel
- * optimizes nop5 uprobes, (2) the probe bias and pair cost used for compensation.
+ * optimizes nop5 uprobes and which attach point is cheaper, (2) the probe bias and pair cost used for compensation.
  */
-int fp_calibrate(struct fp_daemon_cal *out, char *err, size_t errlen);
+enum fp_site_choice { FP_SITE_AUTO, FP_SITE_NOP1, FP_SITE_NOP5 };
+
+int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen);
 
 #endif

@@ -55,10 +55,13 @@ static void ready(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: featprofd [--socket PATH] [--group GROUP] [--verbose] [--quiet]\n"
+	fprintf(f, "usage: featprofd [--socket PATH] [--group GROUP] [--site auto|nop1|nop5] [-v|-q]\n"
 		   "  --socket PATH  listen here (default %s; systemd socket activation "
 		   "is used when LISTEN_FDS is set)\n"
-		   "  --group GROUP  members of GROUP may connect (default: root only)\n",
+		   "  --group GROUP  members of GROUP may connect (default: root only)\n"
+		   "  --site WHERE   auto (default): the cheaper of the two attach points,\n"
+		   "                 measured at start-up; nop1: the 1-byte nop (int3);\n"
+		   "                 nop5: the shielded nop5 where the kernel optimizes it\n",
 		FP_DEFAULT_SOCKET);
 }
 
@@ -69,11 +72,13 @@ int main(int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "site", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fp_server_opts o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready };
 	char err[1024];
+	enum fp_site_choice site = FP_SITE_AUTO;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "s:g:vqh", lopts, NULL)) != -1) {
@@ -91,6 +96,16 @@ int main(int argc, char **argv)
 			o.gid = g->gr_gid;
 			break;
 		}
+		case 'S':
+			if (!strcmp(optarg, "nop1")) {
+				site = FP_SITE_NOP1;
+			} else if (!strcmp(optarg, "nop5")) {
+				site = FP_SITE_NOP5;
+			} else if (strcmp(optarg, "auto")) {
+				fprintf(stderr, "featprofd: --site takes auto, nop1 or nop5\n");
+				return 2;
+			}
+			break;
 		case 'v':
 			fp_log_level = FP_LOG_DEBUG;
 			break;
@@ -106,14 +121,16 @@ int main(int argc, char **argv)
 		}
 	}
 	libbpf_set_print(libbpf_log);
-	ret = fp_calibrate(&cal, err, sizeof(err));
+	ret = fp_calibrate(&cal, site, err, sizeof(err));
 	if (ret) {
 		fp_log(FP_LOG_ERR, "calibration failed (%s); BPF does not work here", err);
 		return 1;
 	}
-	fp_log(FP_LOG_INFO, "kernel %s nop5 uprobes; probe bias %.0f ns, pair cost %.0f ns",
-	       cal.optimized ? "optimizes" : "does not optimize", cal.cal.bias_ns,
-	       cal.cal.pair_ns);
+	fp_log(FP_LOG_INFO, "kernel %s nop5 uprobes; pair cost nop1 %.0f ns, nop5 %.0f ns; "
+	       "attaching at %s; probe bias %.0f ns, pair cost %.0f ns",
+	       cal.kernel_optimizes ? "optimizes" : "does not optimize", cal.nop1_pair_ns,
+	       cal.nop5_pair_ns, cal.optimized ? "the shielded nop5" : "the nop1",
+	       cal.cal.bias_ns, cal.cal.pair_ns);
 	ret = fp_server_run(&o);
 	notify("STOPPING=1");
 	return ret ? 1 : 0;

@@ -559,6 +559,10 @@ static void do_status(struct server *s, struct client *c, struct json_object *re
 	json_object_object_add(o, "optimized_uprobes",
 			       json_object_new_boolean(s->opts->cal->optimized));
 	json_object_object_add(o, "calibration", fp_report_calibration(&s->opts->cal->cal));
+	json_object_object_add(o, "kernel_optimizes_nop5",
+			       json_object_new_boolean(s->opts->cal->kernel_optimizes));
+	json_object_object_add(o, "pair_ns_nop1", json_object_new_double(s->opts->cal->nop1_pair_ns));
+	json_object_object_add(o, "pair_ns_nop5", json_object_new_double(s->opts->cal->nop5_pair_ns));
 	reply_ok(s, c, req, o);
 }
 

@@ -8,7 +8,10 @@
 
 struct fp_daemon_cal {
 	struct fp_calibration cal;
-	int optimized;		/* the kernel optimizes nop5 uprobes: attach at the nop5 */
+	int kernel_optimizes;	/* the kernel rewrites nop5 uprobes into calls */
+	int optimized;		/* targets are attached at the shielded nop5 */
+	double nop1_pair_ns;	/* measured pair cost at each attach point (0: not) */
+	double nop5_pair_ns;
 };
 
 struct fp_server_opts {
