@@ -60,7 +60,7 @@ TEST_TARGETS := $(O)/tests/targets/site_c $(O)/tests/targets/site_cxx \
 	$(O)/tests/targets/libsite.so $(O)/tests/targets/site_shlib \
 	$(O)/tests/targets/site_nopie $(O)/tests/targets/redzone \
 	$(O)/tests/targets/redzone_bare $(O)/tests/targets/truth
-UNIT_BINS := $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes
+UNIT_BINS := $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes $(O)/tests/unit/test_stats
 
 all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
 
@@ -126,6 +126,10 @@ $(O)/tests/unit/notes_dump: $(O)/tests/unit/notes_dump.o $(NOTES_OBJS)
 $(O)/tests/unit/test_notes: $(O)/tests/unit/test_notes.o $(NOTES_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
+$(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/stats.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
 $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c daemon/notes.c daemon/notes.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
@@ -146,8 +150,12 @@ demo: deps
 	$(Q)scripts/demo.sh $(O)
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(UNITDIR)
 	install -m 0755 $(O)/featprof $(DESTDIR)$(BINDIR)/featprof
+	install -m 0755 $(O)/featprofd $(DESTDIR)$(SBINDIR)/featprofd
+	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/featprofd.service > $(DESTDIR)$(UNITDIR)/featprofd.service
+	install -m 0644 systemd/featprofd.socket $(DESTDIR)$(UNITDIR)/featprofd.socket
 	install -m 0644 usdt/featprof.h $(DESTDIR)$(INCLUDEDIR)/featprof.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' featprof.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/featprof.pc

@@ -7,12 +7,15 @@ cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 TESTS=(
 	"unit/notes:$B/tests/unit/test_notes $B"
+	"unit/stats:$B/tests/unit/test_stats"
+	"unit/systemd_units:tests/unit/systemd_units.sh $B"
 	"unit/readelf_oracle:tests/unit/readelf_oracle.sh $B"
 	"unit/disasm:tests/unit/disasm.sh"
 	"unit/build_matrix:tests/unit/build_matrix.sh"
 	"unit/fuzz_smoke:tests/unit/fuzz_smoke.sh $B 20"
 	"unit/cli_list:tests/unit/cli_list.sh $B"
 	"integration/redzone:tests/integration/redzone.sh $B"
+	"integration/daemon:python3 tests/integration/test_daemon.py $B"
 )
 [ -n "${FP_EXTRA_TESTS:-}" ] && read -r -a _extra <<< "$FP_EXTRA_TESTS" && TESTS+=("${_extra[@]}")
 pass=0; failn=0; skip=0; failed=()
