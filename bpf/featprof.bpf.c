@@ -15,6 +15,11 @@
  * the set of features open on the thread is the top frame's mask. Every event first
  * closes the interval since the thread's previous event and adds it to that set.
  *
+ * Link sets: the daemon replaces a target's uprobes by attaching the new set, then
+ * flipping link_gen, then closing the old set; each site's cookie carries its set's
+ * generation and events of the other generation are ignored, so the overlap never
+ * counts a site twice.
+ *
  * Disable: the daemon bumps disable_epoch after clearing the region's entry in
  * region_enabled; a thread that sees a new epoch drops frames of disabled regions
  * before anything else, so a region disabled while open is never ended late.
@@ -93,6 +98,7 @@ struct {
 } anomalies SEC(".maps");
 
 __u64 disable_epoch = 0;
+__u32 link_gen = 0;	/* sites of the other generation are a link set being replaced */
 
 static __always_inline void count(__u32 what, __u64 n)
 {
@@ -316,8 +322,10 @@ static __always_inline int on_end(__u32 region)
 static __always_inline int on_site(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 region = (__u32)(cookie >> 1), *en;
+	__u32 region = (__u32)(cookie >> 2), *en;
 
+	if (((cookie >> 1) & 1) != link_gen)
+		return 0;
 	/* a region being disabled: its sites may fire until they are detached */
 	en = bpf_map_lookup_elem(&region_enabled, &region);
 	if (!en || !*en)

@@ -10,8 +10,12 @@
 #define FP_HIST_BUCKETS 40	/* log2(ns) buckets: 1 ns .. ~18 minutes */
 #define FP_MAX_FEATURES 64	/* one bit each in a feature mask */
 
-/* The attach cookie of a site: which region, begin or end. No map lookup needed. */
-#define FP_COOKIE(region, is_end) (((__u64)(region) << 1) | ((is_end) ? 1 : 0))
+/*
+ * The attach cookie of a site: which region, begin or end, and the generation of the
+ * link set it belongs to (see daemon/target.c). No map lookup needed.
+ */
+#define FP_COOKIE(region, is_end, gen)                                                     \
+	(((__u64)(region) << 2) | ((__u64)((gen) & 1) << 1) | ((is_end) ? 1 : 0))
 
 struct fp_region_info {
 	__u64 mask;		/* features of the region, bit i = feature i of the target */

@@ -175,14 +175,19 @@ int cmd_status(int argc, char **argv)
 		return 0;
 	}
 	json_object_object_get_ex(res, "calibration", &cal);
-	printf("featprofd: protocol %lld, %lld client(s), %lld subscription(s); uprobes %s; "
-	       "probe compensation: bias %.0f ns, pair %.0f ns\n",
+	printf("featprofd: protocol %lld, %lld client(s), %lld subscription(s)\n",
 	       (long long)geti(res, "version"), (long long)geti(res, "clients"),
-	       (long long)geti(res, "subscriptions"),
+	       (long long)geti(res, "subscriptions"));
+	printf("probes: attached at the %s; kernel optimizes nop5 uprobes: %s; measured pair "
+	       "cost nop1 %.0f ns, nop5 %.0f ns; compensation: bias %.0f ns, pair %.0f ns\n",
 	       json_object_get_boolean(json_object_object_get(res, "optimized_uprobes"))
-		       ? "optimized (shielded nop5 sites)"
-		       : "not optimized (nop1 sites)",
-	       getd(cal, "bias_ns"), getd(cal, "pair_ns"));
+		       ? "shielded nop5"
+		       : "nop1 (int3)",
+	       json_object_get_boolean(json_object_object_get(res, "kernel_optimizes_nop5"))
+		       ? "yes"
+		       : "no",
+	       getd(res, "pair_ns_nop1"), getd(res, "pair_ns_nop5"), getd(cal, "bias_ns"),
+	       getd(cal, "pair_ns"));
 	ts = geta(res, "targets");
 	if (!ts || !json_object_array_length(ts))
 		printf("no targets\n");

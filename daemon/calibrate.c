@@ -4,12 +4,12 @@
  * own binary (the same site shape and the same BPF program as any target):
  *  - optimized uprobes: attach at the shielded nop5, hit it, and look for the
  *    kernel's [uprobes-trampoline] mapping in our own address space. Absent: a nop5
- *    would be single-stepped, so targets get the nop1 (int3). Present: both attach
- *    points are measured and the cheaper one is used. The optimized call is not
- *    always cheaper: in this project's KVM guest (Linux 6.18) the int3 path costs less
- *    (pair ~1.4 us against ~1.8 us) and, with more runnable threads than CPUs, regions
- *    traced through the optimized path picked up millisecond stalls at their probes
- *    that the int3 path did not show (docs/TRACING.md).
+ *    would be single-stepped, so targets get the nop1 (int3). Present: the attach
+ *    points are measured, and with --site auto the nop5 is used where clearly cheaper.
+ *    The default is the nop1: in this project's KVM guest (Linux 6.18) the two cost
+ *    the same within noise (pair ~1.3 us each), and regions traced through the
+ *    optimized path picked up millisecond stalls at their probes with 4 threads
+ *    (+5 to +30% on some regions) that the int3 path never showed (docs/TRACING.md).
  *  - bias: what the kernel's measurement of a region exceeds the region's own time,
  *    measured inside it with clock_gettime. The region does BUSY_NS of work: after
  *    that long in user space the probe path is colder, and costs more, than in a

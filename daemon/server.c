@@ -459,7 +459,7 @@ static void do_enable(struct server *s, struct client *c, struct json_object *re
 	char err[1024];
 	uint8_t *sel;
 	pid_t pid;
-	int ti, r, ret = 0;
+	int ti, ret = 0;
 	uint64_t t0 = mono_ns();
 
 	if (arg_pid(s, c, req, &pid))
@@ -480,9 +480,7 @@ static void do_enable(struct server *s, struct client *c, struct json_object *re
 	}
 	if (select_regions(s, c, req, t, sel))
 		goto out;
-	for (r = 0; r < t->cat->nregions && !ret; r++)
-		if (sel[r])
-			ret = fp_target__set_region(t, r, on, err, sizeof(err));
+	ret = fp_target__set_regions(t, sel, on, err, sizeof(err));
 	if (ret) {
 		reply_error(s, c, req, "internal", "%s", err);
 		goto out;
@@ -835,6 +833,7 @@ static void run_subscriptions(struct server *s)
 			continue;
 		st = fp_report_stats(s->targets[ti]->cat, d, &s->opts->cal->cal,
 				     s->targets[ti]->enabled);
+		json_object_object_add(st, "comm", json_object_new_string(s->targets[ti]->comm));
 		json_object_object_add(st, "interval_ns", json_object_new_int64(
 					       (int64_t)sb->interval_ms * 1000000));
 		fp_snapshot__free(d);

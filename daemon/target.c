@@ -6,10 +6,13 @@
  * and the note's semaphore as ref_ctr_offset.
  *
  * Where the kernel has it (Linux 6.6, commit 89ae89f53d20 "bpf: Add multi uprobe link"),
- * a region's sites in one object are one multi-uprobe link: one syscall to attach them
- * all and, above all, one RCU grace period to detach them instead of one per site.
- * libbpf 1.1 (Debian 12) predates the link type, so it is created with the raw
- * BPF_LINK_CREATE command; the per-site perf-event path remains the fallback.
+ * all enabled sites of a target in one object are one multi-uprobe link: one syscall
+ * attaches them all. Closing a uprobe link waits for an RCU grace period (~50 ms
+ * here), so links are never closed one per region: a change attaches the new link set
+ * (generation g+1 in every cookie), flips link_gen, then closes the old set - one wait
+ * per change, for 1 or 10,000 sites (docs/TRACING.md has the figures). libbpf 1.1
+ * (Debian 12) predates the link type, so it is created with the raw BPF_LINK_CREATE
+ * command; per-site perf-event links remain the fallback.
  *
  * A region counts only while region_enabled says so: enable attaches, then sets it (a
  * thread already inside sees an end without begin, counted); disable clears it, bumps
@@ -103,10 +106,22 @@ static int link_uprobe_multi(int prog_fd, const char *path, const uint64_t *offs
 	return fd < 0 ? -errno : fd;
 }
 
+static void close_set(int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
 void fp_target__release(struct fp_target *t)
 {
 	int r;
 
+	close_set(t->set_fds, t->nset_fds);
+	t->set_fds = NULL;
+	t->nset_fds = 0;
 	if (t->links && t->cat)
 		for (r = 0; r < t->cat->nregions; r++)
 			detach_links(&t->links[r]);
@@ -278,7 +293,7 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 		uint64_t off = site_offset(t, site);
 
-		opts.bpf_cookie = FP_COOKIE(region, site->kind == FP_KIND_END);
+		opts.bpf_cookie = FP_COOKIE(region, site->kind == FP_KIND_END, 0);
 		opts.ref_ctr_offset = site->sem_off;
 		l->links[l->nlinks] = bpf_program__attach_uprobe_opts(
 			t->skel->progs.fp_site, t->pid, obj->host_path, off, &opts);
@@ -295,52 +310,143 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 	return 0;
 }
 
-/* One multi-uprobe link per object holding sites of the region. */
-static int attach_multi(struct fp_target *t, int region, struct fp_rlinks *l, char *err,
-			size_t errlen)
+/*
+ * Builds the link set for the regions in want[] (generation gen): one multi-uprobe link
+ * per object holding such sites. Returns the number of links in *fds_out, or -errno.
+ */
+static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int **fds_out,
+		     char *err, size_t errlen)
 {
-	const struct fp_region *reg = &t->cat->regions[region];
-	uint64_t *offs = calloc((size_t)reg->nsites, 8), *refs = calloc((size_t)reg->nsites, 8);
-	uint64_t *cookies = calloc((size_t)reg->nsites, 8);
-	int o, s, ret = 0, prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
+	int o, r, s, n = 0, ret = 0, cap = 0, prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
+	uint64_t *offs = NULL, *refs = NULL, *cookies = NULL;
+	int *fds = calloc((size_t)t->cat->nobjs + 1, sizeof(int));
 
-	l->fds = calloc((size_t)t->cat->nobjs, sizeof(int));
-	if (!offs || !refs || !cookies || !l->fds) {
+	for (r = 0; r < t->cat->nregions; r++)
+		cap += want[r] ? t->cat->regions[r].nsites : 0;
+	offs = calloc((size_t)cap + 1, 8);
+	refs = calloc((size_t)cap + 1, 8);
+	cookies = calloc((size_t)cap + 1, 8);
+	if (!fds || !offs || !refs || !cookies) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (o = 0; o < t->cat->nobjs && !ret; o++) {
+	for (o = 0; o < t->cat->nobjs; o++) {
 		const struct fp_object *obj = t->cat->objs[o];
-		uint32_t n = 0;
+		uint32_t k = 0;
 		int fd;
 
-		for (s = 0; s < reg->nsites; s++) {
-			const struct fp_site *site;
+		for (r = 0; r < t->cat->nregions; r++) {
+			const struct fp_region *reg = &t->cat->regions[r];
 
-			if (reg->sites[s].obj != o)
+			if (!want[r])
 				continue;
-			site = &obj->sites[reg->sites[s].site];
-			offs[n] = site_offset(t, site);
-			refs[n] = site->sem_off;
-			cookies[n] = FP_COOKIE(region, site->kind == FP_KIND_END);
-			n++;
+			for (s = 0; s < reg->nsites; s++) {
+				const struct fp_site *site;
+
+				if (reg->sites[s].obj != o)
+					continue;
+				site = &obj->sites[reg->sites[s].site];
+				offs[k] = site_offset(t, site);
+				refs[k] = site->sem_off;
+				cookies[k] = FP_COOKIE(r, site->kind == FP_KIND_END, gen);
+				k++;
+			}
 		}
-		if (!n)
+		if (!k)
 			continue;
-		fd = link_uprobe_multi(prog_fd, obj->host_path, offs, refs, cookies, n, t->pid);
+		fd = link_uprobe_multi(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid);
 		if (fd < 0) {
 			ret = fd;
-			snprintf(err, errlen, "attach: cannot attach '%s' (%u sites) in %s of pid %d: "
-				 "%s", reg->name, n, obj->path, (int)t->pid, strerror(-fd));
-			break;
+			snprintf(err, errlen, "attach: cannot attach %u sites in %s of pid %d: %s", k,
+				 obj->path, (int)t->pid, strerror(-fd));
+			goto out;
 		}
-		l->fds[l->nfds++] = fd;
+		fds[n++] = fd;
 	}
 out:
 	free(offs);
 	free(refs);
 	free(cookies);
-	return ret;
+	if (ret) {
+		close_set(fds, n);
+		return ret;
+	}
+	*fds_out = fds;
+	return n;
+}
+
+static void set_enabled_flags(struct fp_target *t, const uint8_t *sel, int on)
+{
+	__u32 key, val = on ? 1 : 0;
+	int r;
+
+	for (r = 0; r < t->cat->nregions; r++) {
+		if (!sel[r] || !!t->enabled[r] == !!on)
+			continue;
+		key = (__u32)r;
+		bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
+				     sizeof(val), BPF_ANY);
+	}
+}
+
+static int count_sites(const struct fp_target *t, const uint8_t *want)
+{
+	int r, n = 0;
+
+	for (r = 0; r < t->cat->nregions; r++)
+		n += want[r] ? t->cat->regions[r].nsites : 0;
+	return n;
+}
+
+int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
+			   size_t errlen)
+{
+	int r, n, ret = 0, changed = 0;
+	uint8_t *want;
+	int *fds = NULL;
+
+	if (t->exited || !t->skel)
+		return -EINVAL;
+	for (r = 0; r < t->cat->nregions; r++)
+		changed |= sel[r] && !!t->enabled[r] != !!on;
+	if (!changed)
+		return 0;
+	if (!t->multi) {
+		for (r = 0; r < t->cat->nregions && !ret; r++)
+			if (sel[r])
+				ret = fp_target__set_region(t, r, on, err, errlen);
+		return ret;
+	}
+	want = malloc((size_t)t->cat->nregions);
+	if (!want)
+		return -ENOMEM;
+	for (r = 0; r < t->cat->nregions; r++)
+		want[r] = sel[r] ? (uint8_t)!!on : t->enabled[r];
+	if (!on) {	/* stop counting first: sites may fire until the set is replaced */
+		set_enabled_flags(t, sel, 0);
+		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
+	}
+	n = count_sites(t, want) ? build_set(t, want, t->gen + 1, &fds, err, errlen) : 0;
+	if (n < 0) {
+		ret = n;
+		if (!on)	/* nothing changed: the regions stay enabled on the old set */
+			set_enabled_flags(t, sel, 1);
+		free(want);
+		return ret;
+	}
+	t->gen++;
+	__atomic_store_n(&t->skel->bss->link_gen, t->gen & 1, __ATOMIC_SEQ_CST);
+	if (on)
+		set_enabled_flags(t, sel, 1);
+	close_set(t->set_fds, t->nset_fds);	/* the one grace-period wait */
+	t->set_fds = fds;
+	t->nset_fds = n;
+	memcpy(t->enabled, want, (size_t)t->cat->nregions);
+	t->attached_sites = count_sites(t, want);
+	if (on && !t->enabled_at_ns)
+		t->enabled_at_ns = mono_ns();
+	free(want);
+	return 0;
 }
 
 int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
@@ -353,10 +459,19 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 		return -EINVAL;
 	if (!!t->enabled[region] == !!on)
 		return 0;
+	if (t->multi) {
+		uint8_t *sel = calloc((size_t)t->cat->nregions, 1);
+
+		if (!sel)
+			return -ENOMEM;
+		sel[region] = 1;
+		ret = fp_target__set_regions(t, sel, on, err, errlen);
+		free(sel);
+		return ret;
+	}
 	l = &t->links[region];
 	if (on) {
-		ret = t->multi ? attach_multi(t, region, l, err, errlen)
-			       : attach_per_site(t, region, l, err, errlen);
+		ret = attach_per_site(t, region, l, err, errlen);
 		if (ret) {
 			detach_links(l);
 			return ret;

@@ -29,8 +29,11 @@ struct fp_target {
 	struct fp_catalog *cat;
 	struct featprof_bpf *skel;
 	uint8_t *enabled;		/* per region */
-	struct fp_rlinks *links;	/* per region */
+	struct fp_rlinks *links;	/* per region, per-site mode */
 	int multi;			/* multi-uprobe links (else one perf link per site) */
+	int *set_fds;			/* multi mode: the current link set, one per object */
+	int nset_fds;
+	unsigned gen;			/* generation of the current link set */
 	int attached_sites;
 	int use_opt;			/* attach at the shielded nop5 */
 	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
@@ -42,7 +45,10 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 void fp_target__free(struct fp_target *t);
 /* Detaches everything and frees the BPF object; the catalog and t->last stay. */
 void fp_target__release(struct fp_target *t);
-/* Attaches (on) or detaches (off) the sites of one region. 0 or -errno. */
+/* Attaches (on) or detaches (off) the sites of the regions with sel[r] set. 0 or
+ * -errno; on error nothing changed. */
+int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
+			   size_t errlen);
 int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen);
 /* Reads and sums the per-CPU maps. NULL with errno. */
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t);

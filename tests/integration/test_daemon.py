@@ -176,7 +176,7 @@ def site_bytes(pid):
 
 def t_accuracy(d):
     """Counts exact, inclusive/exclusive within 2% of the truth, 4 threads."""
-    t = Target("accuracy", 15, 4)
+    t = Target("accuracy", 12, 4)
     r = cli(d, "enable", t.pid, "--all")
     check(r.returncode == 0, "enable --all: " + r.stderr)
     t.go()
@@ -193,7 +193,7 @@ def t_accuracy(d):
             check(abs(err) <= 2.0, "%s %s error %.2f%% > 2%%" % (name, k, err))
     for k, v in st["anomalies"].items():
         check(v == 0, "anomaly %s = %d" % (k, v))
-    check(region(st, "rec")["recursion"] == 2 * 15 * 4, "recursion counted: %d" %
+    check(region(st, "rec")["recursion"] == 2 * 12 * 4, "recursion counted: %d" %
           region(st, "rec")["recursion"])
 
 

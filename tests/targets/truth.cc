@@ -176,7 +176,7 @@ static void *worker(void *p)
 	 * thread that loses its CPU inside a probe makes a region look longer */
 	for (long i = 0; i < w->iters; i++) {
 		one_iteration(&w->t, i);
-		usleep(8000);
+		usleep(30000);
 	}
 	return NULL;
 }
