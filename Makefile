@@ -136,12 +136,45 @@ $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c daemon/notes.c daemon/notes.
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -Idaemon \
 		tests/unit/fuzz_notes.c daemon/notes.c -o $@ $(LIBS_NOTES)
 
+# --- benchmarks (tests/bench): SimpleBusyLoop in variants ------------------------------
+BENCH_BINS := $(O)/bench/busyloop_dry $(O)/bench/busyloop_sdt $(O)/bench/busyloop_fp \
+	$(O)/bench/busyloop_fp_nop1 $(O)/bench/busyloop_static
+BL_FLAGS := -O2 -g -Wall -Wextra -Werror -Iusdt -D_GNU_SOURCE
+
+$(O)/bench/busyloop_dry: tests/bench/busyloop.c usdt/featprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BL_FLAGS) -DBL_DRY $< -o $@ -lpthread
+$(O)/bench/busyloop_sdt: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BL_FLAGS) -DBL_SDT $< $(O)/daemon/notes.o -o $@ -lpthread $(LIBS_NOTES)
+$(O)/bench/busyloop_fp: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BL_FLAGS) $< $(O)/daemon/notes.o -o $@ -lpthread $(LIBS_NOTES)
+$(O)/bench/busyloop_fp_nop1: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BL_FLAGS) -DFP_SITE_SHAPE=FP_SHAPE_NOP1 $< $(O)/daemon/notes.o -o $@ \
+		-lpthread $(LIBS_NOTES)
+$(O)/bench/busyloop_static: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BL_FLAGS) -DBL_STATIC $< $(O)/daemon/notes.o -o $@ -lpthread $(LIBS_NOTES)
+
+# Full benchmark (minutes); results into docs/BENCHMARKS.md.
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)python3 tests/bench/run_bench.py $(O) --out docs/BENCHMARKS.md
+
 # --- top-level targets ---------------------------------------------------------------
 deps:
 	$(Q)scripts/install-deps.sh
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(UNIT_BINS) $(O)/tests/unit/fuzz_notes
+	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(UNIT_BINS) $(O)/tests/unit/fuzz_notes \
+		$(BENCH_BINS)
 	$(Q)tests/run.sh
 
 # The main job on the built-in demo target (see README).
@@ -163,6 +196,6 @@ install: all
 clean:
 	rm -rf $(O)
 
-.PHONY: all deps check demo install clean
+.PHONY: all deps check demo bench install clean
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

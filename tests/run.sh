@@ -32,7 +32,9 @@ for t in "${TESTS[@]}"; do
 		skip=$((skip + 1)); printf 'SKIP  %-28s %s\n' "$name" "$(tail -n 1 "$log")"
 	else
 		failn=$((failn + 1)); failed+=("$name")
-		printf 'FAIL  %-28s (exit %s)\n' "$name" "$rc"; sed 's/^/      /' "$log" | tail -60
+		printf 'FAIL  %-28s (exit %s)\n' "$name" "$rc"
+		grep -E 'FAILED|Traceback|Error' "$log" | head -20 | sed 's/^/    ! /'
+		sed 's/^/      /' "$log" | tail -60
 	fi
 	rm -f "$log"
 done

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SimpleBusyLoop (after the thesis this product competes with): one small region in a
+ * loop, a busy-counting body. Built in variants from this one file:
+ *   -DBL_DRY      no probes                       -DBL_SDT     sys/sdt.h probes (nop)
+ *   (default)     featprof, shielded site          -DFP_SITE_SHAPE=FP_SHAPE_NOP1
+ *   -DBL_STATIC   static in-process tracer: two timestamps per iteration into a
+ *                 preallocated buffer, durations summed at the end
+ *
+ * usage: busyloop ITERATIONS BODY [options]
+ *   BODY            iterations of the busy-counting body
+ *   --wait          print "ready PID" and wait for a line on stdin before the loop
+ *   --threads T     T threads run the loop (default 1)
+ *   --bare nop1|nop5  attach perf uprobes without a BPF program to this process's own
+ *                   featprof sites (the floor: what a bare uprobe hit costs)
+ *   --truth NS      accuracy mode: the region busy-waits NS ns to a clock deadline and
+ *                   measures itself; with --nested an outer region (NS) holds an inner
+ *                   one (NS)
+ * Prints one JSON object: ns per iteration of the loop, and the truth in --truth mode.
+ */
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef BL_DRY
+#define FP_DISABLE
+#endif
+#include "featprof.h"
+#ifndef BL_DRY
+#include "../../daemon/notes.h"
+#endif
+
+#ifdef BL_SDT
+#include <sys/sdt.h>
+#define BEGIN_SITE() DTRACE_PROBE(busyloop, busy__begin)
+#define END_SITE() DTRACE_PROBE(busyloop, busy__end)
+#else
+#define BEGIN_SITE() FP_BEGIN(busy, "Busy")
+#define END_SITE() FP_END(busy)
+#endif
+
+static long iters, body;
+static long truth_ns;
+static int nested;
+#ifdef BL_STATIC
+static uint64_t *stamps;	/* static tracer buffer */
+#endif
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The busy body: a register-only dependency chain, so its speed does not depend on
+ * where the compiler put a counter in memory (a volatile counter's did, by 2x). */
+static inline __attribute__((always_inline)) void spin(long n)
+{
+	uint64_t x = 1;
+
+	for (long k = 0; k < n; k++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		__asm__ __volatile__("" : "+r"(x));
+	}
+}
+
+struct res {
+	uint64_t loop_ns;
+	uint64_t truth_outer, truth_inner;
+};
+
+static void *loop(void *arg)
+{
+	struct res *r = arg;
+	uint64_t t0 = now_ns();
+
+	for (long i = 0; i < iters; i++) {
+#ifdef BL_STATIC
+		stamps[2 * i] = now_ns();
+#endif
+		BEGIN_SITE();
+		spin(body);
+		END_SITE();
+#ifdef BL_STATIC
+		stamps[2 * i + 1] = now_ns();
+#endif
+	}
+	r->loop_ns = now_ns() - t0;
+	return NULL;
+}
+
+static void busy_until(uint64_t end)
+{
+	while (now_ns() < end)
+		;
+}
+
+/* Accuracy: regions of truth_ns, their own time measured inside. */
+static void *truth_loop(void *arg)
+{
+	struct res *r = arg;
+	uint64_t t0 = now_ns();
+
+	for (long i = 0; i < iters; i++) {
+		uint64_t a, b, c, d;
+
+		FP_BEGIN(acc_outer, "Accuracy");
+		a = now_ns();
+		busy_until(a + (uint64_t)truth_ns);
+		if (nested) {
+			FP_BEGIN(acc_inner, "Accuracy");
+			c = now_ns();
+			busy_until(c + (uint64_t)truth_ns);
+			d = now_ns();
+			FP_END(acc_inner);
+			r->truth_inner += d - c;
+		}
+		b = now_ns();
+		FP_END(acc_outer);
+		r->truth_outer += b - a;
+	}
+	r->loop_ns = now_ns() - t0;
+	return NULL;
+}
+
+#ifndef BL_DRY
+static int attach_bare(const char *where, long long *nsites)
+{
+	struct fp_object *obj;
+	char exe[4096], err[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int type = -1, k;
+	FILE *f;
+
+	if (n < 0)
+		return -1;
+	exe[n] = 0;
+	f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	if (!f || fscanf(f, "%d", &type) != 1)
+		return -1;
+	fclose(f);
+	if (fp_object__read(exe, exe, &obj, err, sizeof(err))) {
+		fprintf(stderr, "busyloop: %s\n", err);
+		return -1;
+	}
+	for (k = 0; k < obj->nsites; k++) {
+		const struct fp_site *s = &obj->sites[k];
+		struct perf_event_attr a;
+
+		if (!s->region || strcmp(s->region, "busy"))
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = (uint32_t)type;
+		a.uprobe_path = (uint64_t)(uintptr_t)exe;
+		a.probe_offset = !strcmp(where, "nop5") && s->opt_off ? s->opt_off : s->loc_off;
+		if (syscall(SYS_perf_event_open, &a, 0, -1, -1, 0) < 0) {
+			perror("busyloop: perf_event_open");
+			return -1;
+		}
+		(*nsites)++;
+	}
+	fp_object__free(obj);
+	return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	int threads = 1, wait = 0, i;
+	const char *bare = NULL;
+	struct res r[64];
+	pthread_t tid[64];
+	long long nsites = 0;
+	uint64_t loop_max = 0, to = 0, ti = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: busyloop ITERATIONS BODY [--wait] [--threads T] "
+			"[--bare nop1|nop5] [--truth NS [--nested]]\n");
+		return 2;
+	}
+	iters = atol(argv[1]);
+	body = atol(argv[2]);
+	for (i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--wait"))
+			wait = 1;
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--bare") && i + 1 < argc)
+			bare = argv[++i];
+		else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
+			truth_ns = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--nested"))
+			nested = 1;
+		else
+			return 2;
+	}
+	if (threads < 1 || threads > 64 || iters < 1)
+		return 2;
+#ifdef BL_STATIC
+	stamps = calloc((size_t)iters * 2, sizeof(*stamps));
+	if (!stamps || threads != 1)
+		return 2;
+#endif
+	if (bare) {
+#ifdef BL_DRY
+		return 2;
+#else
+		if (attach_bare(bare, &nsites))
+			return 1;
+#endif
+	}
+	if (wait) {
+		char line[16];
+
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 3;
+	}
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < threads; i++)
+		pthread_create(&tid[i], NULL, truth_ns ? truth_loop : loop, &r[i]);
+	for (i = 0; i < threads; i++) {
+		pthread_join(tid[i], NULL);
+		if (r[i].loop_ns > loop_max)
+			loop_max = r[i].loop_ns;
+		to += r[i].truth_outer;
+		ti += r[i].truth_inner;
+	}
+	printf("{\"iterations\":%ld,\"threads\":%d,\"loop_ns\":%llu,\"ns_per_iteration\":%.2f",
+	       iters, threads, (unsigned long long)loop_max, (double)loop_max / (double)iters);
+	if (bare)
+		printf(",\"bare_sites\":%lld", nsites);
+	if (truth_ns)
+		printf(",\"truth_outer_ns\":%llu,\"truth_inner_ns\":%llu", (unsigned long long)to,
+		       (unsigned long long)ti);
+#ifdef BL_STATIC
+	{
+		uint64_t sum = 0;
+
+		for (long k = 0; k < iters; k++)
+			sum += stamps[2 * k + 1] - stamps[2 * k];
+		printf(",\"static_sum_ns\":%llu", (unsigned long long)sum);
+	}
+#endif
+	printf("}\n");
+	return 0;
+}
