@@ -126,11 +126,14 @@ int main(int argc, char **argv)
 		fp_log(FP_LOG_ERR, "calibration failed (%s); BPF does not work here", err);
 		return 1;
 	}
-	fp_log(FP_LOG_INFO, "kernel %s nop5 uprobes; pair cost nop1 %.0f ns, nop5 %.0f ns; "
-	       "attaching at %s; probe bias %.0f ns, pair cost %.0f ns",
-	       cal.kernel_optimizes ? "optimizes" : "does not optimize", cal.nop1_pair_ns,
-	       cal.nop5_pair_ns, cal.optimized ? "the shielded nop5" : "the nop1",
-	       cal.cal.bias_ns, cal.cal.pair_ns);
+	if (cal.nop5_pair_ns > 0)
+		fp_log(FP_LOG_INFO, "kernel optimizes nop5 uprobes; pair cost nop1 %.0f ns, "
+		       "nop5 %.0f ns", cal.nop1_pair_ns, cal.nop5_pair_ns);
+	else
+		fp_log(FP_LOG_INFO, "kernel %s nop5 uprobes; nop5 not measured",
+		       cal.kernel_optimizes ? "optimizes" : "does not optimize");
+	fp_log(FP_LOG_INFO, "attaching at the %s; probe bias %.0f ns, pair cost %.0f ns",
+	       cal.optimized ? "shielded nop5" : "nop1", cal.cal.bias_ns, cal.cal.pair_ns);
 	ret = fp_server_run(&o);
 	notify("STOPPING=1");
 	return ret ? 1 : 0;

@@ -16,6 +16,7 @@ TESTS=(
 	"unit/cli_list:tests/unit/cli_list.sh $B"
 	"integration/redzone:tests/integration/redzone.sh $B"
 	"integration/daemon:python3 tests/integration/test_daemon.py $B"
+	"bench/smoke:python3 tests/bench/run_bench.py $B --smoke --out /dev/null"
 )
 [ -n "${FP_EXTRA_TESTS:-}" ] && read -r -a _extra <<< "$FP_EXTRA_TESTS" && TESTS+=("${_extra[@]}")
 pass=0; failn=0; skip=0; failed=()

@@ -43,19 +43,22 @@
  *    a return address at -8(%rsp), inside the 128-byte red zone where a leaf function may
  *    keep live data: a bare nop5 corrupts it. Here the nop5 runs only with %rsp lowered
  *    by 128, so the pushed address lands at -136 of the real %rsp, below the red zone.
- *    lea changes no flags, loads and stores nothing. featprofd attaches to the nop5 only
- *    when it has seen the running kernel optimize a nop5 (it tests itself at start-up).
+ *    lea changes no flags, loads and stores nothing. featprofd can attach to the nop5
+ *    where it has seen the running kernel optimize one (it tests itself at start-up);
+ *    by default it attaches at the nop1, which measured as cheap and more exact here
+ *    (docs/TRACING.md).
  *  - nop1+nop10 (libbpf usdt.h since 2026) is for kernels that optimize nop10 without
  *    touching the red zone; Linux 6.18 refuses a uprobe on nop10 (-ENOTSUPP), so it is
  *    not used here.
  * An inactive site is 4 instructions: nops and flag-free stack adjustments, no load,
  * store, branch, call or argument set-up (tests/unit/disasm.sh checks the compiled code).
  *
- * Unwinding: between the two lea (the nop5 only), %rsp is 128 below what the function's
- * CFI describes. A frame-pointer unwinder is unaffected. A DWARF unwinder that samples
- * exactly the nop5 or the second lea must add 128 to %rsp first; every such window is
- * in the catalog (the optimizable offset and the 13 bytes after it), which is how
- * featprof's own consumers correct it. While a uprobe is attached the nop5 is a CALL
+ * Unwinding: while the nop5 or the second lea executes, %rsp is 128 below what the
+ * function's CFI describes. A frame-pointer unwinder is unaffected. A DWARF unwinder
+ * that samples exactly there must add 128 to %rsp first: every such window is in the
+ * catalog (`featprof list --json`: optimizable_offset and the 13 bytes after it), so a
+ * sampler that knows the catalog corrects it (featprof has no sampler yet; the window
+ * is 2 of the 4 instructions). While a uprobe is attached at the nop5 it is a CALL
  * into the kernel's trampoline and a sample lands in the kernel, not in the window.
  *
  * Tunables (define before including):

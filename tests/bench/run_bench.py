@@ -35,6 +35,7 @@ FP = B + "/featprof"
 
 
 DAEMONS = []
+RES = {}
 
 
 def sh(cmd, **kw):
@@ -126,8 +127,10 @@ def via_bpftrace(script):
             n = int(rest.split("@n:")[1].split()[0])
             assert n == ITERS, n
             out["traced_regions"] = n
-        else:
-            out["traced_regions"] = rest.count("\ne ") + rest.startswith("e ")
+        else:  # streamed: how many events reached user space
+            out["delivered_events"] = sum(1 for l in rest.splitlines()
+                                          if l.startswith("b ") or l.startswith("e "))
+            out["lost_note"] = [l for l in rest.splitlines() if "lost" in l.lower()][:1]
         return out
     return run
 
@@ -171,6 +174,7 @@ def main():
              via_bpftrace(BT_STREAM)),
         ]
     res = {name: [] for name, _, _ in configs}
+    RES.update(res)
     for rnd in range(ROUNDS):
         for name, _, fn in configs:
             out = fn()
@@ -288,8 +292,10 @@ def report(rows, dry, bcc, acc, thr, ir, cal):
         bs, bst = r["bpftrace sum"][6], r["bpftrace stream"][6]
         L.append("- bpftrace computing the same per-region sum: %.0f ns per event; featprof/"
                  "bpftrace = %.2f (below 1 is better)." % (bs, fa / bs))
+        dl = [x.get("delivered_events", 0) for x in RES["bpftrace stream"]]
         L.append("- bpftrace streaming every event to user space: %.0f ns per event; it costs "
-                 "%.2fx featprof (target >= 3x)." % (bst, bst / fa))
+                 "%.2fx featprof (target >= 3x). Events delivered to user space per run: "
+                 "%s of %d." % (bst, bst / fa, ", ".join(str(x) for x in dl), 2 * ITERS))
     L.append("- Static in-process tracer: %.0f ns per event." % r["static tracer"][6])
     L.append("- Shielded nop5 attach point: bare %.0f ns per event, featprof %.0f ns per "
              "event (default nop1: %.0f)." % (r["bare uprobe nop5"][6],
