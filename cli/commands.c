@@ -303,30 +303,28 @@ int cmd_stats(int argc, char **argv)
 	return 0;
 }
 
-int cmd_reset(int argc, char **argv)
+/* A verb whose only argument is a pid and whose reply carries nothing to print. */
+static int pid_verb(int argc, char **argv, const char *verb, const char *use)
 {
 	struct json_object *res;
 	int json;
 	long pid;
 
-	if (pid_args(argc, argv, &pid, &json, "reset PID"))
+	if (pid_args(argc, argv, &pid, &json, use))
 		return 2;
-	res = simple_call("reset", pid);
+	res = simple_call(verb, pid);
 	json_object_put(res);
 	return res ? 0 : 1;
 }
 
+int cmd_reset(int argc, char **argv)
+{
+	return pid_verb(argc, argv, "reset", "reset PID");
+}
+
 int cmd_detach(int argc, char **argv)
 {
-	struct json_object *res;
-	int json;
-	long pid;
-
-	if (pid_args(argc, argv, &pid, &json, "detach PID"))
-		return 2;
-	res = simple_call("detach", pid);
-	json_object_put(res);
-	return res ? 0 : 1;
+	return pid_verb(argc, argv, "detach", "detach PID");
 }
 
 static volatile sig_atomic_t interrupted;
