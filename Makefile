@@ -164,7 +164,8 @@ $(O)/bench/busyloop_static: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/n
 	$(Q)$(CC) $(BL_FLAGS) -DBL_STATIC $< $(O)/daemon/notes.o -o $@ -lpthread $(LIBS_NOTES)
 
 # Full benchmark (minutes); results into docs/BENCHMARKS.md.
-bench: deps
+bench:
+	$(Q)scripts/install-deps.sh python3-bpfcc
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)python3 tests/bench/run_bench.py $(O) --out docs/BENCHMARKS.md
 

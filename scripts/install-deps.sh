@@ -1,11 +1,12 @@
 #!/bin/sh
 # Install the Debian 12 packages that building, testing and the demo need.
 # Idempotent: installs only what is missing, and runs apt-get update only then.
+# Extra package names may be given as arguments (make bench adds bcc).
 set -eu
 
 PKGS="make gcc g++ clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
 libjson-c-dev pkg-config binutils libclang-rt-14-dev bpftrace systemd procps
-util-linux iproute2 python3 systemtap-sdt-dev valgrind"
+util-linux iproute2 python3 systemtap-sdt-dev valgrind $*"
 
 missing=""
 for p in $PKGS; do
