@@ -19,7 +19,8 @@ for _ in $(seq 100); do [ -S "$FEATPROF_SOCKET" ] && break; sleep 0.1; done
 [ -S "$FEATPROF_SOCKET" ] || { cat "$run/featprofd.log"; exit 1; }
 "$B/featprof-demo" -t 4 -q & demo=$!
 sleep 0.3
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+if [ -t 1 ]; then bold=$'\033[1m' off=$'\033[0m'; else bold='' off=''; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$off"; "$@"; }
 step "$B/featprof" list "$demo"
 for f in Compression Checksum Encryption Cache; do
 	step "$B/featprof" enable "$demo" "$f"
