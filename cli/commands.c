@@ -52,6 +52,18 @@ static const char *fmt_ns(double ns, char *buf, size_t len)
 	return buf;
 }
 
+/* " name=value" for each anomaly counter, then a newline. */
+static void print_anomalies(const char *prefix, struct json_object *an)
+{
+	struct json_object_iterator it = json_object_iter_begin(an), end = json_object_iter_end(an);
+
+	printf("%s", prefix);
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+		printf(" %s=%lld", json_object_iter_peek_name(&it),
+		       (long long)json_object_get_int64(json_object_iter_peek_value(&it)));
+	printf("\n");
+}
+
 static void print_json(struct json_object *o)
 {
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -193,7 +205,6 @@ int cmd_status(int argc, char **argv)
 		printf("no targets\n");
 	for (i = 0; ts && i < json_object_array_length(ts); i++) {
 		struct json_object *t = json_object_array_get_idx(ts, i), *an, *er;
-		struct json_object_iterator it, end;
 		size_t k;
 
 		printf("pid %lld (%s)%s: %zu of %lld regions enabled, %lld sites attached\n",
@@ -208,14 +219,8 @@ int cmd_status(int argc, char **argv)
 				printf(" %s", json_object_get_string(json_object_array_get_idx(er, k)));
 			printf("\n");
 		}
-		json_object_object_get_ex(t, "anomalies", &an);
-		printf("  anomalies:");
-		it = json_object_iter_begin(an);
-		end = json_object_iter_end(an);
-		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
-			printf(" %s=%lld", json_object_iter_peek_name(&it),
-			       (long long)json_object_get_int64(json_object_iter_peek_value(&it)));
-		printf("\n");
+		if (json_object_object_get_ex(t, "anomalies", &an))
+			print_anomalies("  anomalies:", an);
 	}
 	json_object_put(res);
 	return 0;
@@ -234,14 +239,10 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 {
 	struct json_object *regs = geta(st, "regions"), *feats = geta(st, "features"), *an;
 	struct json_object *arr[4096];
-	int64_t total = 0;
 	size_t i, n = 0;
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
-	struct json_object_iterator it, end;
 
 	printf("%s pid %ld %s\n", title, pid, gets_(st, "comm"));
-	for (i = 0; feats && i < json_object_array_length(feats); i++)
-		total += geti(json_object_array_get_idx(feats, i), "ns");
 	printf("\n%-24s %12s\n", "FEATURE", "TIME");
 	for (i = 0; feats && i < json_object_array_length(feats); i++) {
 		struct json_object *f = json_object_array_get_idx(feats, i);
@@ -272,16 +273,8 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 		       json_object_get_boolean(json_object_object_get(r, "enabled")) ? ""
 										 : "  (off)");
 	}
-	if (json_object_object_get_ex(st, "anomalies", &an)) {
-		printf("\nanomalies:");
-		it = json_object_iter_begin(an);
-		end = json_object_iter_end(an);
-		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
-			printf(" %s=%lld", json_object_iter_peek_name(&it),
-			       (long long)json_object_get_int64(json_object_iter_peek_value(&it)));
-		printf("\n");
-	}
-	(void)total;
+	if (json_object_object_get_ex(st, "anomalies", &an))
+		print_anomalies("\nanomalies:", an);
 }
 
 int cmd_stats(int argc, char **argv)

@@ -982,8 +982,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 	}
 out:
 	for (i = 0; i < FP_MAX_CLIENTS; i++)
-		client_close(s, i);
-	drop_subs_of(s, 0, NULL);
+		client_close(s, i);	/* drops their subscriptions */
 	for (i = 0; i < FP_MAX_TARGETS; i++)
 		fp_target__free(s->targets[i]);
 	if (s->lfd > 3 || (s->lfd >= 0 && !getenv("LISTEN_FDS"))) {

@@ -264,15 +264,6 @@ fail:
 	return NULL;
 }
 
-int fp_target__nenabled(const struct fp_target *t)
-{
-	int r, n = 0;
-
-	for (r = 0; t->enabled && r < t->cat->nregions; r++)
-		n += t->enabled[r];
-	return n;
-}
-
 static uint64_t site_offset(const struct fp_target *t, const struct fp_site *site)
 {
 	return t->use_opt && site->opt_off ? site->opt_off : site->loc_off;

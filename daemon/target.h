@@ -53,6 +53,5 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 /* Reads and sums the per-CPU maps. NULL with errno. */
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
 int fp_target__reset(struct fp_target *t);
-int fp_target__nenabled(const struct fp_target *t);
 
 #endif
