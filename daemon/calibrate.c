@@ -16,10 +16,12 @@
  *    tight loop of empty regions (measured here: ~1.4 us against ~0.6 us).
  *  - pair cost: the wall time one begin+end pair adds to the thread (the same loop
  *    traced minus untraced).
- * The bias is the median over short rounds (round means): the minimum round was
- * ~100 ns below what regions in a running program showed (tests/bench, 1 and 10 us
- * regions). The pair cost is the difference of the fastest traced and untraced
- * rounds: preemption only ever adds time.
+ * The bias is the median of 31 short rounds (round means) on one warmed-up
+ * attachment: the minimum round was ~100 ns below what regions in a running program
+ * showed (tests/bench, 1 and 10 us regions), and rounds that each re-attached the
+ * probes started cold and scattered (480-1012 ns between daemon starts). The pair
+ * cost is the difference of the fastest traced and untraced rounds: preemption only
+ * ever adds time.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +34,8 @@
 #include "featprof.h"
 #include "target.h"
 
-#define ROUNDS 9
+#define BIAS_ROUNDS 31
+#define PAIR_ROUNDS 5
 #define LOOPS 400
 #define BUSY_NS 10000.0
 
@@ -88,20 +91,20 @@ static int has_trampoline(void)
 static int measure(struct fp_target *t, int r, double *bias_out, double *pair_out, char *err,
 		   size_t errlen)
 {
-	double biases[ROUNDS], on_min = 1e18, off_min = 1e18, bias;
+	double biases[BIAS_ROUNDS], on_min = 1e18, off_min = 1e18, bias;
 	int i, j, ret;
 
-	for (i = 0; i < ROUNDS; i++) {
+	/* bias: one attachment, warmed up, then rounds; the median round */
+	ret = fp_target__set_region(t, r, 1, err, errlen);
+	if (ret)
+		return ret;
+	loop_ns(NULL);
+	for (i = 0; i < BIAS_ROUNDS; i++) {
 		struct fp_snapshot *s;
-		double on, off, inside, b;
+		double inside, b;
 
-		ret = fp_target__set_region(t, r, 1, err, errlen);
-		if (ret)
-			return ret;
-		for (int k = 0; k < 10; k++)	/* first hits optimize the site */
-			calib_region();
 		fp_target__reset(t);
-		on = loop_ns(&inside);
+		loop_ns(&inside);
 		s = fp_target__snapshot(t);
 		if (!s || !s->regions[r].count) {
 			fp_snapshot__free(s);
@@ -109,16 +112,26 @@ static int measure(struct fp_target *t, int r, double *bias_out, double *pair_ou
 			return -EIO;
 		}
 		b = ((double)s->regions[r].incl_ns - inside) / (double)s->regions[r].count;
+		fp_snapshot__free(s);
 		for (j = i; j > 0 && biases[j - 1] > b; j--)	/* insertion sort */
 			biases[j] = biases[j - 1];
 		biases[j] = b;
-		fp_snapshot__free(s);
+	}
+	/* pair cost: the fastest traced round against the fastest untraced one */
+	for (i = 0; i < PAIR_ROUNDS; i++) {
+		double on, off;
+
+		if (i && (ret = fp_target__set_region(t, r, 1, err, errlen)))
+			return ret;
+		loop_ns(NULL);	/* warm */
+		on = loop_ns(NULL);
 		fp_target__set_region(t, r, 0, err, errlen);
+		loop_ns(NULL);
 		off = loop_ns(NULL);
 		on_min = on < on_min ? on : on_min;
 		off_min = off < off_min ? off : off_min;
 	}
-	bias = biases[ROUNDS / 2];
+	bias = biases[BIAS_ROUNDS / 2];
 	*bias_out = bias > 0 ? bias : 0;
 	*pair_out = on_min - off_min > *bias_out ? on_min - off_min : *bias_out;
 	return 0;
