@@ -266,18 +266,11 @@ int main(int argc, char **argv)
 			       r ? "," : "", names[r], (unsigned long long)sum.count[r],
 			       (unsigned long long)sum.incl[r], (unsigned long long)sum.excl[r]);
 		printf("}}\n");
-	} else if (!strcmp(mode, "inside") || !strcmp(mode, "open")) {
+	} else if (!strcmp(mode, "inside") || !strcmp(mode, "open") || !strcmp(mode, "exit")) {
 		pthread_t tid;
 
 		wait_go();
-		pthread_create(&tid, NULL, inside_thread, NULL);
-		pthread_join(tid, NULL);
-		printf("done\n");
-	} else if (!strcmp(mode, "exit")) {
-		pthread_t tid;
-
-		wait_go();
-		pthread_create(&tid, NULL, exit_thread, NULL);
+		pthread_create(&tid, NULL, strcmp(mode, "exit") ? inside_thread : exit_thread, NULL);
 		pthread_join(tid, NULL);
 		printf("done\n");
 	} else if (!strcmp(mode, "redzone")) {
