@@ -68,7 +68,7 @@ $(O)/daemon/target.o $(O)/daemon/calibrate.o: $(O)/featprof.skel.h
 
 $(O)/featprofd: $(DAEMON_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON) -lm
 
 $(O)/featprof-demo: tests/targets/demo.c usdt/featprof.h
 	$(call msg,CC,$@)

@@ -24,9 +24,18 @@
  * region_enabled; a thread that sees a new epoch drops frames of disabled regions
  * before anything else, so a region disabled while open is never ended late.
  *
- * Timestamps: a begin takes its time as late and an end as early as it can, so the
- * probes' own cost inside a region is as small as it can be; the rest is calibrated
- * and subtracted in user space.
+ * Timestamps: one per event. A begin takes its time as late and an end as early as it
+ * can, so the probes' own cost inside a region is as small as it can be; the same
+ * timestamp closes the feature-set interval, so a feature's span starts and ends
+ * exactly where its outermost region does. The rest is calibrated and subtracted in
+ * user space (daemon/calibrate.c, daemon/stats.c).
+ *
+ * Off-CPU: sched_switch charges the time a thread spends switched out while it has a
+ * region open to its cumulative counters, split into preempted (switched out while
+ * still runnable, or woken and waiting for a CPU: sched_wakeup) and blocked (sleeping).
+ * A frame keeps the counters' values at its
+ * begin, so an end knows the off-CPU time of its instance without walking the stack.
+ * A thread with no region open costs a switch one task-storage lookup, nothing else.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -36,29 +45,11 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct frame {
-	__u64 start;
-	__u64 child_ns;		/* inclusive time of completed direct children */
-	__u64 mask;		/* features open at this depth (cumulative) */
-	__u32 region;
-	__u32 nchild;
-	__u32 ndesc;
-	__u32 pad;
-};
-
-struct tstate {
-	__u32 depth;
-	__u32 overflow;		/* begins not pushed because the stack was full */
-	__u64 epoch;
-	__u64 last_ts;
-	struct frame f[FP_MAX_DEPTH];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct tstate);
+	__type(value, struct fp_tstate);
 } tstate SEC(".maps");
 
 /* Sized from user space before load (the number of regions of the target). */
@@ -121,28 +112,52 @@ static __always_inline __u32 log2_u64(__u64 v)
 	return r;
 }
 
-static __always_inline void account_fset(struct tstate *st, __u64 now)
+/*
+ * The feature set open on the thread now (the top frame's mask, 0 = base) and its
+ * per-CPU value, created on first use. Looked up before an event's timestamp, so that
+ * the hash lookup (cold after a sleep or a migration) stays out of the measured time.
+ */
+static __always_inline struct fp_fset_val *open_set(struct fp_tstate *st)
 {
 	struct fp_fset_val *v, zero = {};
 	__u32 d = st->depth;
-	__u64 mask;
+	__u64 mask = 0;
 
-	if (d == 0 || d > FP_MAX_DEPTH)
-		return;
-	mask = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].mask;
+	if (!st->last_kind || d > FP_MAX_DEPTH)	/* a thread's first event opens no set */
+		return NULL;
+	if (d > 0)
+		mask = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].mask;
 	v = bpf_map_lookup_elem(&fset, &mask);
 	if (!v) {
 		bpf_map_update_elem(&fset, &mask, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&fset, &mask);
-		if (!v)
-			return;
 	}
-	v->ns += now - st->last_ts;
-	v->events++;
+	return v;
+}
+
+/*
+ * Closes the thread's interval since its previous event at now (an event of kind
+ * FP_EV_*), adding it to v, the set open during it; the same timestamp opens the next.
+ */
+static __always_inline void close_set(struct fp_tstate *st, struct fp_fset_val *v, __u64 now,
+				      __u32 kind)
+{
+	if (v) {
+		v->ns += now - st->last_ts;
+		v->events++;
+		v->opened_by_begin += st->last_kind == FP_EV_BEGIN;
+		v->closed_by_begin += kind == FP_EV_BEGIN;
+		v->off_pre_ns += st->off_pre - st->last_pre;
+		v->off_blk_ns += st->off_blk - st->last_blk;
+	}
+	st->last_ts = now;
+	st->last_kind = kind;
+	st->last_pre = st->off_pre;
+	st->last_blk = st->off_blk;
 }
 
 struct compact_ctx {
-	struct tstate *st;
+	struct fp_tstate *st;
 	__u64 mask;
 	__u32 out, dropped;
 };
@@ -151,7 +166,7 @@ struct compact_ctx {
 static long compact_one(__u64 i, void *data)
 {
 	struct compact_ctx *c = data;
-	struct tstate *st = c->st;
+	struct fp_tstate *st = c->st;
 	struct fp_region_info *info;
 	__u32 *en, r, k = (__u32)i & (FP_MAX_DEPTH - 1), o = c->out & (FP_MAX_DEPTH - 1);
 
@@ -176,7 +191,7 @@ static long compact_one(__u64 i, void *data)
  * cumulative masks. Runs once per thread per disable, in bpf_loop so that the verifier
  * checks one iteration instead of every path through 32.
  */
-static __always_inline void apply_disables(struct tstate *st)
+static __always_inline void apply_disables(struct fp_tstate *st)
 {
 	struct compact_ctx c = { .st = st };
 
@@ -186,10 +201,10 @@ static __always_inline void apply_disables(struct tstate *st)
 		count(FP_AN_DISABLED_OPEN, c.dropped);
 }
 
-static __always_inline struct tstate *get_state(__u64 now)
+static __always_inline struct fp_tstate *get_state(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct tstate *st;
+	struct fp_tstate *st;
 	__u64 epoch = disable_epoch;
 
 	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -197,9 +212,7 @@ static __always_inline struct tstate *get_state(__u64 now)
 		count(FP_AN_NO_STATE, 1);
 		return NULL;
 	}
-	if (st->epoch != epoch) {
-		account_fset(st, now);
-		st->last_ts = now;
+	if (st->epoch != epoch) {	/* the interval goes to the set left open */
 		apply_disables(st);
 		st->epoch = epoch;
 	}
@@ -209,20 +222,21 @@ static __always_inline struct tstate *get_state(__u64 now)
 static __always_inline int on_begin(__u32 region)
 {
 	struct fp_region_info *info = bpf_map_lookup_elem(&region_info, &region);
-	__u64 now = bpf_ktime_get_ns(), mask;
-	struct tstate *st;
-	struct frame *fr;
+	struct fp_fset_val *set;
+	struct fp_tstate *st;
+	struct fp_frame *fr;
+	__u64 now, mask;
 	__u32 d, i;
 
-	st = get_state(now);
+	st = get_state();
 	if (!st || !info)
 		return 0;
-	account_fset(st, now);
+	set = open_set(st);
 	d = st->depth;
 	if (d >= FP_MAX_DEPTH) {
 		st->overflow++;
 		count(FP_AN_OVERFLOW, 1);
-		st->last_ts = now;
+		close_set(st, set, bpf_ktime_get_ns(), FP_EV_BEGIN);
 		return 0;
 	}
 	for (i = 0; i < FP_MAX_DEPTH; i++) {
@@ -245,26 +259,29 @@ static __always_inline int on_begin(__u32 region)
 	fr->nchild = 0;
 	fr->ndesc = 0;
 	fr->mask = mask;
-	st->depth = d + 1;
-	now = bpf_ktime_get_ns();
+	fr->off_pre0 = st->off_pre;
+	fr->off_blk0 = st->off_blk;
+	fr->child_pre = 0;
+	fr->child_blk = 0;
+	now = bpf_ktime_get_ns();	/* late: the rest of this program is outside */
+	close_set(st, set, now, FP_EV_BEGIN);	/* the enclosing set's interval */
 	fr->start = now;
-	st->last_ts = now;
+	st->depth = d + 1;
 	return 0;
 }
 
 static __always_inline int on_end(__u32 region)
 {
-	__u64 now = bpf_ktime_get_ns(), incl, excl;
+	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk;	/* early */
 	struct fp_region_stats *rs;
-	struct tstate *st;
-	struct frame *fr;
+	struct fp_tstate *st;
+	struct fp_frame *fr;
 	__u32 d, i, found = FP_MAX_DEPTH;
 
-	st = get_state(now);
+	st = get_state();
 	if (!st)
 		return 0;
-	account_fset(st, now);
-	st->last_ts = now;
+	close_set(st, open_set(st), now, FP_EV_END);
 	if (st->overflow) {	/* the innermost begins were not pushed: this ends one */
 		st->overflow--;
 		return 0;
@@ -291,16 +308,20 @@ static __always_inline int on_end(__u32 region)
 	fr = &st->f[found];
 	incl = now - fr->start;
 	excl = incl > fr->child_ns ? incl - fr->child_ns : 0;
+	pre = st->off_pre - fr->off_pre0;
+	blk = st->off_blk - fr->off_blk0;
 	st->depth = found;
 	if (found > 0) {
 		__u32 p = found - 1;
 
 		barrier_var(p);
-		struct frame *parent = &st->f[p & (FP_MAX_DEPTH - 1)];
+		struct fp_frame *parent = &st->f[p & (FP_MAX_DEPTH - 1)];
 
 		parent->child_ns += incl;
 		parent->nchild++;
 		parent->ndesc += 1 + fr->ndesc;
+		parent->child_pre += pre;
+		parent->child_blk += blk;
 	}
 	rs = bpf_map_lookup_elem(&region_stats, &region);
 	if (!rs)
@@ -314,6 +335,10 @@ static __always_inline int on_end(__u32 region)
 	rs->excl_ns += excl;
 	rs->nchild += fr->nchild;
 	rs->ndesc += fr->ndesc;
+	rs->off_pre_ns += pre;
+	rs->off_blk_ns += blk;
+	rs->xoff_pre_ns += pre - fr->child_pre;
+	rs->xoff_blk_ns += blk - fr->child_blk;
 	i = log2_u64(incl);
 	rs->hist[i < FP_HIST_BUCKETS ? i : FP_HIST_BUCKETS - 1]++;
 	return 0;
@@ -349,11 +374,56 @@ int fp_site_multi(struct pt_regs *ctx)
 	return on_site(ctx);
 }
 
+/*
+ * Off-CPU time of threads inside regions. Switched out with a region open: note when,
+ * and whether still runnable (preempted, or yielded) or sleeping. Switched in: charge
+ * the time to the thread's counters. Threads without state, or with no region open,
+ * are left as they are.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(fp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct fp_tstate *st;
+
+	st = bpf_task_storage_get(&tstate, prev, 0, 0);
+	if (st && st->depth) {
+		st->switched_at = now;
+		st->switched_preempted = preempt || prev_state == 0; /* TASK_RUNNING */
+	}
+	st = bpf_task_storage_get(&tstate, next, 0, 0);
+	if (st && st->switched_at) {
+		if (st->switched_preempted)
+			st->off_pre += now - st->switched_at;
+		else
+			st->off_blk += now - st->switched_at;
+		st->switched_at = 0;
+	}
+	return 0;
+}
+
+/* A sleeping thread inside a region is woken: from here on it waits runnable. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(fp_wakeup, struct task_struct *p)
+{
+	struct fp_tstate *st = bpf_task_storage_get(&tstate, p, 0, 0);
+	__u64 now;
+
+	if (!st || !st->switched_at || st->switched_preempted)
+		return 0;
+	now = bpf_ktime_get_ns();
+	st->off_blk += now - st->switched_at;
+	st->switched_at = now;
+	st->switched_preempted = 1;
+	return 0;
+}
+
 /* A thread that exits with regions open: counted, never attributed. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(fp_exit, struct task_struct *p)
 {
-	struct tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	struct fp_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 
 	if (!st)
 		return 0;

@@ -31,12 +31,25 @@ struct fp_region_stats {
 	__u64 nchild;		/* sum over instances of direct children */
 	__u64 ndesc;		/* sum over instances of all nested regions */
 	__u64 recursion;	/* begins while the same region was already open */
+	/* off-CPU time inside the instances (sched_switch): runnable / sleeping */
+	__u64 off_pre_ns, off_blk_ns;		/* inclusive */
+	__u64 xoff_pre_ns, xoff_blk_ns;		/* exclusive of completed children */
 	__u64 hist[FP_HIST_BUCKETS];	/* inclusive ns, bucket = floor(log2(ns)) */
 };
 
-struct fp_fset_val {		/* per feature set (mask), per CPU */
+/*
+ * Per feature set (mask; 0 = no region open, "base"), per CPU. Every boundary event
+ * closes the interval since the thread's previous event and opens the next one; an
+ * interval belongs to the set open during it. Which kind of event opened and closed
+ * each interval is counted because the probes' cost splits unevenly around the
+ * timestamp (see daemon/stats.c).
+ */
+struct fp_fset_val {
 	__u64 ns;		/* time with exactly this set of features open */
-	__u64 events;		/* boundary events that closed an interval of this set */
+	__u64 events;		/* intervals of this set (= boundary events closing one) */
+	__u64 opened_by_begin;	/* of those, opened by a begin (else by an end) */
+	__u64 closed_by_begin;	/* closed by a begin (else by an end) */
+	__u64 off_pre_ns, off_blk_ns;	/* off-CPU inside them */
 };
 
 enum fp_anomaly {
@@ -47,6 +60,40 @@ enum fp_anomaly {
 	FP_AN_DISABLED_OPEN,		/* region disabled while a thread was inside */
 	FP_AN_NO_STATE,			/* per-thread state could not be allocated */
 	FP_AN_MAX,
+};
+
+#define FP_EV_BEGIN 1
+#define FP_EV_END 2
+
+/* One open region on a thread's stack. */
+struct fp_frame {
+	__u64 start;		/* timestamp of the begin */
+	__u64 child_ns;		/* inclusive time of completed direct children */
+	__u64 mask;		/* features open at this depth (cumulative) */
+	__u64 off_pre0, off_blk0;	/* the thread's off-CPU counters at the begin */
+	__u64 child_pre, child_blk;	/* off-CPU inside completed direct children */
+	__u32 region;
+	__u32 nchild;
+	__u32 ndesc;
+	__u32 pad;
+};
+
+/*
+ * Per thread (task storage). User space reads it only for the daemon's own thread
+ * during calibration (lookup by pidfd): last_ts is then the timestamp of the thread's
+ * latest event, which is how the probes' cost is split around it.
+ */
+struct fp_tstate {
+	__u32 depth;
+	__u32 overflow;		/* begins not pushed because the stack was full */
+	__u64 epoch;
+	__u64 last_ts;		/* timestamp of the latest event */
+	__u32 last_kind;	/* FP_EV_* of the latest event, 0 before the first */
+	__u32 switched_preempted;	/* switched out while runnable */
+	__u64 switched_at;	/* when switched out inside a region, else 0 */
+	__u64 off_pre, off_blk;	/* cumulative off-CPU inside regions */
+	__u64 last_pre, last_blk;	/* the counters at the latest event */
+	struct fp_frame f[FP_MAX_DEPTH];
 };
 
 #endif

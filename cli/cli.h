@@ -19,6 +19,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 
 #endif

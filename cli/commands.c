@@ -150,6 +150,16 @@ static struct json_object *simple_call(const char *verb, long pid)
 	return res;
 }
 
+/* A reply asked for with --json: printed as it is. Exit code 1 when there was none. */
+static int json_done(struct json_object *res)
+{
+	if (!res)
+		return 1;
+	print_json(res);
+	json_object_put(res);
+	return 0;
+}
+
 /* Parses "PID [--json]" style arguments. */
 static int pid_args(int argc, char **argv, long *pid, int *json, const char *use)
 {
@@ -174,32 +184,37 @@ static int pid_args(int argc, char **argv, long *pid, int *json, const char *use
 
 int cmd_status(int argc, char **argv)
 {
-	struct json_object *res, *ts, *cal;
+	struct json_object *res, *ts, *cal = NULL, *at = NULL;
 	int json = argc > 1 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"));
 	size_t i;
 
 	res = simple_call("status", 0);
-	if (!res)
-		return 1;
-	if (json) {
-		print_json(res);
-		json_object_put(res);
-		return 0;
-	}
+	if (!res || json)
+		return json_done(res);
 	json_object_object_get_ex(res, "calibration", &cal);
+	json_object_object_get_ex(res, "attach", &at);
 	printf("featprofd: protocol %lld, %lld client(s), %lld subscription(s)\n",
 	       (long long)geti(res, "version"), (long long)geti(res, "clients"),
 	       (long long)geti(res, "subscriptions"));
-	printf("probes: attached at the %s; kernel optimizes nop5 uprobes: %s; measured pair "
-	       "cost nop1 %.0f ns, nop5 %.0f ns; compensation: bias %.0f ns, pair %.0f ns\n",
+	printf("probes: new targets attached at the %s (%s)\n",
 	       json_object_get_boolean(json_object_object_get(res, "optimized_uprobes"))
 		       ? "shielded nop5"
 		       : "nop1 (int3)",
-	       json_object_get_boolean(json_object_object_get(res, "kernel_optimizes_nop5"))
-		       ? "yes"
-		       : "no",
-	       getd(res, "pair_ns_nop1"), getd(res, "pair_ns_nop5"), getd(cal, "bias_ns"),
-	       getd(cal, "pair_ns"));
+	       gets_(at, "why"));
+	for (i = 0; i < 2; i++) {
+		struct json_object *c = json_object_object_get(at, i ? "nop5" : "nop1");
+
+		if (!c || !json_object_get_boolean(json_object_object_get(c, "valid")))
+			continue;
+		printf("  %s: pair %.0f ns (sd %.0f), bias %.0f ns (sd %.0f); begin %.0f+%.0f ns, "
+		       "end %.0f+%.0f ns around the timestamp\n", i ? "nop5" : "nop1",
+		       getd(c, "pair_ns"), getd(c, "pair_sd_ns"), getd(c, "bias_ns"),
+		       getd(c, "bias_sd_ns"), getd(c, "begin_pre_ns"), getd(c, "begin_post_ns"),
+		       getd(c, "end_pre_ns"), getd(c, "end_post_ns"));
+	}
+	printf("  calibrated %lld time(s), last took %.0f ms; compensation of new targets: "
+	       "bias %.0f ns, pair %.0f ns\n", (long long)geti(at, "runs"), getd(at, "took_ms"),
+	       getd(cal, "bias_ns"), getd(cal, "pair_ns"));
 	ts = geta(res, "targets");
 	if (!ts || !json_object_array_length(ts))
 		printf("no targets\n");
@@ -234,26 +249,48 @@ static int cmp_excl(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The human table of a stats object (a reply or a push's delta). */
+/* "1.23 ms" or, where the uncertainty exceeds 1% of the figure, "1.23 ms ±2%". */
+static const char *fmt_unc(double ns, double unc, char *buf, size_t len)
+{
+	char t[32];
+
+	fmt_ns(ns, t, sizeof(t));
+	if (ns > 0 && unc > 0.01 * ns)
+		snprintf(buf, len, "%s ±%.0f%%", t, unc / ns * 100);
+	else
+		snprintf(buf, len, "%s", t);
+	return buf;
+}
+
+/*
+ * The human table of a stats object (a reply or a push's delta). Every time in it is
+ * compensated for the probes' cost; CPU is wall less off-CPU; min/max (raw, of one
+ * instance) are in --json only.
+ */
 static void print_stats(struct json_object *st, long pid, const char *title)
 {
 	struct json_object *regs = geta(st, "regions"), *feats = geta(st, "features"), *an;
 	struct json_object *arr[4096];
 	size_t i, n = 0;
-	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	char b1[40], b2[40], b3[40], b4[40], b5[40];
 
-	printf("%s pid %ld %s\n", title, pid, gets_(st, "comm"));
-	printf("\n%-24s %12s\n", "FEATURE", "TIME");
+	printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
+	       gets_(st, "comm"));
+	printf("\n%-20s %14s %10s %10s\n", "FEATURE", "WALL", "CPU", "OFF-CPU");
 	for (i = 0; feats && i < json_object_array_length(feats); i++) {
 		struct json_object *f = json_object_array_get_idx(feats, i);
 
-		printf("%-24s %12s\n", gets_(f, "name"), fmt_ns((double)geti(f, "ns"), b1, 32));
+		printf("%-20s %14s %10s %10s\n", gets_(f, "name"),
+		       fmt_unc((double)geti(f, "ns"), (double)geti(f, "uncertainty_ns"), b1, 40),
+		       fmt_ns((double)geti(f, "cpu_ns"), b2, 40),
+		       fmt_ns((double)geti(f, "offcpu_ns"), b3, 40));
 	}
+	printf("%-20s %14s\n", "(outside regions)", fmt_ns((double)geti(st, "base_ns"), b1, 40));
 	for (i = 0; regs && i < json_object_array_length(regs) && n < 4096; i++)
 		arr[n++] = json_object_array_get_idx(regs, i);
 	qsort(arr, n, sizeof(arr[0]), cmp_excl);
-	printf("\n%-22s %-26s %10s %12s %12s %11s %11s %11s\n", "REGION", "FEATURES", "COUNT",
-	       "EXCLUSIVE", "INCLUSIVE", "MEAN", "MIN(raw)", "MAX(raw)");
+	printf("\n%-20s %-16s %8s %14s %14s %10s %10s %10s\n", "REGION", "FEATURES", "COUNT",
+	       "EXCLUSIVE", "INCLUSIVE", "CPU", "OFF-CPU", "MEAN");
 	for (i = 0; i < n; i++) {
 		struct json_object *r = arr[i], *fl = geta(r, "features");
 		char feats_s[128] = "";
@@ -264,12 +301,15 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 			strncat(feats_s, json_object_get_string(json_object_array_get_idx(fl, k)),
 				sizeof(feats_s) - strlen(feats_s) - 1);
 		}
-		printf("%-22s %-26s %10lld %12s %12s %11s %11s %11s%s\n", gets_(r, "name"), feats_s,
-		       (long long)geti(r, "count"), fmt_ns((double)geti(r, "exclusive_ns"), b1, 32),
-		       fmt_ns((double)geti(r, "inclusive_ns"), b2, 32),
-		       fmt_ns((double)geti(r, "mean_ns"), b3, 32),
-		       fmt_ns((double)geti(r, "min_ns"), b4, 32),
-		       fmt_ns((double)geti(r, "max_ns"), b5, 32),
+		printf("%-20s %-16s %8lld %14s %14s %10s %10s %10s%s\n", gets_(r, "name"), feats_s,
+		       (long long)geti(r, "count"),
+		       fmt_unc((double)geti(r, "exclusive_ns"),
+			       (double)geti(r, "exclusive_uncertainty_ns"), b1, 40),
+		       fmt_unc((double)geti(r, "inclusive_ns"),
+			       (double)geti(r, "inclusive_uncertainty_ns"), b2, 40),
+		       fmt_ns((double)geti(r, "cpu_ns"), b3, 40),
+		       fmt_ns((double)geti(r, "offcpu_ns"), b4, 40),
+		       fmt_ns((double)geti(r, "mean_ns"), b5, 40),
 		       json_object_get_boolean(json_object_object_get(r, "enabled")) ? ""
 										 : "  (off)");
 	}
@@ -308,6 +348,38 @@ static int pid_verb(int argc, char **argv, const char *verb, const char *use)
 	res = simple_call(verb, pid);
 	json_object_put(res);
 	return res ? 0 : 1;
+}
+
+/* featprof calibrate [--json]: measure the probe cost again (root). */
+int cmd_calibrate(int argc, char **argv)
+{
+	int json = argc > 1 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"));
+	struct json_object *res, *prev = NULL, *at = NULL;
+	int i;
+
+	if (argc > 2 || (argc == 2 && !json)) {
+		fprintf(stderr, "usage: featprof calibrate [--json]\n");
+		return 2;
+	}
+	res = simple_call("calibrate", 0);
+	if (!res || json)
+		return json_done(res);
+	json_object_object_get_ex(res, "previous", &prev);
+	json_object_object_get_ex(res, "attach", &at);
+	for (i = 0; i < 2; i++) {
+		const char *k = i ? "nop5" : "nop1";
+		struct json_object *n = json_object_object_get(at, k);
+		struct json_object *o = json_object_object_get(prev, k);
+
+		if (!n || !json_object_get_boolean(json_object_object_get(n, "valid")))
+			continue;
+		printf("%s: pair %.0f ns (sd %.0f), was %.0f ns; bias %.0f ns (sd %.0f), was %.0f ns\n",
+		       k, getd(n, "pair_ns"), getd(n, "pair_sd_ns"), getd(o, "pair_ns"),
+		       getd(n, "bias_ns"), getd(n, "bias_sd_ns"), getd(o, "bias_ns"));
+	}
+	printf("new targets: %s (%s)\n", gets_(at, "attach_point"), gets_(at, "why"));
+	json_object_put(res);
+	return 0;
 }
 
 int cmd_reset(int argc, char **argv)

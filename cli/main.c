@@ -24,6 +24,7 @@ static const struct cmd cmds[] = {
 	{ "top", cmd_top, "top PID [--interval MS] [--count N] live table" },
 	{ "stream", cmd_stream, "stream PID [--interval MS] [--count N] JSON lines of deltas" },
 	{ "reset", cmd_reset, "reset PID                           zero the figures" },
+	{ "calibrate", cmd_calibrate, "calibrate [--json]                  measure the probe cost again" },
 	{ "detach", cmd_detach, "detach PID                          drop the target" },
 };
 

@@ -1,43 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Calibration on the running machine, at start-up, on featprof sites in the daemon's
- * own binary (the same site shape and the same BPF program as any target):
- *  - optimized uprobes: attach at the shielded nop5, hit it, and look for the
- *    kernel's [uprobes-trampoline] mapping in our own address space. Absent: a nop5
- *    would be single-stepped, so targets get the nop1 (int3). Present: the attach
- *    points are measured, and with --site auto the nop5 is used where clearly cheaper.
- *    The default is the nop1: in this project's KVM guest (Linux 6.18) the two cost
- *    the same within noise (pair ~1.3 us each), and regions traced through the
- *    optimized path picked up millisecond stalls at their probes with 4 threads
- *    (+5 to +30% on some regions) that the int3 path never showed (docs/TRACING.md).
- *  - bias: what the kernel's measurement of a region exceeds the region's own time,
- *    measured inside it with clock_gettime. The region does BUSY_NS of work: after
- *    that long in user space the probe path is colder, and costs more, than in a
- *    tight loop of empty regions (measured here: ~1.4 us against ~0.6 us).
- *  - pair cost: the wall time one begin+end pair adds to the thread (the same loop
- *    traced minus untraced).
- * The bias is the median of 31 short rounds (round means) on one warmed-up
- * attachment: the minimum round was ~100 ns below what regions in a running program
- * showed (tests/bench, 1 and 10 us regions), and rounds that each re-attached the
- * probes started cold and scattered (480-1012 ns between daemon starts). The pair
- * cost is the difference of the fastest traced and untraced rounds: preemption only
- * ever adds time.
+ * Calibration: what a probe costs the traced thread, measured on featprof sites in the
+ * daemon's own binary (the same site shape and BPF program as any target's), at each
+ * attach point the kernel offers.
+ *
+ * A probe's cost splits around the timestamp the BPF program takes: before it (trap,
+ * uprobe lookup, program up to the clock read) and after it (rest of the program,
+ * return to user space). daemon/stats.c subtracts those parts from region and
+ * feature-set times. They are measured directly: bpf_ktime_get_ns and
+ * clock_gettime(CLOCK_MONOTONIC) read the same clock, so the thread reads the clock
+ * right before and right after each site, then reads back the event's timestamp from
+ * its own task storage (map lookup by pidfd, outside the timed windows):
+ *	begin_pre = K_begin - t_before_begin, begin_post = t_after_begin - K_begin,
+ *	end_pre = K_end - t_before_end, end_post = t_after_end - K_end,
+ * each less half a clock read (the windows hold one clock_gettime besides the probe).
+ * The timed sites belong to an inner region nested in an outer one, with busy work
+ * between probes as in a running program (an empty region in a tight loop costs less
+ * than one entered after user code ran a while), so the pair cost is what a nested
+ * child costs its parent, measured on nested regions.
+ *
+ * Rounds: ROUNDS rounds of INSTANCES inner regions each, after a warm-up round (on the
+ * optimized path the first hit of a site rewrites it). A round's value of a part is the
+ * mean over its instances, leaving out instances whose probes took over STALL_FACTOR
+ * times the round's median (preemption or an interrupt in the probe: off-CPU time is
+ * accounted separately, and a stall is not the probe's cost). The calibration is the
+ * median round; its spread, the standard deviation of the round values, is the
+ * uncertainty that every compensated figure carries.
+ *
+ * Attach point: where the kernel optimizes nop5 uprobes (it maps [uprobes-trampoline]
+ * into the process after a hit), both points are measured and new targets get the one
+ * with the lower pair cost, unless --site says otherwise. Per-machine: a uprobe trap
+ * costs ~0.6 us on some machines of this project's kind and ~5 us on others, where the
+ * optimized call is ~4x cheaper; on the first kind the two cost the same.
  */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "calibrate.h"
 #include "featprof.h"
+#include "featprof.skel.h"
 #include "target.h"
 
-#define BIAS_ROUNDS 31
-#define PAIR_ROUNDS 5
-#define LOOPS 400
-#define BUSY_NS 10000.0
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define ROUNDS 21
+#define OUTER 40		/* outer regions per round */
+#define INNER 4			/* inner regions per outer one */
+#define INSTANCES (OUTER * INNER)
+#define WORK_NS 3000.0		/* busy work between probes */
+#define STALL_FACTOR 4.0
 
 static double now_ns(void)
 {
@@ -47,31 +68,163 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* Returns the region's own time, measured inside it. */
-__attribute__((noinline)) static double calib_region(void)
+static void busy(double ns)
 {
-	double t0, t1;
+	double t0 = now_ns();
 
-	FP_BEGIN(featprof_calibration, "featprof");
-	t0 = now_ns();
-	while (now_ns() - t0 < BUSY_NS)
+	while (now_ns() - t0 < ns)
 		;
-	t1 = now_ns();
-	FP_END(featprof_calibration);
-	return t1 - t0;
 }
 
-/* Mean wall time of one loop iteration; *inside: sum of the regions' own times. */
-static double loop_ns(double *inside)
+struct cal_run {
+	int map_fd, pidfd;
+	struct fp_tstate st;
+	double half_clock;	/* half of one clock_gettime */
+	double part[INSTANCES][FP_C_N];
+	double outer_excess[OUTER];	/* outer raw - its inside time */
+	int n;
+};
+
+/* The timestamp of this thread's latest event, read from its task storage. */
+static int last_ts(struct cal_run *c, double *ts)
 {
-	double t0 = now_ns(), in = 0;
+	if (bpf_map_lookup_elem(c->map_fd, &c->pidfd, &c->st))
+		return -errno;
+	*ts = (double)c->st.last_ts;
+	return 0;
+}
+
+/* One outer region holding INNER timed inner ones. */
+__attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
+{
+	double o0, o1, t0, t1, t2, t3, kb = 0, ke = 0, kob;
+	int j, ret = 0;
+
+	FP_BEGIN(featprof_calibration, "featprof");
+	o0 = now_ns();
+	for (j = 0; j < INNER && !ret; j++) {
+		double *p = c->part[o * INNER + j];
+
+		busy(WORK_NS);
+		t0 = now_ns();
+		FP_BEGIN(featprof_calibration_inner, "featprof");
+		t1 = now_ns();
+		ret = last_ts(c, &kb);
+		busy(WORK_NS);
+		t2 = now_ns();
+		FP_END(featprof_calibration_inner);
+		t3 = now_ns();
+		ret = ret ? ret : last_ts(c, &ke);
+		p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
+		p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
+		p[FP_C_END_PRE] = ke - t2 - c->half_clock;
+		p[FP_C_END_POST] = t3 - ke - c->half_clock;
+	}
+	busy(WORK_NS);
+	o1 = now_ns();
+	FP_END(featprof_calibration);
+	/* the outer begin's timestamp: the frame at depth 0 of the state read last */
+	kob = (double)c->st.f[0].start;
+	ret = ret ? ret : last_ts(c, &ke);
+	c->outer_excess[o] = (ke - kob) - (o1 - o0);
+	return ret;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double stdev(const double *v, int n)
+{
+	double m = 0, s = 0;
 	int i;
 
-	for (i = 0; i < LOOPS; i++)
-		in += calib_region();
-	if (inside)
-		*inside = in;
-	return (now_ns() - t0) / LOOPS;
+	for (i = 0; i < n; i++)
+		m += v[i] / n;
+	for (i = 0; i < n; i++)
+		s += (v[i] - m) * (v[i] - m);
+	return n > 1 ? sqrt(s / (n - 1)) : 0;
+}
+
+/* One round: INSTANCES timed inner regions; the round's value of each part. */
+static int round_values(struct cal_run *c, double *val, double *outer)
+{
+	double sums[INSTANCES], lim, cnt = 0;
+	int i, k, ret;
+
+	for (i = 0; i < OUTER; i++)
+		if ((ret = outer_region(c, i)))
+			return ret;
+	for (i = 0; i < INSTANCES; i++)
+		sums[i] = c->part[i][0] + c->part[i][1] + c->part[i][2] + c->part[i][3];
+	lim = STALL_FACTOR * median(sums, INSTANCES);
+	memset(val, 0, sizeof(double) * FP_C_N);
+	for (i = 0; i < INSTANCES; i++) {
+		double s = c->part[i][0] + c->part[i][1] + c->part[i][2] + c->part[i][3];
+
+		if (s > lim)
+			continue;
+		for (k = 0; k < FP_C_N; k++)
+			val[k] += c->part[i][k];
+		cnt++;
+	}
+	for (k = 0; k < FP_C_N; k++)
+		val[k] /= cnt;
+	*outer = median(c->outer_excess, OUTER);
+	return 0;
+}
+
+/* Calibration at the target's current attach point (t->use_opt). */
+static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
+		   char *err, size_t errlen)
+{
+	double v[ROUNDS][FP_C_N], col[ROUNDS], bias[ROUNDS], pair[ROUNDS], outer[ROUNDS];
+	double dummy[FP_C_N], o;
+	uint8_t sel[2] = { 1, 1 };
+	int i, k, ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = fp_target__set_regions(t, sel, 1, err, errlen);
+	if (ret)
+		return ret;
+	ret = round_values(c, dummy, &o);	/* warm-up; the first hits rewrite nop5 sites */
+	for (i = 0; i < ROUNDS && !ret; i++)
+		ret = round_values(c, v[i], &outer[i]);
+	fp_target__set_regions(t, sel, 0, err, errlen);
+	if (ret) {
+		snprintf(err, errlen, "calibration: cannot read the thread's own state: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	for (k = 0; k < FP_C_N; k++) {
+		for (i = 0; i < ROUNDS; i++)
+			col[i] = v[i][k];
+		out->part_sd[k] = stdev(col, ROUNDS);
+		out->part_ns[k] = median(col, ROUNDS);
+	}
+	for (i = 0; i < ROUNDS; i++) {
+		bias[i] = v[i][FP_C_BEGIN_POST] + v[i][FP_C_END_PRE];
+		pair[i] = v[i][0] + v[i][1] + v[i][2] + v[i][3];
+		outer[i] -= bias[i];
+	}
+	out->bias_sd = stdev(bias, ROUNDS);
+	out->pair_sd = stdev(pair, ROUNDS);
+	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
+	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
+	out->nested_check_ns = median(outer, ROUNDS);
+	out->rounds = ROUNDS;
+	out->instances = INSTANCES;
+	out->valid = 1;
+	return 0;
 }
 
 static int has_trampoline(void)
@@ -87,102 +240,93 @@ static int has_trampoline(void)
 	return found;
 }
 
-/* Bias and pair cost at the target's current attach address (t->use_opt). */
-static int measure(struct fp_target *t, int r, double *bias_out, double *pair_out, char *err,
-		   size_t errlen)
+static double clock_cost(void)
 {
-	double biases[BIAS_ROUNDS], on_min = 1e18, off_min = 1e18, bias;
-	int i, j, ret;
+	double t0 = now_ns(), t1;
+	int i;
 
-	/* bias: one attachment, warmed up, then rounds; the median round */
-	ret = fp_target__set_region(t, r, 1, err, errlen);
-	if (ret)
-		return ret;
-	loop_ns(NULL);
-	for (i = 0; i < BIAS_ROUNDS; i++) {
-		struct fp_snapshot *s;
-		double inside, b;
-
-		fp_target__reset(t);
-		loop_ns(&inside);
-		s = fp_target__snapshot(t);
-		if (!s || !s->regions[r].count) {
-			fp_snapshot__free(s);
-			snprintf(err, errlen, "calibration region was not measured");
-			return -EIO;
-		}
-		b = ((double)s->regions[r].incl_ns - inside) / (double)s->regions[r].count;
-		fp_snapshot__free(s);
-		for (j = i; j > 0 && biases[j - 1] > b; j--)	/* insertion sort */
-			biases[j] = biases[j - 1];
-		biases[j] = b;
-	}
-	/* pair cost: the fastest traced round against the fastest untraced one */
-	for (i = 0; i < PAIR_ROUNDS; i++) {
-		double on, off;
-
-		if (i && (ret = fp_target__set_region(t, r, 1, err, errlen)))
-			return ret;
-		loop_ns(NULL);	/* warm */
-		on = loop_ns(NULL);
-		fp_target__set_region(t, r, 0, err, errlen);
-		loop_ns(NULL);
-		off = loop_ns(NULL);
-		on_min = on < on_min ? on : on_min;
-		off_min = off < off_min ? off : off_min;
-	}
-	bias = biases[BIAS_ROUNDS / 2];
-	*bias_out = bias > 0 ? bias : 0;
-	*pair_out = on_min - off_min > *bias_out ? on_min - off_min : *bias_out;
-	return 0;
+	for (i = 0; i < 999; i++)
+		now_ns();
+	t1 = now_ns();
+	return (t1 - t0) / 1000;
 }
 
 int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen)
 {
-	double bias1 = 0, pair1 = 0, bias5 = 0, pair5 = 0;
-	struct fp_target *t;
-	int r, i, ret = 0;
+	struct cal_run *c = calloc(1, sizeof(*c));
+	double t_start = now_ns(), p1, p5;
+	struct fp_target *t = NULL;
+	uint8_t sel[2] = { 1, 1 };
+	int ret = 0, i;
 
 	memset(out, 0, sizeof(*out));
+	if (!c) {
+		snprintf(err, errlen, "calibration: out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
 	t = fp_target__new(getpid(), 1, err, errlen);
-	if (!t)
-		return -errno;
-	r = fp_catalog__region(t->cat, "featprof_calibration");
-	if (r < 0) {
-		snprintf(err, errlen, "calibration region missing from the daemon binary");
+	if (!t) {
+		ret = -errno;
+		goto out;
+	}
+	/* sel[] below selects regions 0 and 1: exactly these two, sorted by name */
+	if (t->cat->nregions != 2 || fp_catalog__region(t->cat, "featprof_calibration") != 0 ||
+	    fp_catalog__region(t->cat, "featprof_calibration_inner") != 1) {
+		snprintf(err, errlen, "calibration regions missing from the daemon binary");
 		ret = -ENOENT;
 		goto out;
 	}
+	c->map_fd = bpf_map__fd(t->skel->maps.tstate);
+	c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (c->pidfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "calibration: pidfd_open: %s", strerror(errno));
+		goto out;
+	}
+	c->half_clock = clock_cost() / 2;
+
 	/* does the kernel turn a uprobe on our nop5 into a call? */
-	ret = fp_target__set_region(t, r, 1, err, errlen);
+	ret = fp_target__set_regions(t, sel, 1, err, errlen);
 	if (ret)
 		goto out;
-	for (i = 0; i < 10; i++)
-		calib_region();
+	for (i = 0; i < 4 && !ret; i++)
+		ret = outer_region(c, 0);
 	out->kernel_optimizes = has_trampoline();
-	fp_target__set_region(t, r, 0, err, errlen);
+	fp_target__set_regions(t, sel, 0, err, errlen);
+	if (ret)
+		goto out;
 
-	if (out->kernel_optimizes && site != FP_SITE_NOP1) {
-		ret = measure(t, r, &bias5, &pair5, err, errlen);
-		if (ret)
-			goto out;
-		out->nop5_pair_ns = pair5;
-	}
+	if (out->kernel_optimizes && site != FP_SITE_NOP1 &&
+	    (ret = measure(t, c, &out->at[FP_AT_NOP5], err, errlen)))
+		goto out;
+	t->use_opt = 0;
 	if (site != FP_SITE_NOP5 || !out->kernel_optimizes) {
-		t->use_opt = 0;
-		ret = measure(t, r, &bias1, &pair1, err, errlen);
+		ret = measure(t, c, &out->at[FP_AT_NOP1], err, errlen);
 		if (ret)
 			goto out;
-		out->nop1_pair_ns = pair1;
 	}
-	/* nop5 only where the kernel optimizes it and it is clearly (10%) cheaper: the
-	 * two measure within noise of each other here, and the int3 path did not stall */
-	out->optimized = out->kernel_optimizes && site != FP_SITE_NOP1 &&
-			 (site == FP_SITE_NOP5 || pair5 < 0.9 * pair1);
-	out->cal.bias_ns = out->optimized ? bias5 : bias1;
-	out->cal.pair_ns = out->optimized ? pair5 : pair1;
-	out->cal.valid = 1;
+	p1 = out->at[FP_AT_NOP1].pair_ns;
+	p5 = out->at[FP_AT_NOP5].pair_ns;
+	if (!out->kernel_optimizes) {
+		out->optimized = 0;
+		snprintf(out->why, sizeof(out->why), "this kernel does not optimize nop5 uprobes");
+	} else if (site == FP_SITE_NOP1 || site == FP_SITE_NOP5) {
+		out->optimized = site == FP_SITE_NOP5;
+		snprintf(out->why, sizeof(out->why), "set by --site");
+	} else {
+		out->optimized = p5 < p1;
+		snprintf(out->why, sizeof(out->why), "measured pair cost nop1 %.0f ns, nop5 %.0f ns: "
+			 "%s is %.2fx cheaper", p1, p5, p5 < p1 ? "nop5" : "nop1",
+			 p5 < p1 ? p1 / p5 : p5 / p1);
+	}
+	out->runs = 1;
+	out->when = (uint64_t)time(NULL);
+	out->took_ms = (now_ns() - t_start) / 1e6;
 out:
+	if (c && c->pidfd > 0)
+		close(c->pidfd);
+	free(c);
 	fp_target__free(t);
 	return ret;
 }

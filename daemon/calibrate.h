@@ -3,14 +3,26 @@
 #define FP_CALIBRATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "server.h"
+#include "stats.h"
 
 /*
- * Traces the daemon's own calibration region to learn (1) whether this kernel
- * optimizes nop5 uprobes and which attach point is cheaper, (2) the probe bias and pair cost used for compensation.
+ * Probe cost on the running machine, measured on featprof sites in the daemon's own
+ * binary (daemon/calibrate.c): per attach point, and which one new targets get.
  */
 enum fp_site_choice { FP_SITE_AUTO, FP_SITE_NOP1, FP_SITE_NOP5 };
+enum { FP_AT_NOP1, FP_AT_NOP5, FP_AT_N };
+
+struct fp_daemon_cal {
+	struct fp_calibration at[FP_AT_N];	/* valid where measured */
+	int kernel_optimizes;	/* the kernel rewrites nop5 uprobes into calls */
+	int optimized;		/* new targets are attached at the shielded nop5 */
+	char why[192];		/* why that attach point, for status */
+	double took_ms;		/* how long the calibration ran */
+	uint64_t when;		/* CLOCK_REALTIME seconds of the calibration */
+	int runs;		/* calibrations since start (featprof calibrate adds one) */
+};
 
 int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen);
 

@@ -59,9 +59,9 @@ static void usage(FILE *f)
 		   "  --socket PATH  listen here (default %s; systemd socket activation "
 		   "is used when LISTEN_FDS is set)\n"
 		   "  --group GROUP  members of GROUP may connect (default: root only)\n"
-		   "  --site WHERE   nop1 (default): the 1-byte nop, int3 path; auto: the\n"
-		   "                 shielded nop5 where the kernel optimizes it and it measures\n"
-		   "                 10%% cheaper at start-up; nop5: the shielded nop5\n",
+		   "  --site WHERE   auto (default): the attach point measured cheaper at start-up;\n"
+		   "                 nop1: the 1-byte nop (int3 path); nop5: the shielded nop5\n"
+		   "                 (optimized call) where the kernel optimizes it\n",
 		FP_DEFAULT_SOCKET);
 }
 
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 	};
 	struct fp_server_opts o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready };
 	char err[1024];
-	enum fp_site_choice site = FP_SITE_NOP1;	/* see docs/TRACING.md, "attach point" */
+	enum fp_site_choice site = FP_SITE_AUTO;	/* see docs/TRACING.md, "attach point" */
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "s:g:vqh", lopts, NULL)) != -1) {
@@ -120,20 +120,25 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	o.site = site;
 	libbpf_set_print(libbpf_log);
 	ret = fp_calibrate(&cal, site, err, sizeof(err));
 	if (ret) {
 		fp_log(FP_LOG_ERR, "calibration failed (%s); BPF does not work here", err);
 		return 1;
 	}
-	if (cal.nop5_pair_ns > 0)
-		fp_log(FP_LOG_INFO, "kernel optimizes nop5 uprobes; pair cost nop1 %.0f ns, "
-		       "nop5 %.0f ns", cal.nop1_pair_ns, cal.nop5_pair_ns);
-	else
-		fp_log(FP_LOG_INFO, "kernel %s nop5 uprobes; nop5 not measured",
-		       cal.kernel_optimizes ? "optimizes" : "does not optimize");
-	fp_log(FP_LOG_INFO, "attaching at the %s; probe bias %.0f ns, pair cost %.0f ns",
-	       cal.optimized ? "shielded nop5" : "nop1", cal.cal.bias_ns, cal.cal.pair_ns);
+	for (c = 0; c < FP_AT_N; c++) {
+		const struct fp_calibration *k = &cal.at[c];
+
+		if (k->valid)
+			fp_log(FP_LOG_INFO, "%s: pair cost %.0f ns (sd %.0f), bias %.0f ns (sd %.0f); "
+			       "begin %.0f+%.0f, end %.0f+%.0f ns around the timestamp",
+			       c == FP_AT_NOP5 ? "shielded nop5" : "nop1", k->pair_ns, k->pair_sd,
+			       k->bias_ns, k->bias_sd, k->part_ns[0], k->part_ns[1], k->part_ns[2],
+			       k->part_ns[3]);
+	}
+	fp_log(FP_LOG_INFO, "attaching at the %s (%s); calibration took %.0f ms",
+	       cal.optimized ? "shielded nop5" : "nop1", cal.why, cal.took_ms);
 	ret = fp_server_run(&o);
 	notify("STOPPING=1");
 	return ret ? 1 : 0;

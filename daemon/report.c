@@ -1,5 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * JSON presentation of a target's figures (the "stats" reply and stream pushes) and of
+ * the calibration. Keys are documented in docs/TRACING.md; keys are added, never renamed.
+ * Times are compensated for the probes' cost (daemon/stats.c) unless named raw_*; each
+ * compensated time has an *_uncertainty_ns or uncertainty_ns beside it. CPU time is the
+ * compensated wall time less the off-CPU time (the probes run on the CPU).
+ */
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "report.h"
@@ -7,6 +15,16 @@
 static struct json_object *u64(uint64_t v)
 {
 	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static struct json_object *dbl_ns(double v)
+{
+	return u64(v > 0 ? (uint64_t)(v + 0.5) : 0);
+}
+
+static void add(struct json_object *o, const char *k, struct json_object *v)
+{
+	json_object_object_add(o, k, v);
 }
 
 static struct json_object *feature_list(const struct fp_catalog *cat, uint64_t mask)
@@ -20,13 +38,102 @@ static struct json_object *feature_list(const struct fp_catalog *cat, uint64_t m
 	return a;
 }
 
+/* wall (compensated), its uncertainty, and the CPU / off-CPU split, under prefix. */
+static void add_times(struct json_object *o, const char *prefix, double wall, double unc,
+		      uint64_t pre, uint64_t blk)
+{
+	char k[64];
+
+#define KEY(name) (snprintf(k, sizeof(k), "%s%s", prefix, name), k)
+	add(o, KEY("cpu_ns"), dbl_ns(wall - (double)(pre + blk)));
+	add(o, KEY("offcpu_ns"), u64(pre + blk));
+	add(o, KEY("offcpu_preempted_ns"), u64(pre));
+	add(o, KEY("offcpu_blocked_ns"), u64(blk));
+	add(o, KEY("uncertainty_ns"), dbl_ns(unc));
+#undef KEY
+}
+
 struct json_object *fp_report_calibration(const struct fp_calibration *cal)
+{
+	static const char *const part[FP_C_N] = { "begin_pre", "begin_post", "end_pre",
+						  "end_post" };
+	struct json_object *o = json_object_new_object();
+	char k[32];
+	int i;
+
+	add(o, "valid", json_object_new_boolean(cal && cal->valid));
+	add(o, "bias_ns", json_object_new_double(cal ? cal->bias_ns : 0));
+	add(o, "pair_ns", json_object_new_double(cal ? cal->pair_ns : 0));
+	if (!cal || !cal->valid)
+		return o;
+	add(o, "bias_sd_ns", json_object_new_double(cal->bias_sd));
+	add(o, "pair_sd_ns", json_object_new_double(cal->pair_sd));
+	for (i = 0; i < FP_C_N; i++) {
+		snprintf(k, sizeof(k), "%s_ns", part[i]);
+		add(o, k, json_object_new_double(cal->part_ns[i]));
+		snprintf(k, sizeof(k), "%s_sd_ns", part[i]);
+		add(o, k, json_object_new_double(cal->part_sd[i]));
+	}
+	add(o, "nested_check_ns", json_object_new_double(cal->nested_check_ns));
+	add(o, "rounds", json_object_new_int(cal->rounds));
+	add(o, "instances", json_object_new_int(cal->instances));
+	return o;
+}
+
+struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "valid", json_object_new_boolean(cal && cal->valid));
-	json_object_object_add(o, "bias_ns", json_object_new_double(cal ? cal->bias_ns : 0));
-	json_object_object_add(o, "pair_ns", json_object_new_double(cal ? cal->pair_ns : 0));
+	add(o, "attach_point", json_object_new_string(dc->optimized ? "shielded-nop5" : "nop1"));
+	add(o, "why", json_object_new_string(dc->why));
+	add(o, "kernel_optimizes_nop5", json_object_new_boolean(dc->kernel_optimizes));
+	add(o, "nop1", fp_report_calibration(&dc->at[FP_AT_NOP1]));
+	add(o, "nop5", fp_report_calibration(&dc->at[FP_AT_NOP5]));
+	add(o, "took_ms", json_object_new_double(dc->took_ms));
+	add(o, "runs", json_object_new_int(dc->runs));
+	add(o, "time", u64(dc->when));
+	return o;
+}
+
+static struct json_object *region_json(const struct fp_catalog *cat, int r,
+				       const struct fp_region_fig *g,
+				       const struct fp_calibration *cal, const uint8_t *enabled)
+{
+	struct json_object *o = json_object_new_object(), *h = json_object_new_array();
+	struct json_object *fl = json_object_new_array();
+	double ui, ux, incl = fp_comp_incl(g, cal, &ui), excl = fp_comp_excl(g, cal, &ux);
+	int f, k;
+
+	for (f = 0; f < cat->regions[r].nfeatures; f++)
+		json_object_array_add(fl, json_object_new_string(cat->regions[r].features[f]));
+	add(o, "name", json_object_new_string(cat->regions[r].name));
+	add(o, "features", fl);
+	add(o, "enabled", json_object_new_boolean(enabled && enabled[r]));
+	add(o, "count", u64(g->count));
+	add(o, "inclusive_ns", dbl_ns(incl));
+	add(o, "exclusive_ns", dbl_ns(excl));
+	add(o, "raw_inclusive_ns", u64(g->incl_ns));
+	add(o, "raw_exclusive_ns", u64(g->excl_ns));
+	add(o, "inclusive_uncertainty_ns", dbl_ns(ui));
+	add(o, "exclusive_uncertainty_ns", dbl_ns(ux));
+	add_times(o, "", incl, ui, g->off_pre_ns, g->off_blk_ns);
+	add_times(o, "exclusive_", excl, ux, g->xoff_pre_ns, g->xoff_blk_ns);
+	add(o, "min_ns", u64(g->min_ns));	/* of one instance, raw */
+	add(o, "max_ns", u64(g->max_ns));
+	add(o, "mean_ns", dbl_ns(g->count ? incl / (double)g->count : 0));
+	add(o, "nested", u64(g->ndesc));
+	add(o, "recursion", u64(g->recursion));
+	for (k = 0; k < FP_HIST_BUCKETS; k++) {
+		struct json_object *b;
+
+		if (!g->hist[k])
+			continue;
+		b = json_object_new_object();
+		add(b, "ge_ns", u64(1ULL << k));
+		add(b, "count", u64(g->hist[k]));
+		json_object_array_add(h, b);
+	}
+	add(o, "histogram", h);
 	return o;
 }
 
@@ -36,70 +143,48 @@ struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct f
 	struct json_object *root = json_object_new_object(), *regs = json_object_new_array();
 	struct json_object *feats = json_object_new_array(), *sets = json_object_new_array();
 	struct json_object *an = json_object_new_object();
-	uint64_t *fns = calloc((size_t)cat->nfeatures + 1, sizeof(*fns));
+	struct fp_feature_fig *ff = calloc((size_t)cat->nfeatures + 1, sizeof(*ff)), base;
 	int r, f, i, k;
 
-	for (r = 0; r < cat->nregions && r < s->nregions; r++) {
-		const struct fp_region_fig *g = &s->regions[r];
-		struct json_object *o = json_object_new_object(), *h = json_object_new_array();
-		struct json_object *fl = json_object_new_array();
-
-		for (f = 0; f < cat->regions[r].nfeatures; f++)
-			json_object_array_add(fl, json_object_new_string(cat->regions[r].features[f]));
-		json_object_object_add(o, "name", json_object_new_string(cat->regions[r].name));
-		json_object_object_add(o, "features", fl);
-		json_object_object_add(o, "enabled",
-				       json_object_new_boolean(enabled && enabled[r]));
-		json_object_object_add(o, "count", u64(g->count));
-		json_object_object_add(o, "inclusive_ns", u64((uint64_t)fp_comp_incl(g, cal)));
-		json_object_object_add(o, "exclusive_ns", u64((uint64_t)fp_comp_excl(g, cal)));
-		json_object_object_add(o, "raw_inclusive_ns", u64(g->incl_ns));
-		json_object_object_add(o, "raw_exclusive_ns", u64(g->excl_ns));
-		json_object_object_add(o, "min_ns", u64(g->min_ns));
-		json_object_object_add(o, "max_ns", u64(g->max_ns));
-		json_object_object_add(o, "mean_ns",
-				       u64(g->count ? (uint64_t)(fp_comp_incl(g, cal) /
-								 (double)g->count)
-						    : 0));
-		json_object_object_add(o, "nested", u64(g->ndesc));
-		json_object_object_add(o, "recursion", u64(g->recursion));
-		for (k = 0; k < FP_HIST_BUCKETS; k++) {
-			struct json_object *b;
-
-			if (!g->hist[k])
-				continue;
-			b = json_object_new_object();
-			json_object_object_add(b, "ge_ns", u64(1ULL << k));
-			json_object_object_add(b, "count", u64(g->hist[k]));
-			json_object_array_add(h, b);
-		}
-		json_object_object_add(o, "histogram", h);
-		json_object_array_add(regs, o);
-	}
-	if (fns)
-		fp_feature_times(s, cat->nfeatures, fns);
-	for (f = 0; f < cat->nfeatures; f++) {
+	for (r = 0; r < cat->nregions && r < s->nregions; r++)
+		json_object_array_add(regs, region_json(cat, r, &s->regions[r], cal, enabled));
+	if (ff)
+		fp_feature_times(s, cal, cat->nfeatures, ff, &base);
+	for (f = 0; ff && f < cat->nfeatures; f++) {
 		struct json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "name", json_object_new_string(cat->features[f]));
-		json_object_object_add(o, "ns", u64(fns ? fns[f] : 0));
+		add(o, "name", json_object_new_string(cat->features[f]));
+		add(o, "ns", dbl_ns(ff[f].ns));
+		add(o, "raw_ns", u64(ff[f].raw_ns));
+		add_times(o, "", ff[f].ns, ff[f].unc, ff[f].off_pre_ns, ff[f].off_blk_ns);
 		json_object_array_add(feats, o);
 	}
 	for (i = 0; i < s->nfsets; i++) {
-		struct json_object *o = json_object_new_object();
+		const struct fp_fset_fig *e = &s->fsets[i];
+		struct json_object *o;
+		double unc, ns;
 
-		json_object_object_add(o, "features", feature_list(cat, s->fsets[i].mask));
-		json_object_object_add(o, "ns", u64(s->fsets[i].ns));
-		json_object_object_add(o, "events", u64(s->fsets[i].events));
+		if (!e->mask)	/* no feature open: that is base_ns */
+			continue;
+		ns = fp_comp_fset(e, cal, &unc);
+		o = json_object_new_object();
+		add(o, "features", feature_list(cat, e->mask));
+		add(o, "ns", dbl_ns(ns));
+		add(o, "raw_ns", u64(e->ns));
+		add(o, "events", u64(e->events));
+		add_times(o, "", ns, unc, e->off_pre_ns, e->off_blk_ns);
 		json_object_array_add(sets, o);
 	}
 	for (k = 0; k < FP_AN_MAX; k++)
-		json_object_object_add(an, fp_anomaly_names[k], u64(s->anomalies[k]));
-	json_object_object_add(root, "regions", regs);
-	json_object_object_add(root, "features", feats);
-	json_object_object_add(root, "feature_sets", sets);
-	json_object_object_add(root, "anomalies", an);
-	json_object_object_add(root, "compensation", fp_report_calibration(cal));
-	free(fns);
+		add(an, fp_anomaly_names[k], u64(s->anomalies[k]));
+	add(root, "regions", regs);
+	add(root, "features", feats);
+	add(root, "feature_sets", sets);
+	add(root, "base_ns", dbl_ns(ff ? base.ns : 0));
+	add(root, "base_raw_ns", u64(ff ? base.raw_ns : 0));
+	add(root, "base_uncertainty_ns", dbl_ns(ff ? base.unc : 0));
+	add(root, "anomalies", an);
+	add(root, "compensation", fp_report_calibration(cal));
+	free(ff);
 	return root;
 }

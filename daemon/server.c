@@ -251,6 +251,12 @@ static int peer_cap_ptrace(pid_t pid)
 
 /* --- targets ----------------------------------------------------------------------- */
 
+/* The calibration of the attach point a target is attached at. */
+static const struct fp_calibration *cal_of(struct server *s, const struct fp_target *t)
+{
+	return &s->opts->cal->at[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1];
+}
+
 static int find_target(struct server *s, pid_t pid)
 {
 	int i;
@@ -508,7 +514,7 @@ static void do_stats(struct server *s, struct client *c, struct json_object *req
 		reply_error(s, c, req, "internal", "pid %d: cannot read figures", (int)pid);
 		return;
 	}
-	o = fp_report_stats(t->cat, snap, &s->opts->cal->cal, t->exited ? NULL : t->enabled);
+	o = fp_report_stats(t->cat, snap, cal_of(s, t), t->exited ? NULL : t->enabled);
 	json_object_object_add(o, "pid", json_object_new_int(pid));
 	json_object_object_add(o, "comm", json_object_new_string(t->comm));
 	json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
@@ -516,6 +522,50 @@ static void do_stats(struct server *s, struct client *c, struct json_object *req
 				       t->enabled_at_ns ? (int64_t)(snap->taken_ns - t->enabled_at_ns)
 							: 0));
 	fp_snapshot__free(snap);
+	reply_ok(s, c, req, o);
+}
+
+/* Calibration keys of hello, status and calibrate. */
+static void add_cal(struct json_object *o, const struct fp_daemon_cal *dc)
+{
+	const struct fp_calibration *def = &dc->at[dc->optimized ? FP_AT_NOP5 : FP_AT_NOP1];
+
+	json_object_object_add(o, "optimized_uprobes", json_object_new_boolean(dc->optimized));
+	json_object_object_add(o, "calibration", fp_report_calibration(def));
+	json_object_object_add(o, "kernel_optimizes_nop5",
+			       json_object_new_boolean(dc->kernel_optimizes));
+	json_object_object_add(o, "pair_ns_nop1", json_object_new_double(dc->at[FP_AT_NOP1].pair_ns));
+	json_object_object_add(o, "pair_ns_nop5", json_object_new_double(dc->at[FP_AT_NOP5].pair_ns));
+	json_object_object_add(o, "attach", fp_report_daemon_cal(dc));
+}
+
+/*
+ * Measures the probe cost again (the machine may have changed under the daemon). Root
+ * or CAP_SYS_PTRACE only: it changes every target's compensation. Existing targets keep
+ * their attach point; new ones get the one now measured cheaper.
+ */
+static void do_calibrate(struct server *s, struct client *c, struct json_object *req)
+{
+	struct fp_daemon_cal fresh;
+	struct json_object *o;
+	char err[512];
+	int runs = s->opts->cal->runs;
+
+	if (c->cred.uid != 0 && !c->cap_ptrace) {
+		reply_error(s, c, req, "permission_denied", "calibrate: root or CAP_SYS_PTRACE only");
+		return;
+	}
+	if (fp_calibrate(&fresh, s->opts->site, err, sizeof(err))) {
+		reply_error(s, c, req, "internal", "calibrate: %s; the previous calibration stays",
+			    err);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "previous", fp_report_daemon_cal(s->opts->cal));
+	fresh.runs = runs + 1;
+	*s->opts->cal = fresh;
+	fp_log(FP_LOG_INFO, "recalibrated: %s", fresh.why);
+	add_cal(o, s->opts->cal);
 	reply_ok(s, c, req, o);
 }
 
@@ -554,13 +604,7 @@ static void do_status(struct server *s, struct client *c, struct json_object *re
 	json_object_object_add(o, "targets", ts);
 	json_object_object_add(o, "clients", json_object_new_int(n));
 	json_object_object_add(o, "subscriptions", json_object_new_int(s->nsubs));
-	json_object_object_add(o, "optimized_uprobes",
-			       json_object_new_boolean(s->opts->cal->optimized));
-	json_object_object_add(o, "calibration", fp_report_calibration(&s->opts->cal->cal));
-	json_object_object_add(o, "kernel_optimizes_nop5",
-			       json_object_new_boolean(s->opts->cal->kernel_optimizes));
-	json_object_object_add(o, "pair_ns_nop1", json_object_new_double(s->opts->cal->nop1_pair_ns));
-	json_object_object_add(o, "pair_ns_nop5", json_object_new_double(s->opts->cal->nop5_pair_ns));
+	add_cal(o, s->opts->cal);
 	reply_ok(s, c, req, o);
 }
 
@@ -659,10 +703,7 @@ static void handle_request(struct server *s, struct client *c, const char *line,
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "version", json_object_new_int(FP_PROTO_VERSION));
-		json_object_object_add(o, "optimized_uprobes",
-				       json_object_new_boolean(s->opts->cal->optimized));
-		json_object_object_add(o, "calibration",
-				       fp_report_calibration(&s->opts->cal->cal));
+		add_cal(o, s->opts->cal);
 		reply_ok(s, c, req, o);
 	} else if (!strcmp(verb, "enable")) {
 		do_enable(s, c, req, 1);
@@ -676,6 +717,8 @@ static void handle_request(struct server *s, struct client *c, const char *line,
 		do_subscribe(s, c, req);
 	} else if (!strcmp(verb, "unsubscribe")) {
 		do_unsubscribe(s, c, req);
+	} else if (!strcmp(verb, "calibrate")) {
+		do_calibrate(s, c, req);
 	} else if (!strcmp(verb, "attach")) {
 		if (arg_pid(s, c, req, &pid) || (ti = get_target(s, c, req, pid, 1)) < 0)
 			goto out;
@@ -831,7 +874,7 @@ static void run_subscriptions(struct server *s)
 		sb->prev = cur;
 		if (!d)
 			continue;
-		st = fp_report_stats(s->targets[ti]->cat, d, &s->opts->cal->cal,
+		st = fp_report_stats(s->targets[ti]->cat, d, cal_of(s, s->targets[ti]),
 				     s->targets[ti]->enabled);
 		json_object_object_add(st, "comm", json_object_new_string(s->targets[ti]->comm));
 		json_object_object_add(st, "interval_ns", json_object_new_int64(

@@ -4,20 +4,13 @@
 
 #include <sys/types.h>
 
-#include "stats.h"
-
-struct fp_daemon_cal {
-	struct fp_calibration cal;
-	int kernel_optimizes;	/* the kernel rewrites nop5 uprobes into calls */
-	int optimized;		/* targets are attached at the shielded nop5 */
-	double nop1_pair_ns;	/* measured pair cost at each attach point (0: not) */
-	double nop5_pair_ns;
-};
+#include "calibrate.h"
 
 struct fp_server_opts {
 	const char *socket_path;
 	gid_t gid;		/* group allowed to connect (0: root only) */
 	struct fp_daemon_cal *cal;
+	enum fp_site_choice site;	/* --site, for recalibration */
 	void (*ready)(void);	/* called once the socket listens */
 };
 

@@ -1,14 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Compensation. A traced region's raw inclusive time contains part of its own probes'
- * cost (the return to user space after the begin's timestamp, the trap before the
- * end's): the bias b, measured as the raw time of an empty region. A region that
- * encloses n nested regions also contains their probes entirely: n times the pair
- * cost p. So per instance
+ * Compensation. Every probe costs the thread some time before the kernel takes the
+ * event's timestamp (the trap, the lookup, the program up to the clock read) and some
+ * after it (the rest of the program, the return to user space): four parts, measured
+ * at start-up (daemon/calibrate.c), begin_pre, begin_post, end_pre, end_post.
+ *
+ * A region's raw inclusive time runs from its begin's timestamp to its end's, so it
+ * holds begin_post + end_pre of its own probes (the bias b) and the whole cost of every
+ * nested region's two probes (the pair cost p, all four parts). Per instance
  *	incl = raw_incl - b - ndesc * p
  *	excl = incl - sum(children's incl) = raw_excl - b - nchild * (p - b)
  * (a child's raw time already holds its own b). The kernel sums count, ndesc and
  * nchild, so the sums compensate exactly as the instances would.
+ *
+ * A feature-set interval runs from one event's timestamp to the next event's on the
+ * same thread: it holds the post part of the event that opened it and the pre part of
+ * the one that closed it. The kernel counts which kind opened and closed each interval
+ * of a set, so a set's time is compensated exactly as its intervals would be; a
+ * feature's time is the sum of its sets' (its span starts at the timestamp of its
+ * outermost begin and ends at that of its end, as a region's does).
+ *
+ * Uncertainty: the calibration's spread (standard deviation of its round values) of
+ * each part times the number of events it is subtracted for, added linearly: the
+ * error of a calibration is systematic, it does not average out over events.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +109,10 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 		a->nchild = sub(a->nchild, b->nchild);
 		a->ndesc = sub(a->ndesc, b->ndesc);
 		a->recursion = sub(a->recursion, b->recursion);
+		a->off_pre_ns = sub(a->off_pre_ns, b->off_pre_ns);
+		a->off_blk_ns = sub(a->off_blk_ns, b->off_blk_ns);
+		a->xoff_pre_ns = sub(a->xoff_pre_ns, b->xoff_pre_ns);
+		a->xoff_blk_ns = sub(a->xoff_blk_ns, b->xoff_blk_ns);
 		for (k = 0; k < FP_HIST_BUCKETS; k++)
 			a->hist[k] = sub(a->hist[k], b->hist[k]);
 		/* min and max are of all time: an interval's own extremes are not kept */
@@ -102,8 +120,15 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 	for (i = 0; i < d->nfsets; i++)
 		for (j = 0; j < prev->nfsets; j++)
 			if (prev->fsets[j].mask == d->fsets[i].mask) {
-				d->fsets[i].ns = sub(d->fsets[i].ns, prev->fsets[j].ns);
-				d->fsets[i].events = sub(d->fsets[i].events, prev->fsets[j].events);
+				struct fp_fset_fig *x = &d->fsets[i];
+				const struct fp_fset_fig *y = &prev->fsets[j];
+
+				x->ns = sub(x->ns, y->ns);
+				x->events = sub(x->events, y->events);
+				x->opened_by_begin = sub(x->opened_by_begin, y->opened_by_begin);
+				x->closed_by_begin = sub(x->closed_by_begin, y->closed_by_begin);
+				x->off_pre_ns = sub(x->off_pre_ns, y->off_pre_ns);
+				x->off_blk_ns = sub(x->off_blk_ns, y->off_blk_ns);
 				break;
 			}
 	for (k = 0; k < FP_AN_MAX; k++)
@@ -111,32 +136,86 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 	return d;
 }
 
-double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c)
+static double clamp0(double v)
 {
-	double v = (double)r->incl_ns;
-
-	if (c && c->valid)
-		v -= (double)r->count * c->bias_ns + (double)r->ndesc * c->pair_ns;
 	return v > 0 ? v : 0;
 }
 
-double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *c)
+static int usable(const struct fp_calibration *c)
 {
-	double v = (double)r->excl_ns;
+	return c && c->valid;
+}
 
-	if (c && c->valid)
+double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc)
+{
+	double v = (double)r->incl_ns, u = 0;
+
+	if (usable(c)) {
+		v -= (double)r->count * c->bias_ns + (double)r->ndesc * c->pair_ns;
+		u = (double)r->count * c->bias_sd + (double)r->ndesc * c->pair_sd;
+	}
+	if (unc)
+		*unc = u;
+	return clamp0(v);
+}
+
+double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc)
+{
+	double v = (double)r->excl_ns, u = 0;
+
+	if (usable(c)) {
 		v -= (double)r->count * c->bias_ns +
 		     (double)r->nchild * (c->pair_ns - c->bias_ns);
-	return v > 0 ? v : 0;
+		u = (double)r->count * c->bias_sd + (double)r->nchild * c->pair_sd;
+	}
+	if (unc)
+		*unc = u;
+	return clamp0(v);
 }
 
-void fp_feature_times(const struct fp_snapshot *s, int nfeatures, uint64_t *ns_out)
+double fp_comp_fset(const struct fp_fset_fig *f, const struct fp_calibration *c, double *unc)
+{
+	double n[FP_C_N], v = (double)f->ns, u = 0;
+	int k;
+
+	n[FP_C_BEGIN_POST] = (double)f->opened_by_begin;
+	n[FP_C_END_POST] = (double)(f->events - f->opened_by_begin);
+	n[FP_C_BEGIN_PRE] = (double)f->closed_by_begin;
+	n[FP_C_END_PRE] = (double)(f->events - f->closed_by_begin);
+	for (k = 0; usable(c) && k < FP_C_N; k++) {
+		v -= n[k] * c->part_ns[k];
+		u += n[k] * c->part_sd[k];
+	}
+	if (unc)
+		*unc = u;
+	return clamp0(v);
+}
+
+static void add_fig(struct fp_feature_fig *o, const struct fp_fset_fig *e, double ns, double unc)
+{
+	o->ns += ns;
+	o->unc += unc;
+	o->raw_ns += e->ns;
+	o->off_pre_ns += e->off_pre_ns;
+	o->off_blk_ns += e->off_blk_ns;
+}
+
+void fp_feature_times(const struct fp_snapshot *s, const struct fp_calibration *c,
+		      int nfeatures, struct fp_feature_fig *out, struct fp_feature_fig *base)
 {
 	int i, f;
 
-	memset(ns_out, 0, sizeof(*ns_out) * (size_t)nfeatures);
-	for (i = 0; i < s->nfsets; i++)
+	memset(out, 0, sizeof(*out) * (size_t)nfeatures);
+	if (base)
+		memset(base, 0, sizeof(*base));
+	for (i = 0; i < s->nfsets; i++) {
+		const struct fp_fset_fig *e = &s->fsets[i];
+		double unc, ns = fp_comp_fset(e, c, &unc);
+
+		if (!e->mask && base)
+			add_fig(base, e, ns, unc);
 		for (f = 0; f < nfeatures && f < FP_MAX_FEATURES; f++)
-			if (s->fsets[i].mask & (1ULL << f))
-				ns_out[f] += s->fsets[i].ns;
+			if (e->mask & (1ULL << f))
+				add_fig(&out[f], e, ns, unc);
+	}
 }

@@ -13,6 +13,7 @@
 
 struct fp_region_fig {
 	uint64_t count, incl_ns, excl_ns, min_ns, max_ns, nchild, ndesc, recursion;
+	uint64_t off_pre_ns, off_blk_ns, xoff_pre_ns, xoff_blk_ns;
 	uint64_t hist[FP_HIST_BUCKETS];
 };
 
@@ -20,6 +21,8 @@ struct fp_fset_fig {
 	uint64_t mask;
 	uint64_t ns;
 	uint64_t events;
+	uint64_t opened_by_begin, closed_by_begin;
+	uint64_t off_pre_ns, off_blk_ns;
 };
 
 struct fp_snapshot {
@@ -31,11 +34,22 @@ struct fp_snapshot {
 	uint64_t anomalies[FP_AN_MAX];
 };
 
-/* Probe cost, measured at start-up (daemon/calibrate.c). */
+/*
+ * Probe cost at one attach point, measured by daemon/calibrate.c. A probe's cost to the
+ * thread splits around the event's timestamp: the part before it and the part after.
+ */
+enum { FP_C_BEGIN_PRE, FP_C_BEGIN_POST, FP_C_END_PRE, FP_C_END_POST, FP_C_N };
+
 struct fp_calibration {
-	double bias_ns;		/* raw inclusive time of an empty region */
-	double pair_ns;		/* what one begin+end pair costs the thread in all */
 	int valid;
+	double part_ns[FP_C_N];	/* median over rounds of each part */
+	double part_sd[FP_C_N];	/* spread: standard deviation of the round values */
+	double bias_ns;		/* begin_post + end_pre: in a region's own raw time */
+	double pair_ns;		/* all four: what a nested begin+end costs its parent */
+	double bias_sd, pair_sd;	/* spread of the per-round sums */
+	int rounds, instances;	/* instances per round */
+	double nested_check_ns;	/* calibration's outer region: raw - inside - predicted,
+				 * per instance: ~0 when the model holds for nesting */
 };
 
 struct fp_snapshot *fp_snapshot__new(int nregions);
@@ -45,12 +59,23 @@ struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s);
 struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				       const struct fp_snapshot *prev);
 
-/* Compensated sums of a region: never below zero. */
-double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c);
-double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *c);
+/*
+ * Compensated sums of a region and of a feature set, never below zero; *unc (if not
+ * NULL) gets the uncertainty: the calibration's spread times the events it is applied to.
+ */
+double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc);
+double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc);
+double fp_comp_fset(const struct fp_fset_fig *f, const struct fp_calibration *c, double *unc);
 
-/* Time of each feature (any set containing it) and of exactly-this-set, from fsets. */
-void fp_feature_times(const struct fp_snapshot *s, int nfeatures, uint64_t *ns_out);
+/* Per feature: the compensated time, its uncertainty and off-CPU time (preempted,
+ * blocked) of every set containing it. Arrays of nfeatures. base: the set of no
+ * feature (time outside every region), ns and uncertainty; may be NULL. */
+struct fp_feature_fig {
+	double ns, unc;
+	uint64_t raw_ns, off_pre_ns, off_blk_ns;
+};
+void fp_feature_times(const struct fp_snapshot *s, const struct fp_calibration *c,
+		      int nfeatures, struct fp_feature_fig *out, struct fp_feature_fig *base);
 
 extern const char *const fp_anomaly_names[FP_AN_MAX];
 

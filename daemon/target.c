@@ -257,6 +257,14 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 			 strerror(errno));
 		goto fail;
 	}
+	t->skel->links.fp_switch = bpf_program__attach(t->skel->progs.fp_switch);
+	t->skel->links.fp_wakeup = bpf_program__attach(t->skel->progs.fp_wakeup);
+	if (!t->skel->links.fp_switch || !t->skel->links.fp_wakeup) {
+		ret = -errno;
+		snprintf(err, errlen, "pid %d: cannot attach the context-switch program: %s",
+			 (int)pid, strerror(errno));
+		goto fail;
+	}
 	return t;
 fail:
 	fp_target__free(t);
@@ -523,6 +531,10 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 			d->nchild += v->nchild;
 			d->ndesc += v->ndesc;
 			d->recursion += v->recursion;
+			d->off_pre_ns += v->off_pre_ns;
+			d->off_blk_ns += v->off_blk_ns;
+			d->xoff_pre_ns += v->xoff_pre_ns;
+			d->xoff_blk_ns += v->xoff_blk_ns;
 			for (k = 0; k < FP_HIST_BUCKETS; k++)
 				d->hist[k] += v->hist[k];
 		}
@@ -548,6 +560,10 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 		for (c = 0; c < ncpu; c++) {
 			e->ns += fv[c].ns;
 			e->events += fv[c].events;
+			e->opened_by_begin += fv[c].opened_by_begin;
+			e->closed_by_begin += fv[c].closed_by_begin;
+			e->off_pre_ns += fv[c].off_pre_ns;
+			e->off_blk_ns += fv[c].off_blk_ns;
 		}
 	}
 	for (k = 0; k < FP_AN_MAX; k++) {

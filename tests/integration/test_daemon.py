@@ -112,6 +112,16 @@ class Target:
         self.p.stdin.write("go\n")
         self.p.stdin.flush()
 
+    def warm(self):
+        """accuracy/offcpu modes: after go(), wait until every thread ran its warm-up
+        iteration (first hits of optimized sites rewrite them), then let them go on."""
+        line = self.p.stdout.readline()
+        assert line.strip() == "warm", line
+        return self
+
+    def go_on(self):
+        self.go()
+
     def result(self, timeout=120):
         out = self.p.stdout.read()
         self.p.wait(timeout)
@@ -174,27 +184,141 @@ def site_bytes(pid):
 
 # --- tests ---------------------------------------------------------------------------------
 
+def calibration(d):
+    """The calibration of the daemon's default attach point, printed for the record."""
+    st = Client(d).call("status")["result"]
+    at = st["attach"]
+    cal = st["calibration"]
+    print("    machine: attach point %s (%s); nop1 pair %.0f ns, nop5 pair %.0f ns" % (
+        at["attach_point"], at["why"], at["nop1"]["pair_ns"], at["nop5"]["pair_ns"]))
+    print("    calibration: bias %.0f ns (sd %.1f), pair %.0f ns (sd %.1f), nested check %.0f ns"
+          % (cal["bias_ns"], cal["bias_sd_ns"], cal["pair_ns"], cal["pair_sd_ns"],
+             cal["nested_check_ns"]))
+    return cal
+
+
+# The error a figure may have beyond its reported uncertainty, in pair costs: a probe's
+# cost depends on what the thread did before it (cold caches after a sleep or long user
+# code), which the calibration's loop cannot know. Measured here: a region's own probes
+# up to 0.6 pair costs above the calibrated bias (docs/TRACING.md), nested pairs less.
+# A figure must be within 3x its uncertainty plus this (plus its off-CPU time, which
+# may fall inside a probe); uncompensated figures of nested regions are not.
+SLACK_PER_INSTANCE = 0.75
+SLACK_PER_NESTED = 0.25
+
+
+def within(name, key, got, truth, unc, instances, nested, pair, raw=None, offcpu=0):
+    """offcpu: time the thread was switched out inside the figure; where that happened
+    inside a probe it is in featprof's time and not in the truth's."""
+    model = 3 * unc + pair * (SLACK_PER_INSTANCE * instances + SLACK_PER_NESTED * nested)
+    tol = model + offcpu
+    err = got - truth
+    line = "    %-10s %-13s truth %11d featprof %11d (%+.2f%%) off-CPU %7d tolerance %8d" % (
+        name, key, truth, got, err / truth * 100, offcpu, tol)
+    if raw is not None:
+        line += "  raw %+.2f%%" % ((raw - truth) / truth * 100)
+    print(line)
+    check(abs(err) <= tol, "%s %s error %d ns (%.2f%%) > tolerance %d ns" % (
+        name, key, err, err / truth * 100, tol))
+    return raw is not None and abs(raw - truth) > model
+
+
+# truth.cc: the regions whose instances are a feature's outermost ones, and which share
+# of their instances is (rec: the top one of 3 levels)
+FEATURE_OUTERMOST = {"A": [("flat", 1), ("inner", 1), ("multi", 1)], "B": [("outer", 1)],
+                     "C": [("jmp_outer", 1), ("rec", 3)], "D": [("jmp_inner", 1), ("scoped", 1)]}
+
+
 def t_accuracy(d):
-    """Counts exact, inclusive/exclusive within 2% of the truth, 4 threads."""
-    t = Target("accuracy", 12, 4)
+    """Counts exact; regions, features within their uncertainty; 4 threads; region length
+    from the machine's pair cost."""
+    cal = calibration(d)
+    pair = cal["pair_ns"]
+    # the shortest busy stretch (150 us at scale 1) is 60 pair costs: compensation is
+    # then 0.3-2% of a region, well above the tolerance, so a wrong one fails
+    scale = 60 * pair / 150000.0
+    print("    scale %.2f: flat region %.0f us" % (scale, 600 * scale))
+    # 4 threads with pauses: on 2 CPUs they rarely overlap, and the CPUs idle less than
+    # with 2 threads (a probe right after a CPU left idle costs more, docs/TRACING.md)
+    threads = 4
+    t = Target("accuracy", 12, threads, "%.3f" % scale)
     r = cli(d, "enable", t.pid, "--all")
     check(r.returncode == 0, "enable --all: " + r.stderr)
     t.go()
-    truth = json.loads(t.result())["truth"]
+    t.warm()
+    check(cli(d, "reset", t.pid).returncode == 0, "reset after warm-up")
+    t.go_on()
+    out = json.loads(t.result())
+    truth = out["truth"]
     st = stats(d, t.pid)  # the target has exited: last figures stay
     check(st["exited"], "exited target still queryable")
+    raw_fails = []
     for name, tr in truth.items():
         r = region(st, name)
         check(r["count"] == tr["count"], "%s count %d != %d" % (name, r["count"], tr["count"]))
         for k in ("inclusive_ns", "exclusive_ns"):
-            err = (r[k] - tr[k]) / tr[k] * 100
-            print("    %-10s %-12s truth %11d featprof %11d raw %11d error %+.2f%%" % (
-                name, k, tr[k], r[k], r["raw_" + k], err))
-            check(abs(err) <= 2.0, "%s %s error %.2f%% > 2%%" % (name, k, err))
+            unc = r["inclusive_uncertainty_ns" if k == "inclusive_ns" else
+                    "exclusive_uncertainty_ns"]
+            off = r["offcpu_ns" if k == "inclusive_ns" else "exclusive_offcpu_ns"]
+            if within(name, k, r[k], tr[k], unc, r["count"], r["nested"], pair, r["raw_" + k],
+                      off):
+                raw_fails.append(name + " " + k)
+    for f in st["features"]:
+        if f["name"] in out["features"]:
+            tr = out["features"][f["name"]]
+            # an outermost instance is one interval more than the nested pairs in it
+            sets = [x for x in st["feature_sets"] if f["name"] in x["features"]]
+            events = sum(x["events"] for x in sets)
+            outermost = sum(region(st, n)["count"] // k for n, k in FEATURE_OUTERMOST[f["name"]])
+            if within("feature " + f["name"], "ns", f["ns"], tr, f["uncertainty_ns"], outermost,
+                      max(0, events - outermost) / 2, pair, f["raw_ns"], f["offcpu_ns"]):
+                raw_fails.append("feature " + f["name"])
+    # the test can fail: uncompensated figures are out of tolerance for nested regions
+    print("    raw figures out of tolerance: %s" % ", ".join(raw_fails))
+    check(len(raw_fails) >= 4, "compensation matters at these lengths (raw out of "
+          "tolerance for %d figures)" % len(raw_fails))
     for k, v in st["anomalies"].items():
         check(v == 0, "anomaly %s = %d" % (k, v))
-    check(region(st, "rec")["recursion"] == 2 * 12 * 4, "recursion counted: %d" %
+    check(region(st, "rec")["recursion"] == 2 * 12 * threads, "recursion counted: %d" %
           region(st, "rec")["recursion"])
+
+
+def t_offcpu(d):
+    """Wall, CPU, preempted and blocked time of 1 ms regions against the threads' own
+    clocks, with more threads than CPUs."""
+    cal = calibration(d)
+    ncpu = os.cpu_count()
+    threads = 2 * ncpu + 1
+    t = Target("offcpu", 40, threads)
+    check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
+    t.go()
+    t.warm()
+    check(cli(d, "reset", t.pid).returncode == 0, "reset after warm-up")
+    t.go_on()
+    tr = json.loads(t.result())["truth"]["cpu_sleep"]
+    st = stats(d, t.pid)
+    r = region(st, "cpu_sleep")
+    check(r["count"] == tr["count"], "count %d != %d" % (r["count"], tr["count"]))
+    wall = tr["inclusive_ns"]
+    # the probes' own cost lands in featprof's CPU time only as far as the compensation
+    # misses it: the same model slack as t_accuracy, per instance
+    slack = SLACK_PER_INSTANCE * cal["pair_ns"] * r["count"] + 3 * r["uncertainty_ns"]
+    print("    %d threads on %d CPUs, %d regions of 1 ms CPU + 1 ms sleep" % (
+        threads, ncpu, r["count"]))
+    for k in ("inclusive_ns", "cpu_ns", "offcpu_preempted_ns", "offcpu_blocked_ns"):
+        got, want = r[k], tr[k]
+        # 2% of the clock's own figure; the split between preempted and blocked is
+        # held to 2% of the wall time (a wake-up is one event, seen from both sides)
+        tol = 0.02 * (want if k in ("inclusive_ns", "cpu_ns") else wall) + slack
+        print("    %-20s truth %11d featprof %11d (%+.2f%% of wall) tolerance %d" % (
+            k, want, got, (got - want) / wall * 100, tol))
+        check(abs(got - want) <= tol, "cpu_sleep %s: %d vs truth %d" % (k, got, want))
+    check(tr["offcpu_preempted_ns"] > 0.05 * wall, "the CPUs were oversubscribed (truth "
+          "runnable %d ns)" % tr["offcpu_preempted_ns"])
+    f = next(x for x in st["features"] if x["name"] == "Work")
+    check(abs(f["offcpu_blocked_ns"] - r["offcpu_blocked_ns"]) <= 0.01 * wall and
+          abs(f["cpu_ns"] - r["cpu_ns"]) <= 0.01 * wall, "feature Work splits as its region")
+    check(st["base_ns"] > 0, "base time outside regions: %d" % st["base_ns"])
 
 
 def t_redzone(d):
@@ -417,6 +541,7 @@ def t_sigkill(d):
     t = Target("accuracy", 6, 2)
     check(cli(dk, "enable", t.pid, "--all").returncode == 0, "enable")
     t.go()
+    t.warm().go_on()
     time.sleep(0.3)
     dk.p.kill()
     dk.p.wait()
@@ -430,7 +555,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_accuracy, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_accuracy, t_offcpu, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 
@@ -438,7 +563,10 @@ def main():
     if os.geteuid() != 0:
         print("SKIP: integration tests need root (BPF)")
         return 77
-    d = Daemon("main")
+    # FP_TEST_SITE=nop1|nop5 runs the suite at one attach point (default: the daemon's
+    # choice by measurement)
+    site = os.environ.get("FP_TEST_SITE")
+    d = Daemon("main", *(["--site", site] if site else []))
     passed = failed = 0
     try:
         for t in TESTS:

@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Known-answer target for the integration tests. Every region busy-waits to a
- * clock_gettime deadline, and the target measures each region's inclusive time itself
- * (right after its begin site, right before its end site): the ground truth featprof is
- * held against. Waits for a line on stdin before it starts, so the test can enable
- * first; prints the truth as one JSON object at the end.
+ * clock_gettime deadline, and the target measures each region's time itself: right
+ * after its begin site and right before its end site, less the time the probes of
+ * regions nested in it took (timestamps taken right before and after each nested site).
+ * That is what the region would take untraced, the ground truth featprof's compensated
+ * figures are held against. A feature's truth is the time of its outermost regions.
  *
- * usage: truth MODE [ITERATIONS] [THREADS]
- *   accuracy   flat, nested, recursive, several exits, longjmp, C++ exception (default)
+ * Protocol on stdin/stdout: prints "ready PID", waits for a line; runs one warm-up
+ * iteration per thread (first hits of optimized uprobe sites rewrite them, see
+ * docs/TRACING.md), prints "warm", waits for a line, runs the measured iterations and
+ * prints the truth as one JSON object.
+ *
+ * usage: truth MODE [ITERATIONS] [THREADS] [SCALE]
+ *   accuracy   flat, nested, recursive, several exits, longjmp, C++ exception (default);
+ *              busy times are multiplied by SCALE (a float, default 1)
+ *   offcpu     a region spins 1 ms of thread CPU time, then sleeps 1 ms (SCALE
+ *              multiplies both); truth of CPU, runnable and sleeping time per region
+ *              from CLOCK_THREAD_CPUTIME_ID and /proc/thread-self/schedstat
  *   inside     a thread is inside a region when the test enables it
  *   open       a region is disabled while a thread is inside it, then "tick" runs
  *   exit       a thread exits inside a region
@@ -34,9 +44,11 @@ static uint64_t now_ns()
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static double scale = 1.0;
+
 static void busy_us(unsigned us)
 {
-	uint64_t end = now_ns() + us * 1000ULL;
+	uint64_t end = now_ns() + (uint64_t)(us * 1000.0 * scale);
 
 	while (now_ns() < end)
 		;
@@ -46,8 +58,12 @@ enum { R_FLAT, R_OUTER, R_INNER, R_REC, R_MULTI, R_JOUT, R_JIN, R_SCOPED, R_N };
 static const char *const names[R_N] = { "flat", "outer", "inner", "rec", "multi",
 					 "jmp_outer", "jmp_inner", "scoped" };
 
+enum { F_A, F_B, F_C, F_D, F_N };
+static const char *const fnames[F_N] = { "A", "B", "C", "D" };
+
 struct truth {
 	uint64_t incl[R_N], excl[R_N], count[R_N];
+	uint64_t feat[F_N];
 };
 
 static void add(struct truth *t, int r, uint64_t incl, uint64_t children)
@@ -57,20 +73,31 @@ static void add(struct truth *t, int r, uint64_t incl, uint64_t children)
 	t->count[r]++;
 }
 
-/* Recursion: each level 150 us of its own, then the next level inside. */
-static uint64_t rec(struct truth *t, int depth)
-{
-	uint64_t t0, child = 0, t1;
+/* Time of a nested probe: the window around its site, as seen from the parent. */
+#define NESTED(site, win)                                                                  \
+	do {                                                                               \
+		uint64_t _w0 = now_ns();                                                   \
+		site;                                                                      \
+		(win) += now_ns() - _w0;                                                   \
+	} while (0)
 
-	FP_BEGIN(rec, "C");
+/* Recursion: each level 150 us of its own, then the next level inside. Returns the
+ * level's untraced time; *win gets the time of its own probes and its descendants'. */
+static uint64_t rec(struct truth *t, int depth, uint64_t *win)
+{
+	uint64_t t0, t1, child = 0, cwin = 0, incl;
+
+	NESTED(FP_BEGIN(rec, "C"), *win);
 	t0 = now_ns();
 	busy_us(150);
 	if (depth > 1)
-		child = rec(t, depth - 1);
+		child = rec(t, depth - 1, &cwin);
 	t1 = now_ns();
-	FP_END(rec);
-	add(t, R_REC, t1 - t0, child);
-	return t1 - t0;
+	NESTED(FP_END(rec), *win);
+	incl = t1 - t0 - cwin;
+	add(t, R_REC, incl, child);
+	*win += cwin;
+	return incl;
 }
 
 /* Records the end of the truth interval; declared after FP_SCOPE, destroyed before it. */
@@ -90,7 +117,7 @@ static __attribute__((noinline)) void scoped_throw(uint64_t *t0, uint64_t *t1)
 
 static void one_iteration(struct truth *t, long i)
 {
-	uint64_t a, b, c, d;
+	uint64_t a, b, c, d, win, x;
 	static thread_local jmp_buf jb;
 
 	/* flat: 600 us */
@@ -100,24 +127,29 @@ static void one_iteration(struct truth *t, long i)
 	b = now_ns();
 	FP_END(flat);
 	add(t, R_FLAT, b - a, 0);
+	t->feat[F_A] += b - a;
 
 	/* nested: outer 240 us + inner 320 us + outer 160 us */
+	win = 0;
 	FP_BEGIN(outer, "B");
 	a = now_ns();
 	busy_us(240);
-	FP_BEGIN(inner, "A", "B");
+	NESTED(FP_BEGIN(inner, "A", "B"), win);
 	c = now_ns();
 	busy_us(320);
 	d = now_ns();
-	FP_END(inner);
+	NESTED(FP_END(inner), win);
 	add(t, R_INNER, d - c, 0);
 	busy_us(160);
 	b = now_ns();
 	FP_END(outer);
-	add(t, R_OUTER, b - a, d - c);
+	add(t, R_OUTER, b - a - win, d - c);
+	t->feat[F_A] += d - c;
+	t->feat[F_B] += b - a - win;
 
 	/* recursion, three levels */
-	rec(t, 3);
+	win = 0;
+	t->feat[F_C] += rec(t, 3, &win);
 
 	/* several exits */
 	FP_BEGIN(multi, "A");
@@ -132,27 +164,33 @@ static void one_iteration(struct truth *t, long i)
 		FP_END(multi);
 	}
 	add(t, R_MULTI, b - a, 0);
+	t->feat[F_A] += b - a;
 
 	/* longjmp out of jmp_inner; the landing path ends it. Volatile: locals changed
 	 * between setjmp and longjmp are otherwise indeterminate after the jump. */
 	{
-		volatile uint64_t ja, jc, jd;
+		volatile uint64_t ja, jc, jd, jw;
 
 		FP_BEGIN(jmp_outer, "C");
 		ja = now_ns();
 		if (setjmp(jb) == 0) {
+			jw = now_ns();
 			FP_BEGIN(jmp_inner, "C", "D");
 			jc = now_ns();
+			jw = jc - jw;	/* the begin's window */
 			busy_us(200);
 			longjmp(jb, 1);
 		}
 		jd = now_ns(); /* the region ends on the landing path */
 		FP_END(jmp_inner);
+		x = now_ns();
 		add(t, R_JIN, jd - jc, 0);
 		busy_us(150);
 		b = now_ns();
 		FP_END(jmp_outer);
-		add(t, R_JOUT, b - ja, jd - jc);
+		add(t, R_JOUT, b - ja - jw - (x - jd), jd - jc);
+		t->feat[F_C] += b - ja - jw - (x - jd);
+		t->feat[F_D] += jd - jc;
 	}
 
 	/* an exception through an FP_SCOPE */
@@ -160,35 +198,106 @@ static void one_iteration(struct truth *t, long i)
 		scoped_throw(&a, &b);
 	} catch (const std::exception &) {
 		add(t, R_SCOPED, b - a, 0);
+		t->feat[F_D] += b - a;
 	}
 }
 
 struct worker_arg {
 	long iters;
 	struct truth t;
+	/* offcpu mode: per region, wall, thread CPU, runnable (schedstat run_delay) */
+	uint64_t wall, cpu, runnable, count;
 };
+
+static pthread_barrier_t warm_barrier;
+static int offcpu_mode;
+
+static uint64_t thread_cpu_ns()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Time this thread spent runnable, waiting for a CPU: schedstat's second field. */
+static uint64_t run_delay_ns()
+{
+	unsigned long long run = 0, delay = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+
+	if (!f || fscanf(f, "%llu %llu", &run, &delay) != 2)
+		exit(4);
+	fclose(f);
+	return delay;
+}
+
+/* 1 ms of this thread's CPU time, then 1 ms asleep (times SCALE). */
+static void cpu_then_sleep(struct worker_arg *w)
+{
+	uint64_t w0, c0, r0, w1, c1, r1, want = (uint64_t)(1e6 * scale);
+	struct timespec ts = { 0, (long)(1e6 * scale) };
+
+	FP_BEGIN(cpu_sleep, "Work");
+	w0 = now_ns();
+	c0 = thread_cpu_ns();
+	r0 = run_delay_ns();
+	while (thread_cpu_ns() - c0 < want)
+		;
+	nanosleep(&ts, NULL);
+	r1 = run_delay_ns();
+	c1 = thread_cpu_ns();
+	w1 = now_ns();
+	FP_END(cpu_sleep);
+	w->wall += w1 - w0;
+	w->cpu += c1 - c0;
+	w->runnable += r1 - r0;
+	w->count++;
+}
 
 static void *worker(void *p)
 {
 	struct worker_arg *w = (struct worker_arg *)p;
+	struct truth warm;
 
-	/* a pause between iterations: 4 threads must not oversubscribe 2 cores, where a
-	 * thread that loses its CPU inside a probe makes a region look longer */
+	memset(&warm, 0, sizeof(warm));
+	if (offcpu_mode) {
+		cpu_then_sleep(w);
+		w->wall = w->cpu = w->runnable = w->count = 0;
+	} else {
+		one_iteration(&warm, 0);
+	}
+	pthread_barrier_wait(&warm_barrier);	/* main prints "warm" */
+	pthread_barrier_wait(&warm_barrier);	/* and lets us go on */
+	/* accuracy: a pause between iterations, so that the threads rarely oversubscribe
+	 * the CPUs (a thread preempted inside a probe makes a region look longer) */
 	for (long i = 0; i < w->iters; i++) {
-		one_iteration(&w->t, i);
-		usleep(30000);
+		if (offcpu_mode) {
+			cpu_then_sleep(w);
+		} else {
+			one_iteration(&w->t, i);
+			usleep(30000);
+			/* outside any region: a probe right after a wake-up costs more than
+			 * the calibrated one (cold caches; docs/TRACING.md measures it) */
+			busy_us(50);
+		}
 	}
 	return NULL;
 }
 
-static void wait_go()
+static void wait_line()
 {
 	char line[16];
 
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		exit(3);
+}
+
+static void wait_go()
+{
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	wait_line();
 }
 
 static void *inside_thread(void *p)
@@ -238,20 +347,30 @@ int main(int argc, char **argv)
 	long iters = argc > 2 ? atol(argv[2]) : 20;
 	int nthreads = argc > 3 ? atoi(argv[3]) : 4;
 
-	if (!strcmp(mode, "accuracy")) {
-		struct worker_arg w[16];
-		pthread_t tid[16];
+	if (argc > 4)
+		scale = atof(argv[4]);
+	offcpu_mode = !strcmp(mode, "offcpu");
+	if (!strcmp(mode, "accuracy") || offcpu_mode) {
+		struct worker_arg w[64];
+		pthread_t tid[64];
 		struct truth sum;
+		uint64_t wall = 0, cpu = 0, runnable = 0, count = 0;
 
-		if (nthreads < 1 || nthreads > 16)
+		if (nthreads < 1 || nthreads > 64 || !(scale > 0))
 			return 2;
 		memset(w, 0, sizeof(w));
 		memset(&sum, 0, sizeof(sum));
+		pthread_barrier_init(&warm_barrier, NULL, (unsigned)nthreads + 1);
 		wait_go();
 		for (int i = 0; i < nthreads; i++) {
 			w[i].iters = iters;
 			pthread_create(&tid[i], NULL, worker, &w[i]);
 		}
+		pthread_barrier_wait(&warm_barrier);
+		printf("warm\n");
+		fflush(stdout);
+		wait_line();
+		pthread_barrier_wait(&warm_barrier);
 		for (int i = 0; i < nthreads; i++) {
 			pthread_join(tid[i], NULL);
 			for (int r = 0; r < R_N; r++) {
@@ -259,13 +378,34 @@ int main(int argc, char **argv)
 				sum.excl[r] += w[i].t.excl[r];
 				sum.count[r] += w[i].t.count[r];
 			}
+			for (int f = 0; f < F_N; f++)
+				sum.feat[f] += w[i].t.feat[f];
+			wall += w[i].wall;
+			cpu += w[i].cpu;
+			runnable += w[i].runnable;
+			count += w[i].count;
 		}
-		printf("{\"truth\":{");
-		for (int r = 0; r < R_N; r++)
-			printf("%s\"%s\":{\"count\":%llu,\"inclusive_ns\":%llu,\"exclusive_ns\":%llu}",
-			       r ? "," : "", names[r], (unsigned long long)sum.count[r],
-			       (unsigned long long)sum.incl[r], (unsigned long long)sum.excl[r]);
-		printf("}}\n");
+		if (offcpu_mode) {
+			printf("{\"truth\":{\"cpu_sleep\":{\"count\":%llu,\"inclusive_ns\":%llu,"
+			       "\"cpu_ns\":%llu,\"offcpu_preempted_ns\":%llu,"
+			       "\"offcpu_blocked_ns\":%llu}}}\n",
+			       (unsigned long long)count, (unsigned long long)wall,
+			       (unsigned long long)cpu, (unsigned long long)runnable,
+			       (unsigned long long)(wall - cpu - runnable));
+		} else {
+			printf("{\"truth\":{");
+			for (int r = 0; r < R_N; r++)
+				printf("%s\"%s\":{\"count\":%llu,\"inclusive_ns\":%llu,"
+				       "\"exclusive_ns\":%llu}",
+				       r ? "," : "", names[r], (unsigned long long)sum.count[r],
+				       (unsigned long long)sum.incl[r],
+				       (unsigned long long)sum.excl[r]);
+			printf("},\"features\":{");
+			for (int f = 0; f < F_N; f++)
+				printf("%s\"%s\":%llu", f ? "," : "", fnames[f],
+				       (unsigned long long)sum.feat[f]);
+			printf("}}\n");
+		}
 	} else if (!strcmp(mode, "inside") || !strcmp(mode, "open") || !strcmp(mode, "exit")) {
 		pthread_t tid;
 

@@ -1,22 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Compensation, deltas and per-feature time: daemon/stats.c, pure arithmetic. */
+/* Compensation, uncertainty, deltas and per-feature time: daemon/stats.c, pure arithmetic. */
 #include <stdlib.h>
 
 #include "../../daemon/stats.h"
 #include "test.h"
 
+/* begin 400+100, end 400+400 ns around the timestamp: bias 500, pair 1300 */
+static struct fp_calibration make_cal(void)
+{
+	struct fp_calibration c = { .valid = 1,
+				    .part_ns = { 400, 100, 400, 400 },
+				    .part_sd = { 4, 1, 4, 4 } };
+
+	c.bias_ns = c.part_ns[FP_C_BEGIN_POST] + c.part_ns[FP_C_END_PRE];
+	c.pair_ns = 1300;
+	c.bias_sd = 5;
+	c.pair_sd = 13;
+	return c;
+}
+
 int main(void)
 {
-	struct fp_calibration cal = { .bias_ns = 500, .pair_ns = 1300, .valid = 1 };
+	struct fp_calibration cal = make_cal();
 	struct fp_region_fig parent = { 0 }, leaf = { 0 };
 	struct fp_snapshot *a = fp_snapshot__new(1), *b = fp_snapshot__new(1), *d;
-	uint64_t fns[3];
+	struct fp_feature_fig ff[3], base;
+	double unc;
 
 	/* A leaf of 10 instances, 10 us each plus its bias of 500 ns. */
 	leaf.count = 10;
 	leaf.incl_ns = leaf.excl_ns = 10 * (10000 + 500);
-	CHECK_INT(fp_comp_incl(&leaf, &cal), 100000);
-	CHECK_INT(fp_comp_excl(&leaf, &cal), 100000);
+	CHECK_INT(fp_comp_incl(&leaf, &cal, &unc), 100000);
+	CHECK_INT(unc, 10 * 5);
+	CHECK_INT(fp_comp_excl(&leaf, &cal, NULL), 100000);
 
 	/* A parent of 4 instances, 20 us of its own, each holding 3 children (10 us each):
 	 * its raw inclusive time holds its bias and 3 whole probe pairs, each child's raw
@@ -25,41 +41,65 @@ int main(void)
 	parent.nchild = parent.ndesc = 12;
 	parent.incl_ns = 4 * (20000 + 3 * 10000 + 500 + 3 * 1300);
 	parent.excl_ns = parent.incl_ns - 12 * (10000 + 500);
-	CHECK_INT(fp_comp_incl(&parent, &cal), 4 * (20000 + 30000));
-	CHECK_INT(fp_comp_excl(&parent, &cal), 4 * 20000);
+	CHECK_INT(fp_comp_incl(&parent, &cal, &unc), 4 * (20000 + 30000));
+	CHECK_INT(unc, 4 * 5 + 12 * 13);
+	CHECK_INT(fp_comp_excl(&parent, &cal, NULL), 4 * 20000);
 
 	/* Compensation never goes below zero, and is off without a calibration. */
 	leaf.incl_ns = leaf.excl_ns = 100;
-	CHECK_INT(fp_comp_incl(&leaf, &cal), 0);
+	CHECK_INT(fp_comp_incl(&leaf, &cal, NULL), 0);
 	cal.valid = 0;
-	CHECK_INT(fp_comp_incl(&leaf, &cal), 100);
+	CHECK_INT(fp_comp_incl(&leaf, &cal, &unc), 100);
+	CHECK_INT(unc, 0);
+	cal = make_cal();
 
 	/* Deltas; a reset (counts going back) yields the current figures. */
 	a->regions[0].count = 10;
 	a->regions[0].incl_ns = 1000;
+	a->regions[0].off_blk_ns = 50;
 	a->anomalies[FP_AN_ABANDONED] = 2;
 	b->regions[0].count = 15;
 	b->regions[0].incl_ns = 1600;
+	b->regions[0].off_blk_ns = 80;
 	b->anomalies[FP_AN_ABANDONED] = 5;
 	d = fp_snapshot__delta(b, a);
 	CHECK_INT(d->regions[0].count, 5);
 	CHECK_INT(d->regions[0].incl_ns, 600);
+	CHECK_INT(d->regions[0].off_blk_ns, 30);
 	CHECK_INT(d->anomalies[FP_AN_ABANDONED], 3);
 	fp_snapshot__free(d);
 	d = fp_snapshot__delta(a, b);
 	CHECK_INT(d->regions[0].count, 10);
 	fp_snapshot__free(d);
 
-	/* Feature time from feature-set time: {A}=100, {A,B}=30, {C}=7. */
-	b->fsets = calloc(3, sizeof(*b->fsets));
-	b->nfsets = 3;
-	b->fsets[0] = (struct fp_fset_fig){ .mask = 1, .ns = 100 };
-	b->fsets[1] = (struct fp_fset_fig){ .mask = 3, .ns = 30 };
-	b->fsets[2] = (struct fp_fset_fig){ .mask = 4, .ns = 7 };
-	fp_feature_times(b, 3, fns);
-	CHECK_INT(fns[0], 130);
-	CHECK_INT(fns[1], 30);
-	CHECK_INT(fns[2], 7);
+	/*
+	 * Feature sets. A region of feature A (2 instances) holding a region of A and B:
+	 * per instance the set {A} has an interval begin->begin (begin_post + begin_pre of
+	 * probe time inside) and one end->end (end_post + end_pre); {A,B} one begin->end
+	 * (begin_post + end_pre). {C}: one begin->end, and base (no feature) one end->begin.
+	 * Raw time = true time + probe parts inside.
+	 */
+	b->fsets = calloc(4, sizeof(*b->fsets));
+	b->nfsets = 4;
+	b->fsets[0] = (struct fp_fset_fig){ .mask = 1, .ns = 2 * (100 + 500 + 50 + 800),
+					    .events = 4, .opened_by_begin = 2,
+					    .closed_by_begin = 2, .off_blk_ns = 20 };
+	b->fsets[1] = (struct fp_fset_fig){ .mask = 3, .ns = 2 * (30 + 500), .events = 2,
+					    .opened_by_begin = 2, .closed_by_begin = 0 };
+	b->fsets[2] = (struct fp_fset_fig){ .mask = 4, .ns = 7 + 500, .events = 1,
+					    .opened_by_begin = 1 };
+	b->fsets[3] = (struct fp_fset_fig){ .mask = 0, .ns = 1000 + 800, .events = 1,
+					    .closed_by_begin = 1 };
+	CHECK_INT(fp_comp_fset(&b->fsets[1], &cal, &unc), 60);
+	CHECK_INT(unc, 2 * (1 + 4));
+	fp_feature_times(b, &cal, 3, ff, &base);
+	/* A: its span is the outer region's: 2 x (100 + 50 + 30) of its own time */
+	CHECK_INT(ff[0].ns, 2 * (100 + 50) + 60);
+	CHECK_INT(ff[0].raw_ns, 2 * (100 + 500 + 50 + 800) + 2 * (30 + 500));
+	CHECK_INT(ff[0].off_blk_ns, 20);
+	CHECK_INT(ff[1].ns, 60);
+	CHECK_INT(ff[2].ns, 7);
+	CHECK_INT(base.ns, 1000);
 	fp_snapshot__free(a);
 	fp_snapshot__free(b);
 	TEST_DONE("test_stats");
