@@ -53,7 +53,7 @@ CLI_OBJS := $(O)/cli/main.o $(O)/cli/list.o $(O)/cli/client.o $(O)/cli/commands.
 	$(NOTES_OBJS)
 DAEMON_OBJS := $(O)/daemon/main.o $(O)/daemon/server.o $(O)/daemon/target.o \
 	$(O)/daemon/calibrate.o $(O)/daemon/stats.o $(O)/daemon/report.o $(O)/daemon/log.o \
-	$(NOTES_OBJS)
+	$(O)/daemon/uprobe_multi.o $(NOTES_OBJS)
 LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
 
 TEST_TARGETS := $(O)/tests/targets/site_c $(O)/tests/targets/site_cxx \
@@ -145,23 +145,28 @@ $(O)/bench/busyloop_dry: tests/bench/busyloop.c usdt/featprof.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BL_FLAGS) -DBL_DRY $< -o $@ -lpthread
-$(O)/bench/busyloop_sdt: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+$(O)/bench/busyloop_sdt: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o \
+		$(O)/daemon/uprobe_multi.o
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BL_FLAGS) -DBL_SDT $< $(O)/daemon/notes.o -o $@ -lpthread $(LIBS_NOTES)
-$(O)/bench/busyloop_fp: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+	$(Q)$(CC) $(BL_FLAGS) -DBL_SDT $< $(O)/daemon/notes.o $(O)/daemon/uprobe_multi.o -o $@ -lpthread $(LIBS_NOTES)
+$(O)/bench/busyloop_fp: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o \
+		$(O)/daemon/uprobe_multi.o
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BL_FLAGS) $< $(O)/daemon/notes.o -o $@ -lpthread $(LIBS_NOTES)
-$(O)/bench/busyloop_fp_nop1: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+	$(Q)$(CC) $(BL_FLAGS) $< $(O)/daemon/notes.o $(O)/daemon/uprobe_multi.o -o $@ -lpthread \
+		$(LIBS_NOTES)
+$(O)/bench/busyloop_fp_nop1: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o \
+		$(O)/daemon/uprobe_multi.o
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BL_FLAGS) -DFP_SITE_SHAPE=FP_SHAPE_NOP1 $< $(O)/daemon/notes.o -o $@ \
+	$(Q)$(CC) $(BL_FLAGS) -DFP_SITE_SHAPE=FP_SHAPE_NOP1 $< $(O)/daemon/notes.o $(O)/daemon/uprobe_multi.o -o $@ \
 		-lpthread $(LIBS_NOTES)
-$(O)/bench/busyloop_static: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o
+$(O)/bench/busyloop_static: tests/bench/busyloop.c usdt/featprof.h $(O)/daemon/notes.o \
+		$(O)/daemon/uprobe_multi.o
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BL_FLAGS) -DBL_STATIC $< $(O)/daemon/notes.o -o $@ -lpthread $(LIBS_NOTES)
+	$(Q)$(CC) $(BL_FLAGS) -DBL_STATIC $< $(O)/daemon/notes.o $(O)/daemon/uprobe_multi.o -o $@ -lpthread $(LIBS_NOTES)
 
 # Full benchmark (minutes); results into docs/BENCHMARKS.md.
 bench:

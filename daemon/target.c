@@ -5,14 +5,12 @@
  * attaches one uprobe per site, filtered to the process, with FP_COOKIE in the cookie
  * and the note's semaphore as ref_ctr_offset.
  *
- * Where the kernel has it (Linux 6.6, commit 89ae89f53d20 "bpf: Add multi uprobe link"),
- * all enabled sites of a target in one object are one multi-uprobe link: one syscall
+ * Where the kernel has it (Linux 6.6, daemon/uprobe_multi.c), all enabled sites of a target in one object are one multi-uprobe link: one syscall
  * attaches them all. Closing a uprobe link waits for an RCU grace period (~50 ms
  * here), so links are never closed one per region: a change attaches the new link set
  * (generation g+1 in every cookie), flips link_gen, then closes the old set - one wait
- * per change, for 1 or 10,000 sites (docs/TRACING.md has the figures). libbpf 1.1
- * (Debian 12) predates the link type, so it is created with the raw BPF_LINK_CREATE
- * command; per-site perf-event links remain the fallback.
+ * per change, for 1 or 10,000 sites (docs/TRACING.md has the figures). Per-site
+ * perf-event links remain the fallback.
  *
  * A region counts only while region_enabled says so: enable attaches, then sets it (a
  * thread already inside sees an end without begin, counted); disable clears it, bumps
@@ -36,6 +34,7 @@
 
 #include "featprof.skel.h"
 #include "target.h"
+#include "uprobe_multi.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -48,8 +47,6 @@ static uint64_t mono_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
-
-#define ATTACH_TYPE_UPROBE_MULTI 48	/* BPF_TRACE_UPROBE_MULTI, not in 6.1 uapi headers */
 
 static void detach_links(struct fp_rlinks *l)
 {
@@ -76,34 +73,6 @@ static int kernel_has_uprobe_multi(void)
 	known = btf && btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
 	btf__free(btf);
 	return known;
-}
-
-/* BPF_LINK_CREATE for a multi-uprobe link; the layout of union bpf_attr's uprobe_multi. */
-static int link_uprobe_multi(int prog_fd, const char *path, const uint64_t *offs,
-			     const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid)
-{
-	struct {
-		__u32 prog_fd, target_fd, attach_type, flags;
-		__u64 path, offsets, ref_ctr_offsets, cookies;
-		__u32 cnt, mflags, pid;
-	} lc = {
-		.prog_fd = (__u32)prog_fd,
-		.attach_type = ATTACH_TYPE_UPROBE_MULTI,
-		.path = (__u64)(uintptr_t)path,
-		.offsets = (__u64)(uintptr_t)offs,
-		.ref_ctr_offsets = (__u64)(uintptr_t)refs,
-		.cookies = (__u64)(uintptr_t)cookies,
-		.cnt = cnt,
-		.pid = (__u32)pid,
-	};
-	union bpf_attr attr;
-	int fd;
-
-	_Static_assert(sizeof(lc) <= sizeof(attr), "uprobe_multi attr");
-	memset(&attr, 0, sizeof(attr));
-	memcpy(&attr, &lc, sizeof(lc));
-	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
 }
 
 static void close_set(int *fds, int n)
@@ -226,7 +195,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 	t->multi = kernel_has_uprobe_multi();
 	if (t->multi)
 		bpf_program__set_expected_attach_type(t->skel->progs.fp_site_multi,
-						      ATTACH_TYPE_UPROBE_MULTI);
+						      FP_ATTACH_UPROBE_MULTI);
 	else
 		bpf_program__set_autoload(t->skel->progs.fp_site_multi, false);
 	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cat->nregions);
@@ -353,7 +322,7 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 		}
 		if (!k)
 			continue;
-		fd = link_uprobe_multi(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid);
+		fd = fp_uprobe_multi_link(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid);
 		if (fd < 0) {
 			ret = fd;
 			snprintf(err, errlen, "attach: cannot attach %u sites in %s of pid %d: %s", k,

@@ -12,12 +12,15 @@
  *   --wait          print "ready PID" and wait for a line on stdin before the loop
  *   --threads T     T threads run the loop (default 1)
  *   --bare nop1|nop5  attach perf uprobes without a BPF program to this process's own
- *                   featprof sites (the floor: what a bare uprobe hit costs)
+ *                   featprof sites (what a uprobe hit costs with perf's sample work)
+ *   --floor nop1|nop5 attach an empty BPF program to them, through the multi-uprobe
+ *                   link featprofd uses (the floor: a program that does nothing)
  *   --truth NS      accuracy mode: the region busy-waits NS ns to a clock deadline and
  *                   measures itself; with --nested an outer region (NS) holds an inner
  *                   one (NS)
  * Prints one JSON object: ns per iteration of the loop, and the truth in --truth mode.
  */
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -34,6 +37,8 @@
 #include "featprof.h"
 #ifndef BL_DRY
 #include "../../daemon/notes.h"
+#include "../../daemon/uprobe_multi.h"
+#include <linux/bpf.h>
 #endif
 
 #ifdef BL_SDT
@@ -136,8 +141,28 @@ static void *truth_loop(void *arg)
 }
 
 #ifndef BL_DRY
-static int attach_bare(const char *where, long long *nsites)
+/* An empty program (r0 = 0; exit) for the multi-uprobe link. */
+static int empty_prog(void)
 {
+	struct bpf_insn insns[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.expected_attach_type = FP_ATTACH_UPROBE_MULTI;
+	a.insns = (uint64_t)(uintptr_t)insns;
+	a.insn_cnt = 2;
+	a.license = (uint64_t)(uintptr_t)"GPL";
+	return (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+}
+
+static int attach_bare(const char *where, long long *nsites, int floor)
+{
+	uint64_t offs[16], zero[16] = { 0 };
+	int prog = floor ? empty_prog() : -1;
 	struct fp_object *obj;
 	char exe[4096], err[512];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -155,12 +180,22 @@ static int attach_bare(const char *where, long long *nsites)
 		fprintf(stderr, "busyloop: %s\n", err);
 		return -1;
 	}
+	if (floor && prog < 0) {
+		perror("busyloop: BPF_PROG_LOAD");
+		return -1;
+	}
 	for (k = 0; k < obj->nsites; k++) {
 		const struct fp_site *s = &obj->sites[k];
 		struct perf_event_attr a;
 
 		if (!s->region || strcmp(s->region, "busy"))
 			continue;
+		if (floor) {
+			if (*nsites < 16)
+				offs[(*nsites)++] = !strcmp(where, "nop5") && s->opt_off ? s->opt_off
+											 : s->loc_off;
+			continue;
+		}
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
 		a.type = (uint32_t)type;
@@ -173,6 +208,11 @@ static int attach_bare(const char *where, long long *nsites)
 		(*nsites)++;
 	}
 	fp_object__free(obj);
+	if (floor && fp_uprobe_multi_link(prog, exe, offs, zero, zero, (uint32_t)*nsites,
+					  getpid()) < 0) {
+		fprintf(stderr, "busyloop: multi-uprobe link: %s\n", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 #endif
@@ -181,6 +221,7 @@ int main(int argc, char **argv)
 {
 	int threads = 1, wait = 0, i;
 	const char *bare = NULL;
+	int floor = 0;
 	struct res r[64];
 	pthread_t tid[64];
 	long long nsites = 0;
@@ -200,6 +241,8 @@ int main(int argc, char **argv)
 			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--bare") && i + 1 < argc)
 			bare = argv[++i];
+		else if (!strcmp(argv[i], "--floor") && i + 1 < argc)
+			bare = argv[++i], floor = 1;
 		else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
 			truth_ns = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--nested"))
@@ -216,9 +259,10 @@ int main(int argc, char **argv)
 #endif
 	if (bare) {
 #ifdef BL_DRY
+		(void)floor;
 		return 2;
 #else
-		if (attach_bare(bare, &nsites))
+		if (attach_bare(bare, &nsites, floor))
 			return 1;
 #endif
 	}

@@ -151,8 +151,11 @@ def main():
         return 77
     for b in list(BL.values()) + [FP, B + "/featprofd"]:
         assert os.path.exists(b), b + " missing (make bench builds it)"
-    d1 = Daemon("nop1")
+    d1 = Daemon("auto")  # the default: the attach point measured cheaper
+    dn1 = Daemon("nop1", "--site", "nop1")
     d5 = Daemon("nop5", "--site", "nop5")
+    chosen = d1.status()["attach"]["attach_point"]
+    at = "nop5" if chosen == "shielded-nop5" else "nop1"
     have_bt = shutil.which("bpftrace") is not None
     configs = [
         ("dry", "no probes", plain("dry")),
@@ -160,11 +163,17 @@ def main():
         ("featprof inactive", "shielded sites, nothing attached", plain("fp")),
         ("featprof-nop1 inactive", "FP_SHAPE_NOP1 sites, nothing attached", plain("fp_nop1")),
         ("static tracer", "2 clock_gettime into a preallocated buffer", plain("static")),
-        ("bare uprobe nop1", "perf uprobe, no program, on the nop1 (the floor)",
+        ("bare uprobe nop1", "perf uprobe, no program, on the nop1 (perf's sample work)",
          plain("fp", "--bare", "nop1")),
         ("bare uprobe nop5", "perf uprobe, no program, on the shielded nop5",
          plain("fp", "--bare", "nop5")),
-        ("featprof active", "featprofd default (nop1), region stats", via_daemon(d1)),
+        ("floor nop1", "empty BPF program, multi-uprobe link, on the nop1",
+         plain("fp", "--floor", "nop1")),
+        ("floor nop5", "empty BPF program, multi-uprobe link, on the shielded nop5",
+         plain("fp", "--floor", "nop5")),
+        ("featprof active", "featprofd default: attach point by measurement (%s here)" % at,
+         via_daemon(d1)),
+        ("featprof active nop1", "featprofd --site nop1", via_daemon(dn1)),
         ("featprof active nop5", "featprofd --site nop5", via_daemon(d5)),
     ]
     if have_bt:
@@ -233,7 +242,15 @@ def main():
         print("throughput %d thread(s): %.0f events/s" % (threads, ev), flush=True)
     cal = d1.status()
     d1.stop()
+    dn1.stop()
     d5.stop()
+    # calibration across daemon starts: its stability is part of the accuracy
+    starts = []
+    for k in range(2 if A.smoke else 5):
+        dk = Daemon("start%d" % k)
+        starts.append(dk.status()["attach"])
+        dk.stop()
+    cal["starts"] = starts
 
     # instruction counts (callgrind), inactive sites
     ir = {}
@@ -281,25 +298,41 @@ def report(rows, dry, bcc, acc, thr, ir, cal):
                                                                          pct, per))
     L.append("")
     L.append("bcc: %s.\n" % (bcc or "ran"))
-    floor = r["bare uprobe nop1"][6]
+    at = "nop5" if cal["attach"]["attach_point"] == "shielded-nop5" else "nop1"
+    floor = r["floor " + at][6]
     fa = r["featprof active"][6]
-    L.append("### Against the targets (issue 4)\n")
+    L.append("### Against the targets\n")
     L.append("- Inactive: featprof %+.2f%% over dry (target <= 0.5%%); sys/sdt.h %+.2f%%." % (
         r["featprof inactive"][5], r["sdt inactive"][5]))
-    L.append("- Active: featprof adds %.0f ns per event; a bare uprobe on the same nop1 (no "
-             "program) %.0f ns: %.2fx the floor (target <= 1.15x)." % (fa, floor, fa / floor))
+    L.append("- Attach point chosen by featprofd: %s (%s)." % (at, cal["attach"]["why"]))
+    L.append("- Active: featprof adds %.0f ns per event at its chosen point; an empty BPF "
+             "program on the same link type at the same point (the floor) %.0f ns: %.2fx the "
+             "floor (target <= 1.15x). At the other point: featprof %.0f ns, floor %.0f ns." % (
+                 fa, floor, fa / floor, r["featprof active " + ("nop1" if at == "nop5" else
+                                                                "nop5")][6],
+                 r["floor " + ("nop1" if at == "nop5" else "nop5")][6]))
     if "bpftrace sum" in r:
         bs, bst = r["bpftrace sum"][6], r["bpftrace stream"][6]
-        L.append("- bpftrace computing the same per-region sum: %.0f ns per event; featprof/"
-                 "bpftrace = %.2f (below 1 is better)." % (bs, fa / bs))
+        L.append("- bpftrace as its users get it (the note's nop1) computing the same "
+                 "per-region sum: %.0f ns per event; bpftrace costs %.2fx featprof (target "
+                 ">= 3x where the kernel optimizes the nop5 and it is cheaper)." % (bs, bs / fa))
         dl = [x.get("delivered_events", 0) for x in RES["bpftrace stream"]]
         L.append("- bpftrace streaming every event to user space: %.0f ns per event; it costs "
                  "%.2fx featprof (target >= 3x). Events delivered to user space per run: "
                  "%s of %d." % (bst, bst / fa, ", ".join(str(x) for x in dl), 2 * ITERS))
     L.append("- Static in-process tracer: %.0f ns per event." % r["static tracer"][6])
-    L.append("- Shielded nop5 attach point: bare %.0f ns per event, featprof %.0f ns per "
-             "event (default nop1: %.0f)." % (r["bare uprobe nop5"][6],
-                                             r["featprof active nop5"][6], fa))
+    L.append("- A perf uprobe without a program (perf's sample work, not a floor): nop1 %.0f ns, "
+             "nop5 %.0f ns per event." % (r["bare uprobe nop1"][6], r["bare uprobe nop5"][6]))
+    L.append("")
+    L.append("### Calibration across daemon starts\n")
+    L.append("| start | attach point | nop1 pair (sd) | nop5 pair (sd) | bias at chosen (sd) |")
+    L.append("|---|---|---|---|---|")
+    for k, st in enumerate(cal["starts"]):
+        ch = st["nop5"] if st["attach_point"] == "shielded-nop5" else st["nop1"]
+        L.append("| %d | %s | %.0f (%.0f) ns | %.0f (%.0f) ns | %.0f (%.0f) ns |" % (
+            k + 1, st["attach_point"], st["nop1"]["pair_ns"], st["nop1"].get("pair_sd_ns", 0),
+            st["nop5"]["pair_ns"], st["nop5"].get("pair_sd_ns", 0), ch["bias_ns"],
+            ch.get("bias_sd_ns", 0)))
     L.append("")
     if ir:
         L.append("### Instructions (callgrind), inactive\n")
@@ -313,9 +346,10 @@ def report(rows, dry, bcc, acc, thr, ir, cal):
                  "1 (nop), a FP_SHAPE_NOP1 site 1: two sites per iteration.\n")
     L.append("## Accuracy\n")
     L.append("Regions busy-wait to a clock deadline and measure their own time inside "
-             "(`busyloop --truth NS [--nested]`); featprof default daemon, compensation "
+             "(`busyloop --truth NS [--nested]`); featprof default daemon (%s), compensation "
              "bias %.0f ns, pair %.0f ns. Error of the sums, raw / compensated.\n" % (
-                 cal["calibration"]["bias_ns"], cal["calibration"]["pair_ns"]))
+                 cal["attach"]["attach_point"], cal["calibration"]["bias_ns"],
+                 cal["calibration"]["pair_ns"]))
     L.append("| region length | shape | instances | outer incl raw | outer incl | outer excl raw"
              " | outer excl | inner incl raw | inner incl |")
     L.append("|---|---|---|---|---|---|---|---|---|")
