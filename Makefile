@@ -50,10 +50,11 @@ $(O)/featprof.skel.h: $(O)/featprof.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name featprof_bpf > $@
 CLI_OBJS := $(O)/cli/main.o $(O)/cli/list.o $(O)/cli/client.o $(O)/cli/commands.o \
+	$(O)/cli/opts.o \
 	$(NOTES_OBJS)
 DAEMON_OBJS := $(O)/daemon/main.o $(O)/daemon/server.o $(O)/daemon/target.o \
 	$(O)/daemon/calibrate.o $(O)/daemon/stats.o $(O)/daemon/report.o $(O)/daemon/log.o \
-	$(O)/daemon/uprobe_multi.o $(NOTES_OBJS)
+	$(O)/daemon/uprobe_multi.o $(O)/daemon/verbs.o $(O)/daemon/access.o $(NOTES_OBJS)
 LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
 
 TEST_TARGETS := $(O)/tests/targets/site_c $(O)/tests/targets/site_cxx \

@@ -2,7 +2,22 @@
 #ifndef FP_CLI_H
 #define FP_CLI_H
 
+#include "../daemon/protocol.h"
+
 int usage_error(const char *msg);
+
+/* cli/opts.c */
+#define FP_CLI_MIN_INTERVAL FP_MIN_INTERVAL_MS
+enum { O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16 };
+struct cli_opts {
+	int json, all, regions;
+	long interval, count;
+	char **pos;		/* the arguments that are not options */
+	int npos;
+};
+/* 0, 1 for --help, -1 after printing a one-line error. argv[0] is the subcommand. */
+int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o);
+int parse_long(const char *s, long min, long max, long *out);
 int parse_pid(const char *s, long *pid);
 
 struct json_object;

@@ -69,58 +69,53 @@ static void print_json(struct json_object *o)
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 
+/* A reply asked for with --json: printed as it is. Exit code 1 when there was none. */
+static int json_done(struct json_object *res)
+{
+	if (!res)
+		return 1;
+	print_json(res);
+	json_object_put(res);
+	return 0;
+}
+
 /* featprof enable|disable PID NAME...|--all [--regions] [--json] */
 static int do_toggle(int argc, char **argv, int on)
 {
-	struct json_object *req, *names = json_object_new_array(), *res;
+	struct json_object *req, *names, *res;
 	const char *verb = on ? "enable" : "disable";
-	int i, json = 0, all = 0, regions = 0, fd, n;
-	long pid = 0;
+	struct cli_opts o;
+	int i, fd, n, rc = cli_parse(argc, argv, O_ALL | O_REGIONS | O_JSON, &o);
+	long pid;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--all"))
-			all = 1;
-		else if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			json = 1;
-		else if (!strcmp(argv[i], "--regions") || !strcmp(argv[i], "-r"))
-			regions = 1;
-		else if (!pid && parse_pid(argv[i], &pid) == 0)
-			;
-		else if (!pid)
-			goto usage;
-		else
-			json_object_array_add(names, json_object_new_string(argv[i]));
+	if (rc || o.npos < 1 || parse_pid(o.pos[0], &pid) || (!o.all && o.npos < 2)) {
+		if (rc >= 0 && o.npos >= 1 && parse_pid(o.pos[0], &pid))
+			fprintf(stderr, "featprof %s: not a pid: '%s'\n", verb, o.pos[0]);
+		fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s PID FEATURE...|--all "
+			"[--regions] [--json]\n", verb);
+		return rc == 1 ? 0 : 2;
 	}
-	if (!pid || (!all && !json_object_array_length(names)))
-		goto usage;
 	fd = client_connect();
-	if (fd < 0) {
-		json_object_put(names);
+	if (fd < 0)
 		return 1;
-	}
+	names = json_object_new_array();
+	for (i = 1; i < o.npos; i++)
+		json_object_array_add(names, json_object_new_string(o.pos[i]));
 	req = json_object_new_object();
 	json_object_object_add(req, "verb", json_object_new_string(verb));
 	json_object_object_add(req, "pid", json_object_new_int64(pid));
-	if (all)
+	if (o.all)
 		json_object_object_add(req, "all", json_object_new_boolean(1));
-	json_object_object_add(req, regions ? "regions" : "features", names);
+	json_object_object_add(req, o.regions ? "regions" : "features", names);
 	res = client_call(fd, verb, req);
 	close(fd);
-	if (!res)
-		return 1;
-	if (json) {
-		print_json(res);
-	} else {
-		n = (int)json_object_array_length(geta(res, "enabled_regions"));
-		printf("pid %ld: %d region%s enabled, %lld probe sites attached\n", pid, n,
-		       n == 1 ? "" : "s", (long long)geti(res, "attached_sites"));
-	}
+	if (!res || o.json)
+		return json_done(res);
+	n = (int)json_object_array_length(geta(res, "enabled_regions"));
+	printf("pid %ld: %d region%s enabled, %lld probe sites attached\n", pid, n,
+	       n == 1 ? "" : "s", (long long)geti(res, "attached_sites"));
 	json_object_put(res);
 	return 0;
-usage:
-	json_object_put(names);
-	fprintf(stderr, "usage: featprof %s PID FEATURE...|--all [--regions] [--json]\n", verb);
-	return 2;
 }
 
 int cmd_enable(int argc, char **argv)
@@ -150,44 +145,42 @@ static struct json_object *simple_call(const char *verb, long pid)
 	return res;
 }
 
-/* A reply asked for with --json: printed as it is. Exit code 1 when there was none. */
-static int json_done(struct json_object *res)
-{
-	if (!res)
-		return 1;
-	print_json(res);
-	json_object_put(res);
-	return 0;
-}
-
-/* Parses "PID [--json]" style arguments. */
+/* Parses "PID [--json]"; 0, or the exit code to return (usage printed). */
 static int pid_args(int argc, char **argv, long *pid, int *json, const char *use)
 {
-	int i;
+	struct cli_opts o;
+	int rc = cli_parse(argc, argv, O_JSON, &o);
 
-	*pid = 0;
-	*json = 0;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			*json = 1;
-		else if (!*pid && parse_pid(argv[i], pid) == 0)
-			;
-		else
-			break;
-	}
-	if (i < argc || !*pid) {
-		fprintf(stderr, "usage: featprof %s\n", use);
-		return -1;
-	}
-	return 0;
+	*json = o.json;
+	if (!rc && o.npos == 1 && !parse_pid(o.pos[0], pid))
+		return 0;
+	if (!rc && o.npos == 1)
+		fprintf(stderr, "featprof %s: not a pid: '%s'\n", argv[0], o.pos[0]);
+	fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s\n", use);
+	return rc == 1 ? -1 : 2;
+}
+
+/* Commands without arguments but --json; 0, or the exit code (usage printed). */
+static int json_only(int argc, char **argv, int *json)
+{
+	struct cli_opts o;
+	int rc = cli_parse(argc, argv, O_JSON, &o);
+
+	*json = o.json;
+	if (!rc && !o.npos)
+		return 0;
+	fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s [--json]\n", argv[0]);
+	return rc == 1 ? -1 : 2;
 }
 
 int cmd_status(int argc, char **argv)
 {
 	struct json_object *res, *ts, *cal = NULL, *at = NULL;
-	int json = argc > 1 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"));
+	int json, rc = json_only(argc, argv, &json);
 	size_t i;
 
+	if (rc)
+		return rc < 0 ? 0 : rc;
 	res = simple_call("status", 0);
 	if (!res || json)
 		return json_done(res);
@@ -323,15 +316,14 @@ int cmd_stats(int argc, char **argv)
 	int json;
 	long pid;
 
-	if (pid_args(argc, argv, &pid, &json, "stats PID [--json]"))
-		return 2;
+	int rc = pid_args(argc, argv, &pid, &json, "stats PID [--json]");
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
 	res = simple_call("stats", pid);
-	if (!res)
-		return 1;
-	if (json)
-		print_json(res);
-	else
-		print_stats(res, pid, "featprof stats:");
+	if (!res || json)
+		return json_done(res);
+	print_stats(res, pid, "featprof stats:");
 	json_object_put(res);
 	return 0;
 }
@@ -339,13 +331,13 @@ int cmd_stats(int argc, char **argv)
 /* A verb whose only argument is a pid and whose reply carries nothing to print. */
 static int pid_verb(int argc, char **argv, const char *verb, const char *use)
 {
+	long pid_;
 	struct json_object *res;
-	int json;
-	long pid;
+	int json, rc = pid_args(argc, argv, &pid_, &json, use);
 
-	if (pid_args(argc, argv, &pid, &json, use))
-		return 2;
-	res = simple_call(verb, pid);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	res = simple_call(verb, pid_);
 	json_object_put(res);
 	return res ? 0 : 1;
 }
@@ -353,14 +345,11 @@ static int pid_verb(int argc, char **argv, const char *verb, const char *use)
 /* featprof calibrate [--json]: measure the probe cost again (root). */
 int cmd_calibrate(int argc, char **argv)
 {
-	int json = argc > 1 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"));
 	struct json_object *res, *prev = NULL, *at = NULL;
-	int i;
+	int i, json, rc = json_only(argc, argv, &json);
 
-	if (argc > 2 || (argc == 2 && !json)) {
-		fprintf(stderr, "usage: featprof calibrate [--json]\n");
-		return 2;
-	}
+	if (rc)
+		return rc < 0 ? 0 : rc;
 	res = simple_call("calibrate", 0);
 	if (!res || json)
 		return json_done(res);
@@ -404,24 +393,19 @@ static void on_int(int sig)
 static int subscribe_loop(int argc, char **argv, int table)
 {
 	struct json_object *req, *res, *push, *v;
-	long pid = 0, interval = 1000, count = 0, seen = 0;
-	int i, fd;
+	long pid = 0, interval, count, seen = 0;
+	struct cli_opts o;
+	int fd, rc = cli_parse(argc, argv, O_INTERVAL | O_COUNT, &o);
 
-	for (i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "--interval") || !strcmp(argv[i], "-i")) && i + 1 < argc)
-			interval = atol(argv[++i]);
-		else if ((!strcmp(argv[i], "--count") || !strcmp(argv[i], "-n")) && i + 1 < argc)
-			count = atol(argv[++i]);
-		else if (!pid && parse_pid(argv[i], &pid) == 0)
-			;
-		else
-			pid = -1;
+	if (rc || o.npos != 1 || parse_pid(o.pos[0], &pid)) {
+		if (!rc && o.npos == 1)
+			fprintf(stderr, "featprof %s: not a pid: '%s'\n", argv[0], o.pos[0]);
+		fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s PID [--interval MS] "
+			"[--count N]\n", table ? "top" : "stream");
+		return rc == 1 ? 0 : 2;
 	}
-	if (pid <= 0 || interval <= 0 || count < 0) {
-		fprintf(stderr, "usage: featprof %s PID [--interval MS] [--count N]\n",
-			table ? "top" : "stream");
-		return 2;
-	}
+	interval = o.interval;
+	count = o.count;
 	fd = client_connect();
 	if (fd < 0)
 		return 1;

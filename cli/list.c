@@ -62,16 +62,20 @@ int cmd_list(int argc, char **argv)
 	const char *target = NULL;
 	long pid;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			json = 1;
-		else if (!target)
-			target = argv[i];
-		else
-			return usage_error("list: one PID or PATH expected");
+	struct cli_opts o;
+	int rc = cli_parse(argc, argv, O_JSON, &o);
+
+	if (rc == 1) {
+		printf("usage: featprof list PID|PATH [--json]\n");
+		return 0;
 	}
-	if (!target)
-		return usage_error("list: missing PID or PATH");
+	if (rc)
+		return 2;
+	if (o.npos != 1)
+		return usage_error(o.npos ? "list: one PID or PATH expected"
+					  : "list: missing PID or PATH");
+	json = o.json;
+	target = o.pos[0];
 
 	if (parse_pid(target, &pid) == 0) {
 		int r = fp_proc__read((pid_t)pid, &proc, err, sizeof(err));

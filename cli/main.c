@@ -46,20 +46,6 @@ int usage_error(const char *msg)
 	return 2;
 }
 
-int parse_pid(const char *s, long *pid)
-{
-	char *end;
-	long v;
-
-	if (!*s || strspn(s, "0123456789") != strlen(s))
-		return -1;
-	v = strtol(s, &end, 10);
-	if (*end || v <= 0 || v > 0x3fffffff)
-		return -1;
-	*pid = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const struct cmd *found = NULL;

@@ -19,11 +19,12 @@
 
 static struct fp_daemon_cal cal;
 
+/* libbpf's messages go through the daemon's log: its warnings (a verifier rejection,
+ * a missing kernel feature) as warnings, the rest at debug level. */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (fp_log_level < FP_LOG_DEBUG || level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
+	fp_vlog(level == LIBBPF_WARN ? FP_LOG_WARN : FP_LOG_DEBUG, fmt, ap);
+	return 0;
 }
 
 /* sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET. */

@@ -32,8 +32,12 @@
  * that the peer could ptrace it: root, CAP_SYS_PTRACE, or the same uid as the target's
  * real, effective and saved uids with the target dumpable.
  *
+ *   calibrate                     -> measures the probe cost again (root); "previous"
+ *
  * Changelog:
- *   1 (featprof 0.1.0) first version.
+ *   1 (featprof 0.1.0) first version. Later additions that change no existing key:
+ *     per-region/feature cpu, off-CPU and uncertainty keys, base_ns, "attach" in
+ *     hello/status, the calibrate verb.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H
@@ -43,5 +47,40 @@
 #define FP_DEFAULT_SOCKET "/run/featprof/featprofd.sock"
 #define FP_MIN_INTERVAL_MS 50
 #define FP_MAX_CLIENTS 256
+
+/* Reply status: FP_OK, or the error code a reply carries ("code"). */
+enum fp_status {
+	FP_OK,
+	FP_E_BAD_REQUEST,
+	FP_E_UNKNOWN_VERB,
+	FP_E_TOO_LONG,
+	FP_E_NO_SUCH_PROCESS,
+	FP_E_PERMISSION_DENIED,
+	FP_E_NO_PROBES,
+	FP_E_UNKNOWN_NAME,
+	FP_E_NOT_ATTACHED,
+	FP_E_BUSY,
+	FP_E_INTERNAL,
+	FP_E_MAX,
+};
+
+static inline const char *fp_status_name(enum fp_status st)
+{
+	static const char *const names[FP_E_MAX] = {
+		[FP_OK] = "ok",
+		[FP_E_BAD_REQUEST] = "bad_request",
+		[FP_E_UNKNOWN_VERB] = "unknown_verb",
+		[FP_E_TOO_LONG] = "too_long",
+		[FP_E_NO_SUCH_PROCESS] = "no_such_process",
+		[FP_E_PERMISSION_DENIED] = "permission_denied",
+		[FP_E_NO_PROBES] = "no_probes",
+		[FP_E_UNKNOWN_NAME] = "unknown_name",
+		[FP_E_NOT_ATTACHED] = "not_attached",
+		[FP_E_BUSY] = "busy",
+		[FP_E_INTERNAL] = "internal",
+	};
+
+	return (unsigned)st < FP_E_MAX ? names[st] : "internal";
+}
 
 #endif

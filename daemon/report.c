@@ -188,3 +188,56 @@ struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct f
 	free(ff);
 	return root;
 }
+
+/* Calibration keys of hello, status and calibrate. */
+void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc)
+{
+	const struct fp_calibration *def = &dc->at[dc->optimized ? FP_AT_NOP5 : FP_AT_NOP1];
+
+	add(o, "optimized_uprobes", json_object_new_boolean(dc->optimized));
+	add(o, "calibration", fp_report_calibration(def));
+	add(o, "kernel_optimizes_nop5", json_object_new_boolean(dc->kernel_optimizes));
+	add(o, "pair_ns_nop1", json_object_new_double(dc->at[FP_AT_NOP1].pair_ns));
+	add(o, "pair_ns_nop5", json_object_new_double(dc->at[FP_AT_NOP5].pair_ns));
+	add(o, "attach", fp_report_daemon_cal(dc));
+}
+
+struct json_object *fp_report_enabled(const struct fp_target *t)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	int r;
+
+	for (r = 0; r < t->cat->nregions; r++)
+		if (t->enabled && t->enabled[r])
+			json_object_array_add(a, json_object_new_string(t->cat->regions[r].name));
+	add(o, "pid", json_object_new_int(t->pid));
+	add(o, "enabled_regions", a);
+	add(o, "attached_sites", json_object_new_int(t->attached_sites));
+	return o;
+}
+
+void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
+			   const struct fp_snapshot *snap)
+{
+	add(o, "pid", json_object_new_int(t->pid));
+	add(o, "comm", json_object_new_string(t->comm));
+	add(o, "exited", json_object_new_boolean(t->exited));
+	add(o, "elapsed_ns", u64(t->enabled_at_ns && snap->taken_ns > t->enabled_at_ns
+					 ? snap->taken_ns - t->enabled_at_ns : 0));
+}
+
+struct json_object *fp_report_target_status(const struct fp_target *t,
+					    const struct fp_snapshot *snap)
+{
+	struct json_object *o = fp_report_enabled(t), *an = json_object_new_object();
+	int k;
+
+	add(o, "comm", json_object_new_string(t->comm));
+	add(o, "exited", json_object_new_boolean(t->exited));
+	add(o, "regions", json_object_new_int(t->cat->nregions));
+	add(o, "site_address", json_object_new_string(t->use_opt ? "shielded-nop5" : "nop1"));
+	for (k = 0; snap && k < FP_AN_MAX; k++)
+		add(an, fp_anomaly_names[k], u64(snap->anomalies[k]));
+	add(o, "anomalies", an);
+	return o;
+}

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "featprof.skel.h"
+#include "log.h"
 #include "target.h"
 #include "uprobe_multi.h"
 
@@ -116,6 +117,25 @@ void fp_target__free(struct fp_target *t)
 	free(t);
 }
 
+void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, size_t errlen)
+{
+	char prov[256] = "";
+	int o, k, n = 0;
+
+	for (o = 0; o < proc->nobjs; o++)
+		for (k = 0; k < proc->objs[o]->nsites && n < 4; k++) {
+			const char *p = proc->objs[o]->sites[k].provider;
+
+			if (!strstr(prov, p) && strlen(prov) + strlen(p) + 3 < sizeof(prov)) {
+				strcat(prov, n++ ? ", " : " (other stapsdt providers: ");
+				strcat(prov, p);
+			}
+		}
+	if (n)
+		strcat(prov, ")");
+	snprintf(err, errlen, "pid %d (%s): no featprof probes%s", (int)proc->pid, comm, prov);
+}
+
 static void read_comm(struct fp_target *t)
 {
 	char p[64];
@@ -159,22 +179,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 		goto fail;
 	}
 	if (!t->cat->nregions) {
-		int o, s, n = 0;
-		char prov[256] = "";
-
-		for (o = 0; o < t->proc->nobjs; o++)
-			for (s = 0; s < t->proc->objs[o]->nsites && n < 4; s++) {
-				const char *p = t->proc->objs[o]->sites[s].provider;
-
-				if (!strstr(prov, p) && strlen(prov) + strlen(p) + 3 < sizeof(prov)) {
-					strcat(prov, n++ ? ", " : " (other stapsdt providers: ");
-					strcat(prov, p);
-				}
-			}
-		if (n)
-			strcat(prov, ")");
-		snprintf(err, errlen, "pid %d (%s): no featprof probes%s", (int)pid, t->comm,
-			 prov);
+		fp_no_probes_msg(t->proc, t->comm, err, errlen);
 		ret = -ENOENT;
 		goto fail;
 	}
@@ -216,8 +221,13 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 		for (f = 0; f < t->cat->nfeatures; f++)
 			if (fp_region__has_feature(&t->cat->regions[r], t->cat->features[f]))
 				info.mask |= 1ULL << f;
-		bpf_map__update_elem(t->skel->maps.region_info, &key, sizeof(key), &info,
-				     sizeof(info), BPF_ANY);
+		ret = bpf_map__update_elem(t->skel->maps.region_info, &key, sizeof(key), &info,
+					   sizeof(info), BPF_ANY);
+		if (ret) {
+			snprintf(err, errlen, "pid %d: cannot fill the region map: %s", (int)pid,
+				 strerror(-ret));
+			goto fail;
+		}
 	}
 	t->skel->links.fp_exit = bpf_program__attach(t->skel->progs.fp_exit);
 	if (!t->skel->links.fp_exit) {
@@ -239,6 +249,12 @@ fail:
 	fp_target__free(t);
 	errno = -ret;
 	return NULL;
+}
+
+/* The one message target.c logs itself: a change that half happened. */
+static void log_warn(const struct fp_target *t, const char *what, int err)
+{
+	fp_log(FP_LOG_WARN, "pid %d: %s: %s", (int)t->pid, what, strerror(-err));
 }
 
 static uint64_t site_offset(const struct fp_target *t, const struct fp_site *site)
@@ -343,18 +359,23 @@ out:
 	return n;
 }
 
-static void set_enabled_flags(struct fp_target *t, const uint8_t *sel, int on)
+/* An array map's update of a valid index does not fail; checked all the same. */
+static int set_flag(struct fp_target *t, int region, int on)
 {
-	__u32 key, val = on ? 1 : 0;
-	int r;
+	__u32 key = (__u32)region, val = on ? 1 : 0;
 
-	for (r = 0; r < t->cat->nregions; r++) {
-		if (!sel[r] || !!t->enabled[r] == !!on)
-			continue;
-		key = (__u32)r;
-		bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
-				     sizeof(val), BPF_ANY);
-	}
+	return bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
+				    sizeof(val), BPF_ANY);
+}
+
+static int set_enabled_flags(struct fp_target *t, const uint8_t *sel, int on)
+{
+	int r, ret = 0;
+
+	for (r = 0; r < t->cat->nregions && !ret; r++)
+		if (sel[r] && !!t->enabled[r] != !!on)
+			ret = set_flag(t, r, on);
+	return ret;
 }
 
 static int count_sites(const struct fp_target *t, const uint8_t *want)
@@ -391,21 +412,27 @@ int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char
 	for (r = 0; r < t->cat->nregions; r++)
 		want[r] = sel[r] ? (uint8_t)!!on : t->enabled[r];
 	if (!on) {	/* stop counting first: sites may fire until the set is replaced */
-		set_enabled_flags(t, sel, 0);
+		ret = set_enabled_flags(t, sel, 0);
+		if (ret) {
+			set_enabled_flags(t, sel, 1);
+			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
+				 (int)t->pid, strerror(-ret));
+			free(want);
+			return ret;
+		}
 		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
 	}
 	n = count_sites(t, want) ? build_set(t, want, t->gen + 1, &fds, err, errlen) : 0;
 	if (n < 0) {
-		ret = n;
 		if (!on)	/* nothing changed: the regions stay enabled on the old set */
 			set_enabled_flags(t, sel, 1);
 		free(want);
-		return ret;
+		return n;
 	}
 	t->gen++;
 	__atomic_store_n(&t->skel->bss->link_gen, t->gen & 1, __ATOMIC_SEQ_CST);
-	if (on)
-		set_enabled_flags(t, sel, 1);
+	if (on && (ret = set_enabled_flags(t, sel, 1)))	/* attached, but not counted */
+		log_warn(t, "cannot enable regions in the map", ret);
 	close_set(t->set_fds, t->nset_fds);	/* the one grace-period wait */
 	t->set_fds = fds;
 	t->nset_fds = n;
@@ -419,7 +446,6 @@ int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char
 
 int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
 {
-	__u32 key = (__u32)region, val = on ? 1 : 0;
 	struct fp_rlinks *l;
 	int ret;
 
@@ -444,14 +470,23 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 			detach_links(l);
 			return ret;
 		}
-		bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
-				     sizeof(val), BPF_ANY);
+		ret = set_flag(t, region, 1);
+		if (ret) {
+			detach_links(l);
+			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
+				 (int)t->pid, strerror(-ret));
+			return ret;
+		}
 		t->attached_sites += t->cat->regions[region].nsites;
 		if (!t->enabled_at_ns)
 			t->enabled_at_ns = mono_ns();
 	} else {
-		bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
-				     sizeof(val), BPF_ANY);
+		ret = set_flag(t, region, 0);
+		if (ret) {
+			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
+				 (int)t->pid, strerror(-ret));
+			return ret;
+		}
 		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
 		detach_links(l);
 		t->attached_sites -= t->cat->regions[region].nsites;
@@ -559,7 +594,7 @@ nomem:
 
 int fp_target__reset(struct fp_target *t)
 {
-	int ncpu = libbpf_num_possible_cpus(), r, k, fd;
+	int ncpu = libbpf_num_possible_cpus(), r, k, fd, ret = 0;
 	void *zero;
 	__u64 key;
 
@@ -571,21 +606,22 @@ int fp_target__reset(struct fp_target *t)
 	zero = calloc((size_t)ncpu, sizeof(struct fp_region_stats));
 	if (!zero)
 		return -ENOMEM;
-	for (r = 0; r < t->cat->nregions; r++) {
+	for (r = 0; r < t->cat->nregions && !ret; r++) {
 		__u32 rk = (__u32)r;
 
-		bpf_map__update_elem(t->skel->maps.region_stats, &rk, sizeof(rk), zero,
-				     sizeof(struct fp_region_stats) * (size_t)ncpu, BPF_ANY);
+		ret = bpf_map__update_elem(t->skel->maps.region_stats, &rk, sizeof(rk), zero,
+					   sizeof(struct fp_region_stats) * (size_t)ncpu, BPF_ANY);
 	}
-	for (k = 0; k < FP_AN_MAX; k++) {
+	for (k = 0; k < FP_AN_MAX && !ret; k++) {
 		__u32 ak = (__u32)k;
 
-		bpf_map__update_elem(t->skel->maps.anomalies, &ak, sizeof(ak), zero,
-				     sizeof(__u64) * (size_t)ncpu, BPF_ANY);
+		ret = bpf_map__update_elem(t->skel->maps.anomalies, &ak, sizeof(ak), zero,
+					   sizeof(__u64) * (size_t)ncpu, BPF_ANY);
 	}
 	fd = bpf_map__fd(t->skel->maps.fset);
-	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
-		bpf_map_delete_elem(fd, &key);
+	while (!ret && bpf_map_get_next_key(fd, NULL, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key))
+			ret = -errno;
 	free(zero);
-	return 0;
+	return ret;
 }

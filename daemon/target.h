@@ -40,6 +40,8 @@ struct fp_target {
 	struct fp_snapshot *last;	/* figures kept after exit or detach */
 };
 
+/* The one-line error for a process without featprof probes (names other providers). */
+void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, size_t errlen);
 /* Reads the target's catalog and loads its BPF object. NULL with errno; err filled. */
 struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errlen);
 void fp_target__free(struct fp_target *t);

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Options of the featprof subcommands: one getopt_long table, each subcommand says which
+ * options it takes. Numbers are parsed strictly (the whole argument, in range): "10x"
+ * is an error, not 10. Both "--opt value" and "--opt=value" work.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!*s || strspn(s, "0123456789-") != strlen(s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_pid(const char *s, long *pid)
+{
+	return *s == '-' ? -1 : parse_long(s, 1, 0x3fffffff, pid);
+}
+
+int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "regions", no_argument, NULL, 'r' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct { int ch; unsigned bit; } need[] = {
+		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
+		{ 'i', O_INTERVAL }, { 'n', O_COUNT },
+	};
+	int c, k;
+
+	memset(o, 0, sizeof(*o));
+	o->interval = 1000;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jari:n:h", lopts, NULL)) != -1) {
+		if (c == 'h')
+			return 1;
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "featprof %s: %s option '%s'\n", argv[0],
+				c == ':' ? "missing value for" : "unknown", argv[optind - 1]);
+			return -1;
+		}
+		for (k = 0; k < (int)(sizeof(need) / sizeof(need[0])); k++)
+			if (need[k].ch == c && !(allowed & need[k].bit)) {
+				fprintf(stderr, "featprof %s: option '%s' does not apply here\n",
+					argv[0], argv[optind - 1]);
+				return -1;
+			}
+		switch (c) {
+		case 'j':
+			o->json = 1;
+			break;
+		case 'a':
+			o->all = 1;
+			break;
+		case 'r':
+			o->regions = 1;
+			break;
+		case 'i':
+			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, 3600000, &o->interval)) {
+				fprintf(stderr, "featprof %s: --interval takes milliseconds, %d to "
+					"3600000: '%s'\n", argv[0], FP_CLI_MIN_INTERVAL, optarg);
+				return -1;
+			}
+			break;
+		case 'n':
+			if (parse_long(optarg, 0, 1L << 40, &o->count)) {
+				fprintf(stderr, "featprof %s: --count takes a number: '%s'\n", argv[0],
+					optarg);
+				return -1;
+			}
+			break;
+		}
+	}
+	o->pos = argv + optind;
+	o->npos = argc - optind;
+	return 0;
+}

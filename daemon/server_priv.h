@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * featprofd's server, private to daemon/server.c (transport, client lifetime, the
+ * loop) and daemon/verbs.c (requests, targets, subscriptions).
+ *
+ * Lifetime rule: nothing frees a client or reorders subs[] while a caller may hold a
+ * pointer into them. A client that must go (peer closed, write error, backlog over the
+ * limit) is marked dead; fp_server_reap() frees dead clients and drops their
+ * subscriptions once per loop iteration, after every handler and push of that round.
+ */
+#ifndef FP_SERVER_PRIV_H
+#define FP_SERVER_PRIV_H
+
+#include <stdint.h>
+
+#include "access.h"
+#include "protocol.h"
+#include "server.h"
+#include "target.h"
+
+#define FP_MAX_BACKLOG (16u << 20)
+#define FP_MAX_TARGETS 256
+#define FP_MAX_SUBS 1024
+
+struct client {
+	int fd;
+	struct fp_peer peer;
+	char *in;
+	size_t inlen;
+	int discarding;		/* inside an over-long line, up to its newline */
+	char *out;
+	size_t outlen, outcap;
+	int want_out;
+	int dead;		/* freed by fp_server_reap */
+};
+
+struct sub {
+	int id;
+	struct client *c;
+	pid_t pid;
+	unsigned interval_ms;
+	uint64_t due_ns;
+	struct fp_snapshot *prev;
+	int dead;		/* removed by fp_server_reap */
+};
+
+struct server {
+	int epfd, lfd, sigfd;
+	struct client *clients[FP_MAX_CLIENTS];
+	struct fp_target *targets[FP_MAX_TARGETS];
+	struct sub subs[FP_MAX_SUBS];
+	int nsubs, next_sub;
+	const struct fp_server_opts *opts;
+	int stop;
+};
+
+/* epoll data: tag in the low bits, index above */
+enum { EV_LISTEN = 1, EV_SIGNAL, EV_CLIENT, EV_TARGET };
+#define EV(tag, idx) (((uint64_t)(idx) << 8) | (tag))
+
+uint64_t fp_mono_ns(void);
+
+/* server.c: queues one JSON line to c (consumes obj); a dead client drops it. */
+void fp_send(struct server *s, struct client *c, struct json_object *obj);
+void fp_client_kill(struct client *c);
+void fp_server_reap(struct server *s);
+
+/* verbs.c */
+void fp_handle_line(struct server *s, struct client *c, const char *line, size_t len);
+void fp_reply_error(struct server *s, struct client *c, enum fp_status st, const char *msg);
+void fp_run_subscriptions(struct server *s);
+int fp_next_timeout_ms(struct server *s);
+void fp_target_exited(struct server *s, int ti);
+void fp_free_targets(struct server *s);
+
+#endif

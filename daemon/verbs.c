@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprofd's requests: the verb table, targets and subscriptions. Protocol:
+ * daemon/protocol.h.
+ *
+ * Every request line is checked in a fixed order before anything changes: JSON, an
+ * object, an integer id, a string verb, a known verb; then what the verb's flags ask
+ * for: the caller's privilege, a pid argument the caller could ptrace, an attached
+ * target, a live one. Handlers have one signature: they fill a result or a status and
+ * a one-line message, and send nothing; fp_handle_line sends exactly one reply. A
+ * client's bad input gets an error and touches nothing else.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "log.h"
+#include "report.h"
+#include "server_priv.h"
+
+struct request {
+	struct json_object *obj;
+	struct json_object *id;	/* the request's id, borrowed */
+	pid_t pid;		/* V_PID */
+	int ti;			/* V_TARGET: index into s->targets */
+};
+
+enum {
+	V_PID = 1,		/* takes "pid", which the caller could ptrace */
+	V_TARGET = 2,		/* the pid is attached */
+	V_LIVE = 4,		/* ... and has not exited */
+	V_PRIV = 8,		/* root or CAP_SYS_PTRACE only */
+};
+
+typedef enum fp_status (*verb_fn)(struct server *s, struct client *c, struct request *r,
+				  struct json_object **res, char *msg, size_t msglen);
+
+struct verb {
+	const char *name;
+	verb_fn fn;
+	unsigned flags;
+};
+
+/* --- replies ----------------------------------------------------------------------- */
+
+static void reply(struct server *s, struct client *c, struct json_object *id, enum fp_status st,
+		  const char *msg, struct json_object *result)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
+	if (st == FP_OK) {
+		json_object_object_add(o, "result", result ? result : json_object_new_object());
+	} else {
+		struct json_object *e = json_object_new_object();
+
+		json_object_put(result);
+		json_object_object_add(e, "code", json_object_new_string(fp_status_name(st)));
+		json_object_object_add(e, "message", json_object_new_string(msg));
+		json_object_object_add(o, "error", e);
+	}
+	fp_send(s, c, o);
+}
+
+void fp_reply_error(struct server *s, struct client *c, enum fp_status st, const char *msg)
+{
+	reply(s, c, NULL, st, msg, NULL);
+}
+
+/* --- targets ----------------------------------------------------------------------- */
+
+static const struct fp_calibration *cal_of(struct server *s, const struct fp_target *t)
+{
+	return &s->opts->cal->at[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1];
+}
+
+static int find_target(struct server *s, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (s->targets[i] && s->targets[i]->pid == pid)
+			return i;
+	return -1;
+}
+
+/* Subscriptions to pid end (removed at the end of the round). */
+static void end_subs_of(struct server *s, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < s->nsubs; i++)
+		if (s->subs[i].pid == pid)
+			s->subs[i].dead = 1;
+}
+
+static void push_to_subs(struct server *s, pid_t pid, const char *event)
+{
+	int i;
+
+	for (i = 0; i < s->nsubs; i++) {
+		struct json_object *o;
+
+		if (s->subs[i].dead || s->subs[i].pid != pid)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "subscription", json_object_new_int(s->subs[i].id));
+		json_object_object_add(o, "pid", json_object_new_int(pid));
+		json_object_object_add(o, "event", json_object_new_string(event));
+		fp_send(s, s->subs[i].c, o);
+	}
+}
+
+/* The process is gone: keep its last figures, release the BPF object and links. */
+void fp_target_exited(struct server *s, int ti)
+{
+	struct fp_target *t = s->targets[ti];
+
+	if (t->exited)
+		return;
+	fp_snapshot__free(t->last);
+	t->last = fp_target__snapshot(t);
+	t->exited = 1;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);	/* closed with the target */
+	fp_target__release(t);
+	fp_log(FP_LOG_INFO, "pid %d (%s) exited; detached, last figures kept", (int)t->pid,
+	       t->comm);
+	push_to_subs(s, t->pid, "exit");
+}
+
+void fp_free_targets(struct server *s)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++) {
+		fp_target__free(s->targets[i]);
+		s->targets[i] = NULL;
+	}
+}
+
+/* The target of pid, attached now if it is not yet. */
+static enum fp_status new_target(struct server *s, pid_t pid, int *ti, char *msg, size_t msglen)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct fp_target *t;
+	int i, slot = -1;
+
+	if ((*ti = find_target(s, pid)) >= 0)
+		return FP_OK;
+	for (i = 0; i < FP_MAX_TARGETS && slot < 0; i++)
+		if (!s->targets[i])
+			slot = i;
+	if (slot < 0) {
+		snprintf(msg, msglen, "too many targets (%d)", FP_MAX_TARGETS);
+		return FP_E_BUSY;
+	}
+	t = fp_target__new(pid, s->opts->cal->optimized, msg, msglen);
+	if (!t)
+		return errno == ENOENT ? FP_E_NO_PROBES :
+		       errno == ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL;
+	ev.data.u64 = EV(EV_TARGET, slot);
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev)) {	/* its exit would be missed */
+		snprintf(msg, msglen, "pid %d: cannot watch for its exit: %s", (int)pid,
+			 strerror(errno));
+		fp_target__free(t);
+		return FP_E_INTERNAL;
+	}
+	s->targets[slot] = t;
+	*ti = slot;
+	fp_log(FP_LOG_INFO, "attached pid %d (%s): %d regions, %d features", (int)pid, t->comm,
+	       t->cat->nregions, t->cat->nfeatures);
+	return FP_OK;
+}
+
+/* --- arguments --------------------------------------------------------------------- */
+
+static enum fp_status arg_pid(struct server *s, struct client *c, struct request *r, char *msg,
+			      size_t msglen)
+{
+	struct json_object *v;
+	int64_t p;
+	int ret;
+
+	if (!json_object_object_get_ex(r->obj, "pid", &v) || !json_object_is_type(v, json_type_int)) {
+		snprintf(msg, msglen, "'pid' must be an integer");
+		return FP_E_BAD_REQUEST;
+	}
+	p = json_object_get_int64(v);
+	if (p <= 0 || p > 0x3fffffff) {
+		snprintf(msg, msglen, "'pid' out of range");
+		return FP_E_BAD_REQUEST;
+	}
+	r->pid = (pid_t)p;
+	ret = fp_may_trace(&c->peer, r->pid, msg, msglen);
+	if (ret == -ESRCH && find_target(s, r->pid) >= 0) {	/* an exited target */
+		if (fp_peer_privileged(&c->peer))
+			return FP_OK;
+		snprintf(msg, msglen, "permission denied: exited target of another user");
+		return FP_E_PERMISSION_DENIED;
+	}
+	return !ret ? FP_OK : ret == -ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_PERMISSION_DENIED;
+}
+
+/* Resolves features[], regions[] and all into a region selection. */
+static enum fp_status select_regions(struct json_object *req, const struct fp_target *t,
+				     uint8_t *sel, char *msg, size_t msglen)
+{
+	const struct fp_catalog *cat = t->cat;
+	struct json_object *v, *arr;
+	int any = 0, i, r;
+	size_t k;
+
+	memset(sel, 0, (size_t)cat->nregions);
+	if (json_object_object_get_ex(req, "all", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(msg, msglen, "'all' must be a boolean");
+			return FP_E_BAD_REQUEST;
+		}
+		if (json_object_get_boolean(v)) {
+			memset(sel, 1, (size_t)cat->nregions);
+			any = 1;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		const char *key = i ? "regions" : "features";
+
+		if (!json_object_object_get_ex(req, key, &arr))
+			continue;
+		if (!json_object_is_type(arr, json_type_array))
+			goto not_strings;
+		for (k = 0; k < json_object_array_length(arr); k++) {
+			struct json_object *n = json_object_array_get_idx(arr, k);
+			const char *name;
+
+			if (!json_object_is_type(n, json_type_string))
+				goto not_strings;
+			name = json_object_get_string(n);
+			if (i ? (r = fp_catalog__region(cat, name)) < 0
+			      : fp_catalog__feature(cat, name) < 0) {
+				snprintf(msg, msglen, "pid %d has no %s '%.200s' (see featprof list %d)",
+					 (int)t->pid, i ? "region" : "feature", name, (int)t->pid);
+				return FP_E_UNKNOWN_NAME;
+			}
+			if (i)
+				sel[r] = 1;
+			for (r = 0; !i && r < cat->nregions; r++)
+				if (fp_region__has_feature(&cat->regions[r], name))
+					sel[r] = 1;
+			any = 1;
+		}
+	}
+	if (!any) {
+		snprintf(msg, msglen, "name features, regions, or all");
+		return FP_E_BAD_REQUEST;
+	}
+	return FP_OK;
+not_strings:
+	snprintf(msg, msglen, "'%s' must be an array of strings", i ? "regions" : "features");
+	return FP_E_BAD_REQUEST;
+}
+
+/* --- verbs ------------------------------------------------------------------------- */
+
+static enum fp_status do_hello(struct server *s, struct client *c, struct request *r,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	*res = json_object_new_object();
+	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
+	fp_report_daemon_keys(*res, s->opts->cal);
+	return FP_OK;
+}
+
+/* The catalog; read without loading anything when the pid is not attached. */
+static enum fp_status do_list(struct server *s, struct client *c, struct request *r,
+			      struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_catalog *cat;
+	struct fp_proc *proc;
+	int ti = find_target(s, r->pid);
+
+	if (ti >= 0) {
+		*res = fp_catalog__to_json(s->targets[ti]->cat);
+		return FP_OK;
+	}
+	if (fp_proc__read(r->pid, &proc, msg, msglen))
+		return FP_E_NO_SUCH_PROCESS;
+	cat = fp_catalog__new(proc->objs, proc->nobjs);
+	if (!cat) {
+		snprintf(msg, msglen, "pid %d: %s", (int)r->pid, strerror(errno));
+		fp_proc__free(proc);
+		return FP_E_INTERNAL;
+	}
+	if (cat->nregions)
+		*res = fp_catalog__to_json(cat);
+	else
+		fp_no_probes_msg(proc, "", msg, msglen);
+	fp_catalog__free(cat);
+	fp_proc__free(proc);
+	return *res ? FP_OK : FP_E_NO_PROBES;
+}
+
+static enum fp_status do_attach(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	enum fp_status st = new_target(s, r->pid, &r->ti, msg, msglen);
+
+	if (st == FP_OK)
+		*res = fp_catalog__to_json(s->targets[r->ti]->cat);
+	return st;
+}
+
+static enum fp_status toggle(struct server *s, struct client *c, struct request *r,
+			     struct json_object **res, char *msg, size_t msglen, int on)
+{
+	enum fp_status st = FP_OK;
+	struct fp_target *t;
+	uint64_t t0 = fp_mono_ns();
+	uint8_t *sel;
+
+	if (on && (st = new_target(s, r->pid, &r->ti, msg, msglen)))
+		return st;
+	t = s->targets[r->ti];
+	if (t->exited) {
+		snprintf(msg, msglen, "pid %d has exited; its last figures stay until detach",
+			 (int)r->pid);
+		return FP_E_NO_SUCH_PROCESS;
+	}
+	sel = calloc((size_t)t->cat->nregions, 1);
+	if (!sel) {
+		snprintf(msg, msglen, "out of memory");
+		return FP_E_INTERNAL;
+	}
+	st = select_regions(r->obj, t, sel, msg, msglen);
+	if (st == FP_OK && fp_target__set_regions(t, sel, on, msg, msglen))
+		st = FP_E_INTERNAL;
+	free(sel);
+	if (st)
+		return st;
+	fp_log(FP_LOG_INFO, "pid %d: %s, %d sites attached (%.3f ms)", (int)r->pid,
+	       on ? "enable" : "disable", t->attached_sites, (double)(fp_mono_ns() - t0) / 1e6);
+	*res = fp_report_enabled(t);
+	return FP_OK;
+}
+
+static enum fp_status do_enable(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	return toggle(s, c, r, res, msg, msglen, 1);
+}
+
+static enum fp_status do_disable(struct server *s, struct client *c, struct request *r,
+				 struct json_object **res, char *msg, size_t msglen)
+{
+	return toggle(s, c, r, res, msg, msglen, 0);
+}
+
+static enum fp_status do_detach(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_target *t = s->targets[r->ti];
+
+	end_subs_of(s, r->pid);
+	if (!t->exited)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);	/* closed just below */
+	fp_target__free(t);
+	s->targets[r->ti] = NULL;
+	fp_log(FP_LOG_INFO, "detached pid %d", (int)r->pid);
+	return FP_OK;
+}
+
+static enum fp_status do_reset(struct server *s, struct client *c, struct request *r,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	int ret = fp_target__reset(s->targets[r->ti]);
+
+	if (ret)
+		snprintf(msg, msglen, "pid %d: cannot reset the figures: %s", (int)r->pid,
+			 strerror(-ret));
+	return ret ? FP_E_INTERNAL : FP_OK;
+}
+
+static enum fp_status do_stats(struct server *s, struct client *c, struct request *r,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_target *t = s->targets[r->ti];
+	struct fp_snapshot *snap = fp_target__snapshot(t);
+
+	if (!snap) {
+		snprintf(msg, msglen, "pid %d: cannot read figures", (int)r->pid);
+		return FP_E_INTERNAL;
+	}
+	*res = fp_report_stats(t->cat, snap, cal_of(s, t), t->exited ? NULL : t->enabled);
+	fp_report_target_keys(*res, t, snap);
+	fp_snapshot__free(snap);
+	return FP_OK;
+}
+
+static enum fp_status do_status(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	struct json_object *ts = json_object_new_array();
+	char why[256];
+	int i, n = 0;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++) {
+		struct fp_target *t = s->targets[i];
+		struct fp_snapshot *snap;
+
+		if (!t || (!fp_peer_privileged(&c->peer) &&
+			   fp_may_trace(&c->peer, t->pid, why, sizeof(why))))
+			continue;	/* a client sees only targets it could trace */
+		snap = fp_target__snapshot(t);
+		json_object_array_add(ts, fp_report_target_status(t, snap));
+		fp_snapshot__free(snap);
+	}
+	for (i = 0; i < FP_MAX_CLIENTS; i++)
+		n += s->clients[i] && !s->clients[i]->dead;
+	*res = json_object_new_object();
+	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
+	json_object_object_add(*res, "targets", ts);
+	json_object_object_add(*res, "clients", json_object_new_int(n));
+	for (i = n = 0; i < s->nsubs; i++)
+		n += !s->subs[i].dead;
+	json_object_object_add(*res, "subscriptions", json_object_new_int(n));
+	fp_report_daemon_keys(*res, s->opts->cal);
+	return FP_OK;
+}
+
+static enum fp_status do_subscribe(struct server *s, struct client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	struct json_object *v;
+	int64_t ms = 1000;
+	struct sub *sb;
+
+	if (json_object_object_get_ex(r->obj, "interval_ms", &v)) {
+		if (!json_object_is_type(v, json_type_int)) {
+			snprintf(msg, msglen, "'interval_ms' must be an integer");
+			return FP_E_BAD_REQUEST;
+		}
+		ms = json_object_get_int64(v);
+	}
+	if (ms < FP_MIN_INTERVAL_MS || ms > 3600000) {
+		snprintf(msg, msglen, "'interval_ms' must be %d to 3600000", FP_MIN_INTERVAL_MS);
+		return FP_E_BAD_REQUEST;
+	}
+	if (s->nsubs >= FP_MAX_SUBS) {
+		snprintf(msg, msglen, "too many subscriptions");
+		return FP_E_BUSY;
+	}
+	sb = &s->subs[s->nsubs++];
+	memset(sb, 0, sizeof(*sb));
+	sb->id = ++s->next_sub;
+	sb->c = c;
+	sb->pid = r->pid;
+	sb->interval_ms = (unsigned)ms;
+	sb->due_ns = fp_mono_ns() + (uint64_t)ms * 1000000ULL;
+	sb->prev = fp_target__snapshot(s->targets[r->ti]);
+	*res = json_object_new_object();
+	json_object_object_add(*res, "subscription", json_object_new_int(sb->id));
+	return FP_OK;
+}
+
+static enum fp_status do_unsubscribe(struct server *s, struct client *c, struct request *r,
+				     struct json_object **res, char *msg, size_t msglen)
+{
+	struct json_object *v;
+	int i, id;
+
+	if (!json_object_object_get_ex(r->obj, "subscription", &v) ||
+	    !json_object_is_type(v, json_type_int)) {
+		snprintf(msg, msglen, "'subscription' must be an integer");
+		return FP_E_BAD_REQUEST;
+	}
+	id = json_object_get_int(v);
+	for (i = 0; i < s->nsubs; i++)
+		if (s->subs[i].id == id && s->subs[i].c == c && !s->subs[i].dead) {
+			s->subs[i].dead = 1;
+			return FP_OK;
+		}
+	snprintf(msg, msglen, "no subscription %d of yours", id);
+	return FP_E_BAD_REQUEST;
+}
+
+/*
+ * Measures the probe cost again (the machine may have changed under the daemon). It
+ * changes every target's compensation, hence V_PRIV. Existing targets keep their
+ * attach point; new ones get the one now measured cheaper.
+ */
+static enum fp_status do_calibrate(struct server *s, struct client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_daemon_cal fresh;
+	char err[512];
+
+	if (fp_calibrate(&fresh, s->opts->site, err, sizeof(err))) {
+		snprintf(msg, msglen, "calibrate: %s; the previous calibration stays", err);
+		return FP_E_INTERNAL;
+	}
+	*res = json_object_new_object();
+	json_object_object_add(*res, "previous", fp_report_daemon_cal(s->opts->cal));
+	fresh.runs = s->opts->cal->runs + 1;
+	*s->opts->cal = fresh;
+	fp_log(FP_LOG_INFO, "recalibrated: %s", fresh.why);
+	fp_report_daemon_keys(*res, s->opts->cal);
+	return FP_OK;
+}
+
+static const struct verb verbs[] = {
+	{ "hello", do_hello, 0 },
+	{ "list", do_list, V_PID },
+	{ "attach", do_attach, V_PID },
+	{ "enable", do_enable, V_PID },
+	{ "disable", do_disable, V_PID | V_TARGET },
+	{ "detach", do_detach, V_PID | V_TARGET },
+	{ "reset", do_reset, V_PID | V_TARGET },
+	{ "stats", do_stats, V_PID | V_TARGET },
+	{ "status", do_status, 0 },
+	{ "subscribe", do_subscribe, V_PID | V_TARGET },
+	{ "unsubscribe", do_unsubscribe, 0 },
+	{ "calibrate", do_calibrate, V_PRIV },
+};
+
+/* The checks a verb's flags ask for, in order. */
+static enum fp_status admit(struct server *s, struct client *c, const struct verb *v,
+			    struct request *r, char *msg, size_t msglen)
+{
+	enum fp_status st;
+
+	if ((v->flags & V_PRIV) && !fp_peer_privileged(&c->peer)) {
+		snprintf(msg, msglen, "%s: root or CAP_SYS_PTRACE only", v->name);
+		return FP_E_PERMISSION_DENIED;
+	}
+	if ((v->flags & V_PID) && (st = arg_pid(s, c, r, msg, msglen)))
+		return st;
+	if (v->flags & V_TARGET) {
+		r->ti = find_target(s, r->pid);
+		if (r->ti < 0) {
+			snprintf(msg, msglen, "pid %d: not attached (enable a feature first)",
+				 (int)r->pid);
+			return FP_E_NOT_ATTACHED;
+		}
+	}
+	return FP_OK;
+}
+
+static struct json_object *parse(const char *line, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
+
+	if (o && (json_tokener_get_error(tok) != json_tokener_success ||
+		  json_tokener_get_parse_end(tok) != len)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+void fp_handle_line(struct server *s, struct client *c, const char *line, size_t len)
+{
+	struct request r = { .ti = -1 };
+	struct json_object *res = NULL, *v;
+	const struct verb *vb = NULL;
+	enum fp_status st;
+	char msg[1024] = "";
+	size_t i;
+
+	r.obj = parse(line, len);
+	if (!r.obj) {
+		st = FP_E_BAD_REQUEST;
+		snprintf(msg, sizeof(msg), "malformed JSON");
+		goto out;
+	}
+	st = FP_E_BAD_REQUEST;
+	if (!json_object_is_type(r.obj, json_type_object)) {
+		snprintf(msg, sizeof(msg), "a request is a JSON object");
+		goto out;
+	}
+	if (!json_object_object_get_ex(r.obj, "id", &v) || !json_object_is_type(v, json_type_int)) {
+		snprintf(msg, sizeof(msg), "'id' must be an integer");
+		goto out;
+	}
+	r.id = v;
+	if (!json_object_object_get_ex(r.obj, "verb", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		snprintf(msg, sizeof(msg), "'verb' must be a string");
+		goto out;
+	}
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]) && !vb; i++)
+		if (!strcmp(verbs[i].name, json_object_get_string(v)))
+			vb = &verbs[i];
+	if (!vb) {
+		st = FP_E_UNKNOWN_VERB;
+		snprintf(msg, sizeof(msg), "unknown verb '%.100s'", json_object_get_string(v));
+		goto out;
+	}
+	st = admit(s, c, vb, &r, msg, sizeof(msg));
+	if (st == FP_OK)
+		st = vb->fn(s, c, &r, &res, msg, sizeof(msg));
+	if (st != FP_OK && !msg[0])
+		snprintf(msg, sizeof(msg), "%s failed", vb->name);
+out:
+	reply(s, c, r.id, st, msg, res);
+	json_object_put(r.obj);
+}
+
+/* --- subscriptions ------------------------------------------------------------------ */
+
+void fp_run_subscriptions(struct server *s)
+{
+	uint64_t now = fp_mono_ns();
+	int i;
+
+	for (i = 0; i < s->nsubs; i++) {
+		struct sub *sb = &s->subs[i];
+		struct fp_snapshot *cur, *d;
+		struct json_object *o, *st;
+		struct fp_target *t;
+		int ti;
+
+		if (sb->dead || sb->c->dead || sb->due_ns > now)
+			continue;
+		sb->due_ns = now + (uint64_t)sb->interval_ms * 1000000ULL;
+		ti = find_target(s, sb->pid);
+		if (ti < 0 || s->targets[ti]->exited)
+			continue;
+		t = s->targets[ti];
+		cur = fp_target__snapshot(t);
+		if (!cur)
+			continue;
+		d = fp_snapshot__delta(cur, sb->prev);
+		fp_snapshot__free(sb->prev);
+		sb->prev = cur;
+		if (!d)
+			continue;
+		st = fp_report_stats(t->cat, d, cal_of(s, t), t->enabled);
+		json_object_object_add(st, "comm", json_object_new_string(t->comm));
+		json_object_object_add(st, "interval_ns", json_object_new_int64(
+					       (int64_t)sb->interval_ms * 1000000));
+		fp_snapshot__free(d);
+		o = json_object_new_object();
+		json_object_object_add(o, "subscription", json_object_new_int(sb->id));
+		json_object_object_add(o, "pid", json_object_new_int(sb->pid));
+		json_object_object_add(o, "stats", st);
+		fp_send(s, sb->c, o);	/* never frees the client nor reorders subs[] */
+	}
+}
+
+int fp_next_timeout_ms(struct server *s)
+{
+	uint64_t now = fp_mono_ns(), due = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < s->nsubs; i++)
+		if (!s->subs[i].dead && s->subs[i].due_ns < due)
+			due = s->subs[i].due_ns;
+	if (due == UINT64_MAX)
+		return -1;
+	return due <= now ? 0 : (int)((due - now) / 1000000ULL) + 1;
+}
