@@ -41,7 +41,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "featprof.h"
+#include "featprof_bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -347,15 +347,15 @@ static __always_inline int on_end(__u32 region)
 static __always_inline int on_site(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 region = (__u32)(cookie >> 2), *en;
+	__u32 region = FP_COOKIE_REGION(cookie), *en;
 
-	if (((cookie >> 1) & 1) != link_gen)
+	if (FP_COOKIE_GEN(cookie) != link_gen)
 		return 0;
 	/* a region being disabled: its sites may fire until they are detached */
 	en = bpf_map_lookup_elem(&region_enabled, &region);
 	if (!en || !*en)
 		return 0;
-	if (cookie & 1)
+	if (FP_COOKIE_IS_END(cookie))
 		return on_end(region);
 	return on_begin(region);
 }

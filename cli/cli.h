@@ -2,7 +2,7 @@
 #ifndef FP_CLI_H
 #define FP_CLI_H
 
-#include "../daemon/protocol.h"
+#include "protocol.h"
 
 int usage_error(const char *msg);
 

@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../daemon/protocol.h"
+#include "protocol.h"
 #include "cli.h"
 
 const char *socket_path;
@@ -33,12 +33,17 @@ int client_connect(void)
 		int e = errno;
 
 		if (e == EACCES || e == EPERM)
-			fprintf(stderr, "featprof: cannot connect to featprofd at %s: permission "
-				"denied (run as root, or be in the group given to featprofd --group)\n", p);
+			fprintf(
+			    stderr,
+			    "featprof: cannot connect to featprofd at %s: permission "
+			    "denied (run as root, or be in the group given to featprofd --group)\n",
+			    p);
 		else
-			fprintf(stderr, "featprof: cannot connect to featprofd at %s: %s (is it "
-				"running? start it: sudo featprofd, or systemctl start featprofd)\n",
-				p, strerror(e));
+			fprintf(
+			    stderr,
+			    "featprof: cannot connect to featprofd at %s: %s (is it "
+			    "running? start it: sudo featprofd, or systemctl start featprofd)\n",
+			    p, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return -1;

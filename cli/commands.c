@@ -217,14 +217,16 @@ int cmd_status(int argc, char **argv)
 
 		printf("pid %lld (%s)%s: %zu of %lld regions enabled, %lld sites attached\n",
 		       (long long)geti(t, "pid"), gets_(t, "comm"),
-		       json_object_get_boolean(json_object_object_get(t, "exited")) ? " exited" : "",
+		       json_object_get_boolean(json_object_object_get(t, "exited")) ? " exited"
+										    : "",
 		       json_object_array_length(geta(t, "enabled_regions")),
 		       (long long)geti(t, "regions"), (long long)geti(t, "attached_sites"));
 		er = geta(t, "enabled_regions");
 		if (er && json_object_array_length(er)) {
 			printf("  enabled:");
 			for (k = 0; k < json_object_array_length(er); k++)
-				printf(" %s", json_object_get_string(json_object_array_get_idx(er, k)));
+				printf(" %s",
+				       json_object_get_string(json_object_array_get_idx(er, k)));
 			printf("\n");
 		}
 		if (json_object_object_get_ex(t, "anomalies", &an))
@@ -362,7 +364,8 @@ int cmd_calibrate(int argc, char **argv)
 
 		if (!n || !json_object_get_boolean(json_object_object_get(n, "valid")))
 			continue;
-		printf("%s: pair %.0f ns (sd %.0f), was %.0f ns; bias %.0f ns (sd %.0f), was %.0f ns\n",
+		printf("%s: pair %.0f ns (sd %.0f), was %.0f ns; bias %.0f ns (sd %.0f), was %.0f "
+		       "ns\n",
 		       k, getd(n, "pair_ns"), getd(n, "pair_sd_ns"), getd(o, "pair_ns"),
 		       getd(n, "bias_ns"), getd(n, "bias_sd_ns"), getd(o, "bias_ns"));
 	}

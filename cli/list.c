@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/catalog.h"
+#include "catalog.h"
 #include "cli.h"
 
 static void print_human(const struct fp_catalog *cat, const char *what)

@@ -4,10 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/protocol.h"
 #include "cli.h"
-
-#define FEATPROF_CLI_VERSION "0.1.0"
+#include "featprof.h"	/* FEATPROF_VERSION */
 
 struct cmd {
 	const char *name;
@@ -24,7 +22,7 @@ static const struct cmd cmds[] = {
 	{ "top", cmd_top, "top PID [--interval MS] [--count N] live table" },
 	{ "stream", cmd_stream, "stream PID [--interval MS] [--count N] JSON lines of deltas" },
 	{ "reset", cmd_reset, "reset PID                           zero the figures" },
-	{ "calibrate", cmd_calibrate, "calibrate [--json]                  measure the probe cost again" },
+	{ "calibrate", cmd_calibrate, "calibrate [--json]                  probe cost, again" },
 	{ "detach", cmd_detach, "detach PID                          drop the target" },
 };
 
@@ -63,7 +61,7 @@ int main(int argc, char **argv)
 			socket_path = argv[a] + 9;
 			a++;
 		} else if (!strcmp(argv[a], "--version")) {
-			printf("featprof %s\n", FEATPROF_CLI_VERSION);
+			printf("featprof %s\n", FEATPROF_VERSION);
 			return 0;
 		} else {
 			return usage_error("unknown option");

@@ -86,8 +86,8 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'n':
 			if (parse_long(optarg, 0, 1L << 40, &o->count)) {
-				fprintf(stderr, "featprof %s: --count takes a number: '%s'\n", argv[0],
-					optarg);
+				fprintf(stderr, "featprof %s: --count takes a number: '%s'\n",
+					argv[0], optarg);
 				return -1;
 			}
 			break;

@@ -316,9 +316,10 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		snprintf(out->why, sizeof(out->why), "set by --site");
 	} else {
 		out->optimized = p5 < p1;
-		snprintf(out->why, sizeof(out->why), "measured pair cost nop1 %.0f ns, nop5 %.0f ns: "
-			 "%s is %.2fx cheaper", p1, p5, p5 < p1 ? "nop5" : "nop1",
-			 p5 < p1 ? p1 / p5 : p5 / p1);
+		snprintf(out->why, sizeof(out->why),
+			 "measured pair cost nop1 %.0f ns, nop5 %.0f ns: "
+			 "%s is %.2fx cheaper",
+			 p1, p5, p5 < p1 ? "nop5" : "nop1", p5 < p1 ? p1 / p5 : p5 / p1);
 	}
 	out->runs = 1;
 	out->when = (uint64_t)time(NULL);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "featprof.h"	/* FEATPROF_VERSION */
 #include "log.h"
 #include "protocol.h"
 #include "server.h"
@@ -56,13 +57,15 @@ static void ready(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: featprofd [--socket PATH] [--group GROUP] [--site auto|nop1|nop5] [-v|-q]\n"
-		   "  --socket PATH  listen here (default %s; systemd socket activation "
-		   "is used when LISTEN_FDS is set)\n"
-		   "  --group GROUP  members of GROUP may connect (default: root only)\n"
-		   "  --site WHERE   auto (default): the attach point measured cheaper at start-up;\n"
-		   "                 nop1: the 1-byte nop (int3 path); nop5: the shielded nop5\n"
-		   "                 (optimized call) where the kernel optimizes it\n",
+	fprintf(f,
+		"usage: featprofd [--socket PATH] [--group GROUP] [--site auto|nop1|nop5] [-v|-q]\n"
+		"                 [--version]\n"
+		"  --socket PATH  listen here (default %s; systemd socket activation "
+		"is used when LISTEN_FDS is set)\n"
+		"  --group GROUP  members of GROUP may connect (default: root only)\n"
+		"  --site WHERE   auto (default): the attach point measured cheaper at start-up;\n"
+		"                 nop1: the 1-byte nop (int3 path); nop5: the shielded nop5\n"
+		"                 (optimized call) where the kernel optimizes it\n",
 		FP_DEFAULT_SOCKET);
 }
 
@@ -75,6 +78,7 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "site", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fp_server_opts o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready };
@@ -116,6 +120,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("featprofd %s (protocol %d)\n", FEATPROF_VERSION, FP_PROTO_VERSION);
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
@@ -132,7 +139,8 @@ int main(int argc, char **argv)
 		const struct fp_calibration *k = &cal.at[c];
 
 		if (k->valid)
-			fp_log(FP_LOG_INFO, "%s: pair cost %.0f ns (sd %.0f), bias %.0f ns (sd %.0f); "
+			fp_log(FP_LOG_INFO,
+			       "%s: pair cost %.0f ns (sd %.0f), bias %.0f ns (sd %.0f); "
 			       "begin %.0f+%.0f, end %.0f+%.0f ns around the timestamp",
 			       c == FP_AT_NOP5 ? "shielded nop5" : "nop1", k->pair_ns, k->pair_sd,
 			       k->bias_ns, k->bias_sd, k->part_ns[0], k->part_ns[1], k->part_ns[2],

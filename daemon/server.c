@@ -225,7 +225,8 @@ static void read_client(struct server *s, int idx)
 			if (!c->discarding) {
 				char msg[64];
 
-				snprintf(msg, sizeof(msg), "request longer than %d bytes", FP_MAX_LINE);
+				snprintf(msg, sizeof(msg), "request longer than %d bytes",
+					 FP_MAX_LINE);
 				fp_reply_error(s, c, FP_E_TOO_LONG, msg);
 			}
 			c->discarding = 1;

@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #include <stdint.h>
 
-#include "../bpf/featprof.h"
+#include "featprof_bpf.h"
 
 struct fp_region_fig {
 	uint64_t count, incl_ns, excl_ns, min_ns, max_ns, nchild, ndesc, recursion;

@@ -5,12 +5,12 @@
  * attaches one uprobe per site, filtered to the process, with FP_COOKIE in the cookie
  * and the note's semaphore as ref_ctr_offset.
  *
- * Where the kernel has it (Linux 6.6, daemon/uprobe_multi.c), all enabled sites of a target in one object are one multi-uprobe link: one syscall
- * attaches them all. Closing a uprobe link waits for an RCU grace period (~50 ms
- * here), so links are never closed one per region: a change attaches the new link set
- * (generation g+1 in every cookie), flips link_gen, then closes the old set - one wait
- * per change, for 1 or 10,000 sites (docs/TRACING.md has the figures). Per-site
- * perf-event links remain the fallback.
+ * Where the kernel has it (Linux 6.6, daemon/uprobe_multi.c), all enabled sites of a target in one
+ * object are one multi-uprobe link: one syscall attaches them all. Closing a uprobe link waits for
+ * an RCU grace period (~50 ms here), so links are never closed one per region: a change attaches
+ * the new link set (generation g+1 in every cookie), flips link_gen, then closes the old set - one
+ * wait per change, for 1 or 10,000 sites (docs/TRACING.md has the figures). Per-site perf-event
+ * links remain the fallback.
  *
  * A region counts only while region_enabled says so: enable attaches, then sets it (a
  * thread already inside sees an end without begin, counted); disable clears it, bumps
@@ -284,9 +284,9 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		if (!l->links[l->nlinks]) {
 			int e = errno;
 
-			snprintf(err, errlen, "attach: cannot attach '%s' at %s+0x%llx in pid %d: %s",
-				 reg->name, obj->path, (unsigned long long)off, (int)t->pid,
-				 strerror(e));
+			snprintf(err, errlen,
+				 "attach: cannot attach '%s' at %s+0x%llx in pid %d: %s", reg->name,
+				 obj->path, (unsigned long long)off, (int)t->pid, strerror(e));
 			return -e;
 		}
 		l->nlinks++;
@@ -301,7 +301,8 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int **fds_out,
 		     char *err, size_t errlen)
 {
-	int o, r, s, n = 0, ret = 0, cap = 0, prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
+	int prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
+	int o, r, s, n = 0, ret = 0, cap = 0;
 	uint64_t *offs = NULL, *refs = NULL, *cookies = NULL;
 	int *fds = calloc((size_t)t->cat->nobjs + 1, sizeof(int));
 
@@ -341,8 +342,8 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 		fd = fp_uprobe_multi_link(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid);
 		if (fd < 0) {
 			ret = fd;
-			snprintf(err, errlen, "attach: cannot attach %u sites in %s of pid %d: %s", k,
-				 obj->path, (int)t->pid, strerror(-fd));
+			snprintf(err, errlen, "attach: cannot attach %u sites in %s of pid %d: %s",
+				 k, obj->path, (int)t->pid, strerror(-fd));
 			goto out;
 		}
 		fds[n++] = fd;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Linux 6.6 added the multi-uprobe link (commit 89ae89f53d20 "bpf: Add multi uprobe
- * link"); Debian 12's libbpf 1.1 predates it, so the link is created with the raw
- * command. The struct below is the layout of union bpf_attr's link_create.uprobe_multi.
- * No libbpf here: the benchmark's floor (tests/bench/busyloop.c) uses it too.
+ * The multi-uprobe link (Linux 6.6, commit 89ae89f53d20 "bpf: Add multi uprobe link").
+ * libbpf has it from 1.3 (bpf_link_create_opts.uprobe_multi); Debian 12's libbpf 1.1
+ * predates it, so with an older libbpf the link is created with the raw command: the
+ * struct below is the layout of union bpf_attr's link_create.uprobe_multi.
  */
+#include <bpf/bpf.h>
+#include <bpf/libbpf_version.h>
 #include <errno.h>
 #include <linux/bpf.h>
 #include <string.h>
@@ -12,6 +14,24 @@
 #include <unistd.h>
 
 #include "uprobe_multi.h"
+
+#if LIBBPF_MAJOR_VERSION > 1 || (LIBBPF_MAJOR_VERSION == 1 && LIBBPF_MINOR_VERSION >= 3)
+
+int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
+			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid)
+{
+	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "64-bit offsets");
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .uprobe_multi.path = path,
+		    .uprobe_multi.offsets = (const unsigned long *)offs,
+		    .uprobe_multi.ref_ctr_offsets = (const unsigned long *)refs,
+		    .uprobe_multi.cookies = cookies, .uprobe_multi.cnt = cnt,
+		    .uprobe_multi.pid = (__u32)pid);
+	int fd = bpf_link_create(prog_fd, 0, (enum bpf_attach_type)FP_ATTACH_UPROBE_MULTI, &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+#else
 
 int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid)
@@ -39,3 +59,5 @@ int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
 }
+
+#endif

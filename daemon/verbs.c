@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * featprofd's requests: the verb table, targets and subscriptions. Protocol:
- * daemon/protocol.h.
+ * common/protocol.h.
  *
  * Every request line is checked in a fixed order before anything changes: JSON, an
  * object, an integer id, a string verb, a known verb; then what the verb's flags ask
@@ -162,7 +162,7 @@ static enum fp_status new_target(struct server *s, pid_t pid, int *ti, char *msg
 		return errno == ENOENT ? FP_E_NO_PROBES :
 		       errno == ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL;
 	ev.data.u64 = EV(EV_TARGET, slot);
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev)) {	/* its exit would be missed */
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev)) { /* its exit would be missed */
 		snprintf(msg, msglen, "pid %d: cannot watch for its exit: %s", (int)pid,
 			 strerror(errno));
 		fp_target__free(t);
@@ -184,7 +184,8 @@ static enum fp_status arg_pid(struct server *s, struct client *c, struct request
 	int64_t p;
 	int ret;
 
-	if (!json_object_object_get_ex(r->obj, "pid", &v) || !json_object_is_type(v, json_type_int)) {
+	if (!json_object_object_get_ex(r->obj, "pid", &v) ||
+	    !json_object_is_type(v, json_type_int)) {
 		snprintf(msg, msglen, "'pid' must be an integer");
 		return FP_E_BAD_REQUEST;
 	}
@@ -240,7 +241,8 @@ static enum fp_status select_regions(struct json_object *req, const struct fp_ta
 			name = json_object_get_string(n);
 			if (i ? (r = fp_catalog__region(cat, name)) < 0
 			      : fp_catalog__feature(cat, name) < 0) {
-				snprintf(msg, msglen, "pid %d has no %s '%.200s' (see featprof list %d)",
+				snprintf(msg, msglen,
+					 "pid %d has no %s '%.200s' (see featprof list %d)",
 					 (int)t->pid, i ? "region" : "feature", name, (int)t->pid);
 				return FP_E_UNKNOWN_NAME;
 			}

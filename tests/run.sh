@@ -6,6 +6,7 @@ set -u
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 TESTS=(
+	"unit/format:make --no-print-directory format-check"
 	"unit/notes:$B/tests/unit/test_notes $B"
 	"unit/stats:$B/tests/unit/test_stats"
 	"unit/systemd_units:tests/unit/systemd_units.sh $B"

@@ -74,12 +74,14 @@
 #define FEATPROF_VERSION_MINOR 1
 #define FEATPROF_VERSION_PATCH 0
 
-/* Catalog note format, must match daemon/notes.c. */
+/* The probe ABI, read by common/notes.c: catalog note type, site kinds and shapes. */
 #define FP_NOTE_TYPE_SITE 1
 #define FP_KIND_BEGIN 1
 #define FP_KIND_END 2
 #define FP_SHAPE_NOP1 0
 #define FP_SHAPE_SHIELDED 1
+#define FP_SHIELD_LEN 19	/* bytes of a shielded site */
+#define FP_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
 
 #ifndef FP_SITE_SHAPE
 #define FP_SITE_SHAPE FP_SHAPE_SHIELDED
@@ -89,6 +91,11 @@
 #define __fp_xstr(x) __fp_str(x)
 #define __fp_cat2(a, b) a##b
 #define __fp_cat(a, b) __fp_cat2(a, b)
+
+/* "MAJOR.MINOR.PATCH": featprof's one version (CLI, daemon and featprof.pc use it). */
+#define FEATPROF_VERSION                                                                   \
+	__fp_xstr(FEATPROF_VERSION_MAJOR) "." __fp_xstr(FEATPROF_VERSION_MINOR) "."        \
+		__fp_xstr(FEATPROF_VERSION_PATCH)
 
 #if !defined(__x86_64__)
 /* Elsewhere a site is the architecture's nop; only x86-64 has the shielded shape. */

@@ -36,8 +36,8 @@
 #endif
 #include "featprof.h"
 #ifndef BL_DRY
-#include "../../daemon/notes.h"
-#include "../../daemon/uprobe_multi.h"
+#include "notes.h"
+#include "uprobe_multi.h"
 #include <linux/bpf.h>
 #endif
 
@@ -192,8 +192,8 @@ static int attach_bare(const char *where, long long *nsites, int floor)
 			continue;
 		if (floor) {
 			if (*nsites < 16)
-				offs[(*nsites)++] = !strcmp(where, "nop5") && s->opt_off ? s->opt_off
-											 : s->loc_off;
+				offs[(*nsites)++] =
+				    !strcmp(where, "nop5") && s->opt_off ? s->opt_off : s->loc_off;
 			continue;
 		}
 		memset(&a, 0, sizeof(a));

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "featprof.h"
-#include "../../daemon/notes.h"
+#include "notes.h"
 
 #ifdef REDZONE_BARE_NOP5
 /* The hazard: a bare nop5 with a standard stapsdt note at it. */

@@ -410,7 +410,8 @@ int main(int argc, char **argv)
 		pthread_t tid;
 
 		wait_go();
-		pthread_create(&tid, NULL, strcmp(mode, "exit") ? inside_thread : exit_thread, NULL);
+		pthread_create(&tid, NULL, strcmp(mode, "exit") ? inside_thread : exit_thread,
+			       NULL);
 		pthread_join(tid, NULL);
 		printf("done\n");
 	} else if (!strcmp(mode, "redzone")) {

@@ -2,7 +2,7 @@
 /* Prints every stapsdt note of an ELF file the way `readelf -n` prints it (the oracle). */
 #include <stdio.h>
 
-#include "../../daemon/notes.h"
+#include "notes.h"
 
 int main(int argc, char **argv)
 {

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../daemon/catalog.h"
+#include "catalog.h"
 #include "test.h"
 
 static char dir[1024];

@@ -2,7 +2,7 @@
 /* Compensation, uncertainty, deltas and per-feature time: daemon/stats.c, pure arithmetic. */
 #include <stdlib.h>
 
-#include "../../daemon/stats.h"
+#include "stats.h"
 #include "test.h"
 
 /* begin 400+100, end 400+400 ns around the timestamp: bias 500, pair 1300 */

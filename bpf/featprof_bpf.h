@@ -16,6 +16,9 @@
  */
 #define FP_COOKIE(region, is_end, gen)                                                     \
 	(((__u64)(region) << 2) | ((__u64)((gen) & 1) << 1) | ((is_end) ? 1 : 0))
+#define FP_COOKIE_REGION(c) ((__u32)((c) >> 2))
+#define FP_COOKIE_GEN(c) ((__u32)(((c) >> 1) & 1))
+#define FP_COOKIE_IS_END(c) ((c) & 1)
 
 struct fp_region_info {
 	__u64 mask;		/* features of the region, bit i = feature i of the target */

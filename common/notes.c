@@ -417,7 +417,8 @@ static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
 	image = (const uint8_t *)elf_rawfile(elf, &image_sz);
 	if (!image || eh.e_shoff > image_sz ||
 	    (uint64_t)eh.e_shnum * eh.e_shentsize > image_sz - eh.e_shoff ||
-	    eh.e_phoff > image_sz || (uint64_t)eh.e_phnum * eh.e_phentsize > image_sz - eh.e_phoff) {
+	    eh.e_phoff > image_sz ||
+	    (uint64_t)eh.e_phnum * eh.e_phentsize > image_sz - eh.e_phoff) {
 		seterr(err, errlen, "%s: truncated ELF file (headers past its end)", obj->path);
 		return -EINVAL;
 	}
@@ -489,9 +490,10 @@ static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
 			goto out;
 		}
 		if (sem && vaddr_to_off(&sg, sem, 0, &s->sem_off)) {
-			seterr(err, errlen, "%s: stapsdt note at offset 0x%llx: semaphore 0x%llx is "
-			       "not in a loaded segment", obj->path,
-			       (unsigned long long)s->note_off, (unsigned long long)sem);
+			seterr(err, errlen,
+			       "%s: stapsdt note at offset 0x%llx: semaphore 0x%llx is "
+			       "not in a loaded segment",
+			       obj->path, (unsigned long long)s->note_off, (unsigned long long)sem);
 			ret = -EINVAL;
 			goto out;
 		}

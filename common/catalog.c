@@ -85,8 +85,8 @@ int fp_catalog__feature(const struct fp_catalog *cat, const char *name)
 
 int fp_region__has_feature(const struct fp_region *r, const char *feature)
 {
-	return r->nfeatures && bsearch(&feature, r->features, (size_t)r->nfeatures, sizeof(char *), cmp_str) !=
-	       NULL;
+	return r->nfeatures && bsearch(&feature, r->features, (size_t)r->nfeatures, sizeof(char *),
+				       cmp_str) != NULL;
 }
 
 static struct fp_region *find_or_add(struct fp_catalog *cat, const char *name)

@@ -7,14 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Must match usdt/featprof.h. */
-#define FP_NOTE_TYPE_SITE 1
-#define FP_KIND_BEGIN 1
-#define FP_KIND_END 2
-#define FP_SHAPE_NOP1 0
-#define FP_SHAPE_SHIELDED 1
-#define FP_SHIELD_LEN 19	/* bytes of a shielded site */
-#define FP_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
+#include "featprof.h"	/* the probe ABI: note type, site kinds and shapes */
 
 /* One stapsdt note, with featprof's catalog entry when it is a featprof site. */
 struct fp_site {
