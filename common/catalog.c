@@ -24,21 +24,12 @@ static int cmp_region(const void *a, const void *b)
 /* Adds s to a sorted-later set; 0 or -ENOMEM. */
 static int set_add(char ***set, int *n, const char *s)
 {
-	char **a;
 	int i;
 
 	for (i = 0; i < *n; i++)
 		if (!strcmp((*set)[i], s))
 			return 0;
-	a = realloc(*set, sizeof(*a) * (size_t)(*n + 1));
-	if (!a)
-		return -ENOMEM;
-	*set = a;
-	a[*n] = strdup(s);
-	if (!a[*n])
-		return -ENOMEM;
-	(*n)++;
-	return 0;
+	return fp_strv_add(set, n, s);
 }
 
 void fp_catalog__free(struct fp_catalog *cat)

@@ -603,7 +603,7 @@ void fp_proc__free(struct fp_proc *proc)
 	free(proc);
 }
 
-static int add_str(char ***arr, int *n, const char *s)
+int fp_strv_add(char ***arr, int *n, const char *s)
 {
 	char **a = realloc(*arr, sizeof(*a) * (size_t)(*n + 1));
 
@@ -666,7 +666,7 @@ int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen)
 			dup = !strcmp(seen[i], path);
 		if (dup)
 			continue;
-		if (nseen >= MAX_PROC_OBJECTS || add_str(&seen, &nseen, path)) {
+		if (nseen >= MAX_PROC_OBJECTS || fp_strv_add(&seen, &nseen, path)) {
 			ret = -ENOMEM;
 			break;
 		}
@@ -677,7 +677,7 @@ int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen)
 			continue;
 		}
 		if (ret) {
-			ret = add_str(&proc->errors, &proc->nerrors, oerr);
+			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
 			if (ret)
 				break;
 			continue;

@@ -65,6 +65,9 @@ struct fp_proc {
 int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen);
 void fp_proc__free(struct fp_proc *proc);
 
+/* Appends a copy of s to the array *arr of *n strings. 0 or -ENOMEM. */
+int fp_strv_add(char ***arr, int *n, const char *s);
+
 /* Parses one note section's bytes; exposed for the fuzzer. */
 int fp_notes_parse(struct fp_object *obj, const uint8_t *buf, size_t size, uint64_t sec_off,
 		   int featprof_section, char *err, size_t errlen);

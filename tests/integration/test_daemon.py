@@ -297,6 +297,37 @@ def accuracy_run(d):
           region(st, "rec")["recursion"])
 
 
+def t_attach_point(d):
+    """The daemon attaches new targets at the attach point it measured cheaper, says
+    why, and a target's status shows where it is attached."""
+    st = Client(d).call("status")["result"]
+    at = st["attach"]
+    p1, p5 = at["nop1"], at["nop5"]
+    print("    kernel optimizes nop5: %s; nop1 pair %.0f ns, nop5 pair %.0f ns -> %s (%s)" % (
+        at["kernel_optimizes_nop5"], p1["pair_ns"], p5["pair_ns"], at["attach_point"],
+        at["why"]))
+    check(p1["valid"], "nop1 measured")
+    if os.environ.get("FP_TEST_SITE"):
+        return
+    if at["kernel_optimizes_nop5"]:
+        check(p5["valid"], "nop5 measured where the kernel optimizes it")
+        want = "shielded-nop5" if p5["pair_ns"] < p1["pair_ns"] else "nop1"
+    else:
+        want = "nop1"
+    check(at["attach_point"] == want, "attached at %s, measured cheaper: %s" % (
+        at["attach_point"], want))
+    check(str(round(min(p1["pair_ns"], p5["pair_ns"] or 1e18))) in at["why"] or
+          not at["kernel_optimizes_nop5"], "the reason names the figures: " + at["why"])
+    t = Target("spin")
+    try:
+        check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
+        tgt = next(x for x in Client(d).call("status")["result"]["targets"]
+                   if x["pid"] == t.pid)
+        check(tgt["site_address"] == want, "target attached at %s" % tgt["site_address"])
+    finally:
+        t.kill()
+
+
 def t_offcpu(d):
     """Wall, CPU, preempted and blocked time of 1 ms regions against the threads' own
     clocks, with more threads than CPUs."""
@@ -569,7 +600,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_accuracy, t_offcpu, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_attach_point, t_accuracy, t_offcpu, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 
