@@ -59,6 +59,9 @@
 #define INSTANCES (OUTER * INNER)
 #define WORK_NS 3000.0		/* busy work between probes */
 #define STALL_FACTOR 4.0
+#define COLD_ROUNDS 5
+#define COLD_INSTANCES 16	/* per cold round, each after a sleep */
+#define COLD_SLEEP_US 1000
 
 static double now_ns(void)
 {
@@ -130,6 +133,32 @@ __attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
 	return ret;
 }
 
+/*
+ * One timed region entered right after a sleep: the probe path finds caches (and,
+ * in a VM, a CPU) gone cold, as a region entered after a wait does in a program.
+ */
+__attribute__((noinline)) static int cold_region(struct cal_run *c, int i)
+{
+	double t0, t1, t2, t3, kb = 0, ke = 0, *p = c->part[i];
+	int ret;
+
+	usleep(COLD_SLEEP_US);
+	t0 = now_ns();
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	t1 = now_ns();
+	ret = last_ts(c, &kb);
+	busy(WORK_NS);
+	t2 = now_ns();
+	FP_END(featprof_calibration_inner);
+	t3 = now_ns();
+	ret = ret ? ret : last_ts(c, &ke);
+	p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
+	p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
+	p[FP_C_END_PRE] = ke - t2 - c->half_clock;
+	p[FP_C_END_POST] = t3 - ke - c->half_clock;
+	return ret;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -188,6 +217,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		   char *err, size_t errlen)
 {
 	double v[ROUNDS][FP_C_N], col[ROUNDS], bias[ROUNDS], pair[ROUNDS], outer[ROUNDS];
+	double cold_pair[COLD_ROUNDS], cold_bias[COLD_ROUNDS];
 	double dummy[FP_C_N], o;
 	uint8_t sel[2] = { 1, 1 };
 	int i, k, ret;
@@ -199,6 +229,21 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	ret = round_values(c, dummy, &o);	/* warm-up; the first hits rewrite nop5 sites */
 	for (i = 0; i < ROUNDS && !ret; i++)
 		ret = round_values(c, v[i], &outer[i]);
+	/* cold: the mean of each round (no stall filter: a cold probe is what we want) */
+	for (i = 0; i < COLD_ROUNDS && !ret; i++) {
+		double p = 0, b = 0;
+		int j;
+
+		for (j = 0; j < COLD_INSTANCES && !ret; j++) {
+			const double *q = c->part[j];
+
+			ret = cold_region(c, j);
+			p += (q[0] + q[1] + q[2] + q[3]) / COLD_INSTANCES;
+			b += (q[FP_C_BEGIN_POST] + q[FP_C_END_PRE]) / COLD_INSTANCES;
+		}
+		cold_pair[i] = p;
+		cold_bias[i] = b;
+	}
 	fp_target__set_regions(t, sel, 0, err, errlen);
 	if (ret) {
 		snprintf(err, errlen, "calibration: cannot read the thread's own state: %s",
@@ -221,6 +266,8 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
 	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
 	out->nested_check_ns = median(outer, ROUNDS);
+	out->cold_pair_ns = median(cold_pair, COLD_ROUNDS);
+	out->cold_bias_ns = median(cold_bias, COLD_ROUNDS);
 	out->rounds = ROUNDS;
 	out->instances = INSTANCES;
 	out->valid = 1;

@@ -75,6 +75,8 @@ struct json_object *fp_report_calibration(const struct fp_calibration *cal)
 		add(o, k, json_object_new_double(cal->part_sd[i]));
 	}
 	add(o, "nested_check_ns", json_object_new_double(cal->nested_check_ns));
+	add(o, "cold_pair_ns", json_object_new_double(cal->cold_pair_ns));
+	add(o, "cold_bias_ns", json_object_new_double(cal->cold_bias_ns));
 	add(o, "rounds", json_object_new_int(cal->rounds));
 	add(o, "instances", json_object_new_int(cal->instances));
 	return o;

@@ -50,6 +50,9 @@ struct fp_calibration {
 	int rounds, instances;	/* instances per round */
 	double nested_check_ns;	/* calibration's outer region: raw - inside - predicted,
 				 * per instance: ~0 when the model holds for nesting */
+	double cold_pair_ns, cold_bias_ns;	/* the same, for a region entered right
+						 * after a sleep: not used to compensate,
+						 * reported as what the model misses */
 };
 
 struct fp_snapshot *fp_snapshot__new(int nregions);
