@@ -2,6 +2,7 @@
 /* featprof commands that talk to featprofd. */
 #include <json-c/json.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,16 +53,22 @@ static const char *fmt_ns(double ns, char *buf, size_t len)
 	return buf;
 }
 
-/* " name=value" for each anomaly counter, then a newline. */
+/* " name=value" for each anomaly counter that is not zero ("none"), then a newline. */
 static void print_anomalies(const char *prefix, struct json_object *an)
 {
 	struct json_object_iterator it = json_object_iter_begin(an), end = json_object_iter_end(an);
+	int any = 0;
 
 	printf("%s", prefix);
-	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
-		printf(" %s=%lld", json_object_iter_peek_name(&it),
-		       (long long)json_object_get_int64(json_object_iter_peek_value(&it)));
-	printf("\n");
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		int64_t v = json_object_get_int64(json_object_iter_peek_value(&it));
+
+		if (v) {
+			printf(" %s=%lld", json_object_iter_peek_name(&it), (long long)v);
+			any = 1;
+		}
+	}
+	printf("%s\n", any ? "" : " none");
 }
 
 static void print_json(struct json_object *o)
@@ -244,69 +251,105 @@ static int cmp_excl(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* "1.23 ms" or, where the uncertainty exceeds 1% of the figure, "1.23 ms ±2%". */
-static const char *fmt_unc(double ns, double unc, char *buf, size_t len)
+/* Terminal width: $COLUMNS, the terminal's, or 80. */
+static int term_width(void)
 {
-	char t[32];
+	const char *e = getenv("COLUMNS");
+	struct winsize ws;
 
-	fmt_ns(ns, t, sizeof(t));
+	if (e && atoi(e) > 0)
+		return atoi(e);
+	if (isatty(1) && !ioctl(1, TIOCGWINSZ, &ws) && ws.ws_col)
+		return ws.ws_col;
+	return 80;
+}
+
+/* "12%" where the uncertainty of a figure exceeds 1% of it, else "". */
+static const char *unc_pct(double ns, double unc, char *buf, size_t len)
+{
 	if (ns > 0 && unc > 0.01 * ns)
-		snprintf(buf, len, "%s ±%.0f%%", t, unc / ns * 100);
+		snprintf(buf, len, "%.0f%%", unc / ns * 100 < 999 ? unc / ns * 100 : 999);
 	else
-		snprintf(buf, len, "%s", t);
+		buf[0] = 0;
+	return buf;
+}
+
+/* name, cut to w characters with a '~' where it was cut. */
+static const char *cut(const char *name, int w, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", name);
+	if ((int)strlen(buf) > w && w > 1) {
+		buf[w - 1] = '~';
+		buf[w] = 0;
+	}
 	return buf;
 }
 
 /*
- * The human table of a stats object (a reply or a push's delta). Every time in it is
- * compensated for the probes' cost; CPU is wall less off-CPU; min/max (raw, of one
- * instance) are in --json only.
+ * The human table of a stats object (a reply or a push's delta), 80 columns wide; a
+ * wider terminal also gets each region's features. Every time in it is compensated for
+ * the probes' cost and one kind per row; "±" is the uncertainty where it exceeds 1%.
+ * CPU is wall less off-CPU; SHARE, of the measured threads' time (features overlap
+ * where regions belong to several). Raw times and min/max are in --json.
  */
 static void print_stats(struct json_object *st, long pid, const char *title)
 {
 	struct json_object *regs = geta(st, "regions"), *feats = geta(st, "features"), *an;
-	struct json_object *arr[4096];
+	struct json_object *sets = geta(st, "feature_sets"), *arr[4096];
 	size_t i, n = 0;
-	char b1[40], b2[40], b3[40], b4[40], b5[40];
+	int wide = term_width() >= 112;
+	char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], nb[80];
+	double total = (double)geti(st, "base_ns");
 
 	printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
 	       gets_(st, "comm"));
-	printf("\n%-20s %14s %10s %10s\n", "FEATURE", "WALL", "CPU", "OFF-CPU");
+	/* the measured threads' time: outside regions plus every set (sets do not overlap) */
+	for (i = 0; sets && i < json_object_array_length(sets); i++)
+		total += (double)geti(json_object_array_get_idx(sets, i), "ns");
+	printf("\n%-22s %10s %4s %10s %10s %6s\n", "FEATURE", "WALL", "±", "CPU", "OFF-CPU",
+	       "SHARE");
 	for (i = 0; feats && i < json_object_array_length(feats); i++) {
 		struct json_object *f = json_object_array_get_idx(feats, i);
+		double ns = (double)geti(f, "ns");
 
-		printf("%-20s %14s %10s %10s\n", gets_(f, "name"),
-		       fmt_unc((double)geti(f, "ns"), (double)geti(f, "uncertainty_ns"), b1, 40),
-		       fmt_ns((double)geti(f, "cpu_ns"), b2, 40),
-		       fmt_ns((double)geti(f, "offcpu_ns"), b3, 40));
+		printf("%-22s %10s %4s %10s %10s %5.1f%%\n", cut(gets_(f, "name"), 22, nb, 64),
+		       fmt_ns(ns, b1, 40), unc_pct(ns, (double)geti(f, "uncertainty_ns"), b2, 40),
+		       fmt_ns((double)geti(f, "cpu_ns"), b3, 40),
+		       fmt_ns((double)geti(f, "offcpu_ns"), b4, 40),
+		       total > 0 ? ns / total * 100 : 0);
 	}
-	printf("%-20s %14s\n", "(outside regions)", fmt_ns((double)geti(st, "base_ns"), b1, 40));
+	printf("%-22s %10s\n", "(outside regions)", fmt_ns((double)geti(st, "base_ns"), b1, 40));
 	for (i = 0; regs && i < json_object_array_length(regs) && n < 4096; i++)
 		arr[n++] = json_object_array_get_idx(regs, i);
 	qsort(arr, n, sizeof(arr[0]), cmp_excl);
-	printf("\n%-20s %-16s %8s %14s %14s %10s %10s %10s\n", "REGION", "FEATURES", "COUNT",
-	       "EXCLUSIVE", "INCLUSIVE", "CPU", "OFF-CPU", "MEAN");
+	/* 16+8+9+4+9+9+9+9 and 7 blanks: 80 columns */
+	printf("\n%-16s %8s %9s %4s %9s %9s %9s %9s%s\n", "REGION", "COUNT", "EXCL", "±",
+	       "INCL", "CPU", "OFF-CPU", "MEAN", wide ? "  FEATURES" : "");
 	for (i = 0; i < n; i++) {
 		struct json_object *r = arr[i], *fl = geta(r, "features");
+		double ex = (double)geti(r, "exclusive_ns");
 		char feats_s[128] = "";
 		size_t k;
 
-		for (k = 0; fl && k < json_object_array_length(fl); k++) {
-			strncat(feats_s, k ? "," : "", sizeof(feats_s) - strlen(feats_s) - 1);
+		for (k = 0; wide && fl && k < json_object_array_length(fl); k++) {
+			strncat(feats_s, k ? "," : "  ", sizeof(feats_s) - strlen(feats_s) - 1);
 			strncat(feats_s, json_object_get_string(json_object_array_get_idx(fl, k)),
 				sizeof(feats_s) - strlen(feats_s) - 1);
 		}
-		printf("%-20s %-16s %8lld %14s %14s %10s %10s %10s%s\n", gets_(r, "name"), feats_s,
+		char name[80];
+
+		/* a region not enabled (its figures kept) says so in its name column */
+		int on = json_object_get_boolean(json_object_object_get(r, "enabled"));
+
+		snprintf(name, sizeof(name), "%.60s%s", gets_(r, "name"), on ? "" : " (off)");
+		printf("%-16s %8lld %9s %4s %9s %9s %9s %9s%s\n", cut(name, 16, nb, sizeof(nb)),
 		       (long long)geti(r, "count"),
-		       fmt_unc((double)geti(r, "exclusive_ns"),
-			       (double)geti(r, "exclusive_uncertainty_ns"), b1, 40),
-		       fmt_unc((double)geti(r, "inclusive_ns"),
-			       (double)geti(r, "inclusive_uncertainty_ns"), b2, 40),
-		       fmt_ns((double)geti(r, "cpu_ns"), b3, 40),
-		       fmt_ns((double)geti(r, "offcpu_ns"), b4, 40),
-		       fmt_ns((double)geti(r, "mean_ns"), b5, 40),
-		       json_object_get_boolean(json_object_object_get(r, "enabled")) ? ""
-										 : "  (off)");
+		       fmt_ns(ex, b1, 40),
+		       unc_pct(ex, (double)geti(r, "exclusive_uncertainty_ns"), b2, 40),
+		       fmt_ns((double)geti(r, "inclusive_ns"), b3, 40),
+		       fmt_ns((double)geti(r, "cpu_ns"), b4, 40),
+		       fmt_ns((double)geti(r, "offcpu_ns"), b5, 40),
+		       fmt_ns((double)geti(r, "mean_ns"), b6, 40), feats_s);
 	}
 	if (json_object_object_get_ex(st, "anomalies", &an))
 		print_anomalies("\nanomalies:", an);

@@ -465,6 +465,13 @@ def t_enable_midrun_two_clients_detach(d):
               "pushes carry compress figures")
         links = uprobe_links(d.p.pid)
         check(links > 0, "uprobe links present while enabled (%d)" % links)
+        # the human table fits an 80-column terminal (over SSH), one line per region
+        os.environ["COLUMNS"] = "80"
+        r = cli(d, "stats", p.pid)
+        del os.environ["COLUMNS"]
+        widest = max(len(x) for x in r.stdout.splitlines())
+        check(r.returncode == 0 and widest <= 80 and "compress_verify" in r.stdout,
+              "stats table within 80 columns (widest line %d)" % widest)
         a.close()  # the subscriber goes away
         st = b.call("stats", pid=p.pid)["result"]
         check(region(st, "cache_lookup")["count"] > 0, "other client still gets figures")
