@@ -11,9 +11,12 @@
  * are dropped as "abandoned"; no frame at all means the thread was inside the region
  * when it was enabled ("end without begin"). Neither is attributed to any region.
  *
- * Each frame carries the OR of the feature masks of itself and all frames below it, so
- * the set of features open on the thread is the top frame's mask. Every event first
- * closes the interval since the thread's previous event and adds it to that set.
+ * Each frame carries the hash of the region path up to it, so the path open on the
+ * thread is the top frame's. Every event first closes the interval since the thread's
+ * previous event and adds it to that path (its exclusive time); feature sets are sums of
+ * paths, computed in user space. A path is described once (path_nodes: parent hash and
+ * region) when a CPU first sees it; the hash is not collapsed for recursion, so a
+ * region inside itself is a longer path (rec;rec;rec).
  *
  * Link sets: the daemon replaces a target's uprobes by attaching the new set, then
  * flipping link_gen, then closing the old set; each site's cookie carries its set's
@@ -74,12 +77,20 @@ struct {
 	__type(value, struct fp_region_stats);
 } region_stats SEC(".maps");
 
+/* Both sized from user space before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u64);
-	__type(value, struct fp_fset_val);
-} fset SEC(".maps");
+	__type(value, struct fp_path_val);
+} paths SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct fp_path_node);
+} path_nodes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -113,25 +124,39 @@ static __always_inline __u32 log2_u64(__u64 v)
 }
 
 /*
- * The feature set open on the thread now (the top frame's mask, 0 = base) and its
- * per-CPU value, created on first use. Looked up before an event's timestamp, so that
- * the hash lookup (cold after a sleep or a migration) stays out of the measured time.
+ * The path open on the thread now (the top frame's, 0 = base) and its per-CPU value,
+ * created on first use, when the path is also described in path_nodes. Looked up
+ * before an event's timestamp, so that the hash lookup (cold after a sleep or a
+ * migration) stays out of the measured time. NULL: the thread's first event (no
+ * interval to close), or the map is full (counted).
  */
-static __always_inline struct fp_fset_val *open_set(struct fp_tstate *st)
+static __always_inline struct fp_path_val *open_set(struct fp_tstate *st)
 {
-	struct fp_fset_val *v, zero = {};
+	struct fp_path_val *v, zero = {};
 	__u32 d = st->depth;
-	__u64 mask = 0;
+	__u64 path = 0;
 
-	if (!st->last_kind || d > FP_MAX_DEPTH)	/* a thread's first event opens no set */
+	if (!st->last_kind || d > FP_MAX_DEPTH)
 		return NULL;
 	if (d > 0)
-		mask = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].mask;
-	v = bpf_map_lookup_elem(&fset, &mask);
-	if (!v) {
-		bpf_map_update_elem(&fset, &mask, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&fset, &mask);
+		path = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].path;
+	v = bpf_map_lookup_elem(&paths, &path);
+	if (v)
+		return v;
+	if (d > 0) {
+		struct fp_path_node node = {
+			.region = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].region,
+			.depth = d,
+		};
+
+		if (d > 1)
+			node.parent = st->f[(d - 2) & (FP_MAX_DEPTH - 1)].path;
+		bpf_map_update_elem(&path_nodes, &path, &node, BPF_NOEXIST);
 	}
+	bpf_map_update_elem(&paths, &path, &zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&paths, &path);
+	if (!v)
+		count(FP_AN_PATHS_FULL, 1);
 	return v;
 }
 
@@ -139,7 +164,7 @@ static __always_inline struct fp_fset_val *open_set(struct fp_tstate *st)
  * Closes the thread's interval since its previous event at now (an event of kind
  * FP_EV_*), adding it to v, the set open during it; the same timestamp opens the next.
  */
-static __always_inline void close_set(struct fp_tstate *st, struct fp_fset_val *v, __u64 now,
+static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *v, __u64 now,
 				      __u32 kind)
 {
 	if (v) {
@@ -158,16 +183,15 @@ static __always_inline void close_set(struct fp_tstate *st, struct fp_fset_val *
 
 struct compact_ctx {
 	struct fp_tstate *st;
-	__u64 mask;
+	__u64 path;
 	__u32 out, dropped;
 };
 
-/* One frame of apply_disables: keep it (moved down, mask rebuilt) or drop it. */
+/* One frame of apply_disables: keep it (moved down, path rebuilt) or drop it. */
 static long compact_one(__u64 i, void *data)
 {
 	struct compact_ctx *c = data;
 	struct fp_tstate *st = c->st;
-	struct fp_region_info *info;
 	__u32 *en, r, k = (__u32)i & (FP_MAX_DEPTH - 1), o = c->out & (FP_MAX_DEPTH - 1);
 
 	if (i >= st->depth)
@@ -178,17 +202,16 @@ static long compact_one(__u64 i, void *data)
 		c->dropped++;
 		return 0;
 	}
-	info = bpf_map_lookup_elem(&region_info, &r);
-	c->mask |= info ? info->mask : 0;
+	c->path = FP_PATH_HASH(c->path, r);
 	st->f[o] = st->f[k];
-	st->f[o].mask = c->mask;
+	st->f[o].path = c->path;
 	c->out++;
 	return 0;
 }
 
 /*
  * Drops frames of regions disabled since this thread last looked and rebuilds the
- * cumulative masks. Runs once per thread per disable, in bpf_loop so that the verifier
+ * paths of the frames kept. Runs once per thread per disable, in bpf_loop so that the verifier
  * checks one iteration instead of every path through 32.
  */
 static __always_inline void apply_disables(struct fp_tstate *st)
@@ -222,10 +245,10 @@ static __always_inline struct fp_tstate *get_state(void)
 static __always_inline int on_begin(__u32 region)
 {
 	struct fp_region_info *info = bpf_map_lookup_elem(&region_info, &region);
-	struct fp_fset_val *set;
+	struct fp_path_val *set;
 	struct fp_tstate *st;
 	struct fp_frame *fr;
-	__u64 now, mask;
+	__u64 now, path = 0;
 	__u32 d, i;
 
 	st = get_state();
@@ -250,21 +273,20 @@ static __always_inline int on_begin(__u32 region)
 			break;
 		}
 	}
-	mask = info->mask;
 	if (d > 0)
-		mask |= st->f[(d - 1) & (FP_MAX_DEPTH - 1)].mask;
+		path = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].path;
 	fr = &st->f[d & (FP_MAX_DEPTH - 1)];
 	fr->region = region;
 	fr->child_ns = 0;
 	fr->nchild = 0;
 	fr->ndesc = 0;
-	fr->mask = mask;
+	fr->path = FP_PATH_HASH(path, region);
 	fr->off_pre0 = st->off_pre;
 	fr->off_blk0 = st->off_blk;
 	fr->child_pre = 0;
 	fr->child_blk = 0;
 	now = bpf_ktime_get_ns();	/* late: the rest of this program is outside */
-	close_set(st, set, now, FP_EV_BEGIN);	/* the enclosing set's interval */
+	close_set(st, set, now, FP_EV_BEGIN);	/* the enclosing path's interval */
 	fr->start = now;
 	st->depth = d + 1;
 	return 0;
@@ -272,6 +294,7 @@ static __always_inline int on_begin(__u32 region)
 
 static __always_inline int on_end(__u32 region)
 {
+	struct fp_path_val *set;
 	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk;	/* early */
 	struct fp_region_stats *rs;
 	struct fp_tstate *st;
@@ -281,7 +304,8 @@ static __always_inline int on_end(__u32 region)
 	st = get_state();
 	if (!st)
 		return 0;
-	close_set(st, open_set(st), now, FP_EV_END);
+	set = open_set(st);
+	close_set(st, set, now, FP_EV_END);
 	if (st->overflow) {	/* the innermost begins were not pushed: this ends one */
 		st->overflow--;
 		return 0;
@@ -303,6 +327,8 @@ static __always_inline int on_end(__u32 region)
 	}
 	if (d - 1 - found)
 		count(FP_AN_ABANDONED, d - 1 - found);
+	else if (set)	/* the ending region is the path's innermost */
+		set->count++;
 	barrier_var(found);	/* keep the mask: the verifier needs the bound */
 	found &= FP_MAX_DEPTH - 1;
 	fr = &st->f[found];

@@ -41,19 +41,34 @@ struct fp_region_stats {
 };
 
 /*
- * Per feature set (mask; 0 = no region open, "base"), per CPU. Every boundary event
- * closes the interval since the thread's previous event and opens the next one; an
- * interval belongs to the set open during it. Which kind of event opened and closed
- * each interval is counted because the probes' cost splits unevenly around the
- * timestamp (see daemon/stats.c).
+ * Per region path (the thread's stack of open regions, outermost first, as a 64-bit
+ * hash; 0 = no region open, "base"), per CPU. Every boundary event closes the interval
+ * since the thread's previous event and opens the next one; an interval belongs to the
+ * path open during it, so a path's time is its exclusive time. Which kind of event
+ * opened and closed each interval is counted because the probes' cost splits unevenly
+ * around the timestamp (see daemon/stats.c). Feature-set figures are sums of paths:
+ * a path's features are the union of its regions'.
  */
-struct fp_fset_val {
-	__u64 ns;		/* time with exactly this set of features open */
-	__u64 events;		/* intervals of this set (= boundary events closing one) */
+struct fp_path_val {
+	__u64 ns;		/* time with exactly this path open */
+	__u64 events;		/* intervals of this path (= boundary events closing one) */
 	__u64 opened_by_begin;	/* of those, opened by a begin (else by an end) */
 	__u64 closed_by_begin;	/* closed by a begin (else by an end) */
 	__u64 off_pre_ns, off_blk_ns;	/* off-CPU inside them */
+	__u64 count;		/* instances of the path's innermost region ended here */
 };
+
+/* A path's last element: what the hash stands for (written once, first sight). */
+struct fp_path_node {
+	__u64 parent;		/* the path without its innermost region; 0 = none */
+	__u32 region;
+	__u32 depth;		/* 1 = outermost */
+};
+
+/* path = FP_PATH_HASH(parent, region): a 64-bit mix, never 0 (0 is base) */
+#define FP_PATH_MIX(x) (((x) ^ ((x) >> 31)) * 0x7fb5d329728ea185ULL)
+#define FP_PATH_HASH(parent, region)                                                       \
+	(FP_PATH_MIX(FP_PATH_MIX((parent) ^ (((__u64)(region) + 1) * 0x9e3779b97f4a7c15ULL))) | 1)
 
 enum fp_anomaly {
 	FP_AN_END_WITHOUT_BEGIN,	/* e.g. enabled while the thread was inside */
@@ -62,6 +77,7 @@ enum fp_anomaly {
 	FP_AN_EXIT_INSIDE,		/* a thread exited with regions open */
 	FP_AN_DISABLED_OPEN,		/* region disabled while a thread was inside */
 	FP_AN_NO_STATE,			/* per-thread state could not be allocated */
+	FP_AN_PATHS_FULL,		/* the path map was full: an interval not kept */
 	FP_AN_MAX,
 };
 
@@ -72,7 +88,7 @@ enum fp_anomaly {
 struct fp_frame {
 	__u64 start;		/* timestamp of the begin */
 	__u64 child_ns;		/* inclusive time of completed direct children */
-	__u64 mask;		/* features open at this depth (cumulative) */
+	__u64 path;		/* the region path up to this frame (FP_PATH_HASH) */
 	__u64 off_pre0, off_blk0;	/* the thread's off-CPU counters at the begin */
 	__u64 child_pre, child_blk;	/* off-CPU inside completed direct children */
 	__u32 region;

@@ -139,6 +139,69 @@ static struct json_object *region_json(const struct fp_catalog *cat, int r,
 	return o;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct fp_path_fig *)a)->id, y = ((const struct fp_path_fig *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The region names of a path, outermost first ("?" for an ancestor not yet seen). */
+static struct json_object *path_names(const struct fp_catalog *cat, const struct fp_snapshot *s,
+				      const struct fp_path_fig *p)
+{
+	struct json_object *a = json_object_new_array();
+	const struct fp_path_fig *chain[FP_MAX_DEPTH];
+	struct fp_path_fig key = { .id = p->id };
+	int n = 0, i;
+
+	while (key.id && n < FP_MAX_DEPTH) {
+		const struct fp_path_fig *q = bsearch(&key, s->paths, (size_t)s->npaths,
+						      sizeof(*s->paths), cmp_id);
+
+		if (!q)
+			break;
+		chain[n++] = q;
+		key.id = q->parent;
+	}
+	for (i = n - 1; i >= 0; i--)
+		json_object_array_add(a, json_object_new_string(
+						 (int)chain[i]->region < cat->nregions
+							 ? cat->regions[chain[i]->region].name
+							 : "?"));
+	if (n && chain[n - 1]->depth > 1)	/* the walk stopped short of the outermost */
+		json_object_array_put_idx(a, 0, json_object_new_string("?"));
+	return a;
+}
+
+/* "paths": each region path's exclusive time and the instances it ended (the data of
+ * flame graphs); requires s->paths sorted by id (fp_snapshot__derive_fsets does it). */
+static struct json_object *paths_json(const struct fp_catalog *cat, const struct fp_snapshot *s,
+				      const struct fp_calibration *cal)
+{
+	struct json_object *arr = json_object_new_array();
+	int i;
+
+	for (i = 0; i < s->npaths; i++) {
+		const struct fp_path_fig *p = &s->paths[i];
+		struct json_object *o;
+		double unc, ns;
+
+		if (!p->id)	/* no region open: base_ns */
+			continue;
+		ns = fp_comp_path(p, cal, &unc);
+		o = json_object_new_object();
+		add(o, "path", path_names(cat, s, p));
+		add(o, "features", feature_list(cat, p->mask));
+		add(o, "ns", dbl_ns(ns));
+		add(o, "raw_ns", u64(p->ns));
+		add(o, "count", u64(p->count));
+		add_times(o, "", ns, unc, p->off_pre_ns, p->off_blk_ns);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct fp_snapshot *s,
 				    const struct fp_calibration *cal, const uint8_t *enabled)
 {
@@ -182,6 +245,7 @@ struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct f
 	add(root, "regions", regs);
 	add(root, "features", feats);
 	add(root, "feature_sets", sets);
+	add(root, "paths", paths_json(cat, s, cal));
 	add(root, "base_ns", dbl_ns(ff ? base.ns : 0));
 	add(root, "base_raw_ns", u64(ff ? base.raw_ns : 0));
 	add(root, "base_uncertainty_ns", dbl_ns(ff ? base.unc : 0));

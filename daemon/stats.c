@@ -24,6 +24,7 @@
  * each part times the number of events it is subtracted for, added linearly: the
  * error of a calibration is systematic, it does not average out over events.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ const char *const fp_anomaly_names[FP_AN_MAX] = {
 	[FP_AN_EXIT_INSIDE] = "thread_exit_inside",
 	[FP_AN_DISABLED_OPEN] = "disabled_while_open",
 	[FP_AN_NO_STATE] = "no_thread_state",
+	[FP_AN_PATHS_FULL] = "paths_full",
 };
 
 struct fp_snapshot *fp_snapshot__new(int nregions)
@@ -59,7 +61,23 @@ void fp_snapshot__free(struct fp_snapshot *s)
 		return;
 	free(s->regions);
 	free(s->fsets);
+	free(s->paths);
 	free(s);
+}
+
+/* A copy of n elements of size sz (NULL for none); *ok cleared on failure. */
+static void *dup_array(const void *a, int n, size_t sz, int *ok)
+{
+	void *d;
+
+	if (!n)
+		return NULL;
+	d = malloc(sz * (size_t)n);
+	if (!d)
+		*ok = 0;
+	else
+		memcpy(d, a, sz * (size_t)n);
+	return d;
 }
 
 struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s)
@@ -68,17 +86,18 @@ struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s)
 
 	if (!d)
 		return NULL;
+	int ok = 1;
+
 	d->taken_ns = s->taken_ns;
 	memcpy(d->regions, s->regions, sizeof(*s->regions) * (size_t)s->nregions);
 	memcpy(d->anomalies, s->anomalies, sizeof(s->anomalies));
-	if (s->nfsets) {
-		d->fsets = malloc(sizeof(*d->fsets) * (size_t)s->nfsets);
-		if (!d->fsets) {
-			fp_snapshot__free(d);
-			return NULL;
-		}
-		memcpy(d->fsets, s->fsets, sizeof(*d->fsets) * (size_t)s->nfsets);
-		d->nfsets = s->nfsets;
+	d->fsets = dup_array(s->fsets, s->nfsets, sizeof(*s->fsets), &ok);
+	d->nfsets = s->nfsets;
+	d->paths = dup_array(s->paths, s->npaths, sizeof(*s->paths), &ok);
+	d->npaths = s->npaths;
+	if (!ok) {
+		fp_snapshot__free(d);
+		return NULL;
 	}
 	return d;
 }
@@ -131,9 +150,86 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				x->off_blk_ns = sub(x->off_blk_ns, y->off_blk_ns);
 				break;
 			}
+	for (i = 0; i < d->npaths; i++)
+		for (j = 0; j < prev->npaths; j++)
+			if (prev->paths[j].id == d->paths[i].id) {
+				struct fp_path_fig *x = &d->paths[i];
+				const struct fp_path_fig *y = &prev->paths[j];
+
+				x->ns = sub(x->ns, y->ns);
+				x->events = sub(x->events, y->events);
+				x->opened_by_begin = sub(x->opened_by_begin, y->opened_by_begin);
+				x->closed_by_begin = sub(x->closed_by_begin, y->closed_by_begin);
+				x->off_pre_ns = sub(x->off_pre_ns, y->off_pre_ns);
+				x->off_blk_ns = sub(x->off_blk_ns, y->off_blk_ns);
+				x->count = sub(x->count, y->count);
+				break;
+			}
 	for (k = 0; k < FP_AN_MAX; k++)
 		d->anomalies[k] = sub(d->anomalies[k], prev->anomalies[k]);
 	return d;
+}
+
+static int cmp_path_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct fp_path_fig *)a)->id, y = ((const struct fp_path_fig *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+int fp_snapshot__derive_fsets(struct fp_snapshot *s, const uint64_t *region_mask, int nregions)
+{
+	struct fp_fset_fig *sets = NULL;
+	int i, j, n = 0;
+
+	/* sorted by id, each path's parent is found by bsearch; depth bounds the walk */
+	if (s->npaths)
+		qsort(s->paths, (size_t)s->npaths, sizeof(*s->paths), cmp_path_id);
+	for (i = 0; i < s->npaths; i++) {
+		struct fp_path_fig key, *p = &s->paths[i];
+		uint64_t mask = 0;
+		uint32_t hops;
+
+		key.id = p->id;
+		for (hops = 0; key.id && hops <= FP_MAX_DEPTH; hops++) {
+			const struct fp_path_fig *q = bsearch(&key, s->paths, (size_t)s->npaths,
+							      sizeof(*s->paths), cmp_path_id);
+
+			if (!q)		/* an ancestor seen by no CPU yet: as far as known */
+				break;
+			if ((int)q->region < nregions)
+				mask |= region_mask[q->region];
+			key.id = q->parent;
+		}
+		p->mask = p->id ? mask : 0;
+	}
+	for (i = 0; i < s->npaths; i++) {
+		const struct fp_path_fig *p = &s->paths[i];
+
+		for (j = 0; j < n && sets[j].mask != p->mask; j++)
+			;
+		if (j == n) {
+			struct fp_fset_fig *a = realloc(sets, sizeof(*sets) * (size_t)(n + 1));
+
+			if (!a) {
+				free(sets);
+				return -ENOMEM;
+			}
+			sets = a;
+			memset(&sets[n++], 0, sizeof(*sets));
+			sets[j].mask = p->mask;
+		}
+		sets[j].ns += p->ns;
+		sets[j].events += p->events;
+		sets[j].opened_by_begin += p->opened_by_begin;
+		sets[j].closed_by_begin += p->closed_by_begin;
+		sets[j].off_pre_ns += p->off_pre_ns;
+		sets[j].off_blk_ns += p->off_blk_ns;
+	}
+	free(s->fsets);
+	s->fsets = sets;
+	s->nfsets = n;
+	return 0;
 }
 
 static double clamp0(double v)
@@ -198,6 +294,15 @@ static void add_fig(struct fp_feature_fig *o, const struct fp_fset_fig *e, doubl
 	o->raw_ns += e->ns;
 	o->off_pre_ns += e->off_pre_ns;
 	o->off_blk_ns += e->off_blk_ns;
+}
+
+double fp_comp_path(const struct fp_path_fig *p, const struct fp_calibration *c, double *unc)
+{
+	struct fp_fset_fig f = { .ns = p->ns, .events = p->events,
+				 .opened_by_begin = p->opened_by_begin,
+				 .closed_by_begin = p->closed_by_begin };
+
+	return fp_comp_fset(&f, c, unc);
 }
 
 void fp_feature_times(const struct fp_snapshot *s, const struct fp_calibration *c,

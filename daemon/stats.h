@@ -25,12 +25,22 @@ struct fp_fset_fig {
 	uint64_t off_pre_ns, off_blk_ns;
 };
 
+/* One region path: its exclusive time (intervals with exactly this path open). */
+struct fp_path_fig {
+	uint64_t id, parent;	/* FP_PATH_HASH; 0 = base (no region open) */
+	uint32_t region, depth;	/* innermost region; 1 = outermost */
+	uint64_t mask;		/* features of the path: the union of its regions' */
+	uint64_t ns, events, opened_by_begin, closed_by_begin, off_pre_ns, off_blk_ns, count;
+};
+
 struct fp_snapshot {
 	uint64_t taken_ns;		/* CLOCK_MONOTONIC */
 	int nregions;
 	struct fp_region_fig *regions;
 	int nfsets;
-	struct fp_fset_fig *fsets;
+	struct fp_fset_fig *fsets;	/* derived from paths */
+	int npaths;
+	struct fp_path_fig *paths;
 	uint64_t anomalies[FP_AN_MAX];
 };
 
@@ -58,7 +68,13 @@ struct fp_calibration {
 struct fp_snapshot *fp_snapshot__new(int nregions);
 void fp_snapshot__free(struct fp_snapshot *s);
 struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s);
-/* d = cur - prev, region by region and set by set (a reset makes counts go back). */
+/*
+ * Fills each path's mask (region_mask[r]: features of region r) by walking its parents,
+ * then s->fsets as the sums of paths of equal mask. 0 or -ENOMEM.
+ */
+int fp_snapshot__derive_fsets(struct fp_snapshot *s, const uint64_t *region_mask, int nregions);
+/* d = cur - prev, region by region, path by path, set by set (a reset makes counts go
+ * back). */
 struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				       const struct fp_snapshot *prev);
 
@@ -69,6 +85,8 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc);
 double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc);
 double fp_comp_fset(const struct fp_fset_fig *f, const struct fp_calibration *c, double *unc);
+/* A path's exclusive time, compensated as a set's (its intervals are the same kind). */
+double fp_comp_path(const struct fp_path_fig *p, const struct fp_calibration *c, double *unc);
 
 /* Per feature: the compensated time, its uncertainty and off-CPU time (preempted,
  * blocked) of every set containing it. Arrays of nfeatures. base: the set of no

@@ -112,6 +112,7 @@ void fp_target__free(struct fp_target *t)
 	fp_proc__free(t->proc);
 	fp_snapshot__free(t->last);
 	free(t->enabled);
+	free(t->region_mask);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	free(t);
@@ -190,9 +191,10 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 		goto fail;
 	}
 	t->enabled = calloc((size_t)t->cat->nregions, 1);
+	t->region_mask = calloc((size_t)t->cat->nregions, sizeof(*t->region_mask));
 	t->links = calloc((size_t)t->cat->nregions, sizeof(*t->links));
 	t->skel = featprof_bpf__open();
-	if (!t->enabled || !t->links || !t->skel) {
+	if (!t->enabled || !t->region_mask || !t->links || !t->skel) {
 		ret = -ENOMEM;
 		snprintf(err, errlen, "pid %d: cannot open BPF object", (int)pid);
 		goto fail;
@@ -206,6 +208,8 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cat->nregions);
 	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cat->nregions);
 	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cat->nregions);
+	bpf_map__set_max_entries(t->skel->maps.paths, FP_MAX_PATHS);
+	bpf_map__set_max_entries(t->skel->maps.path_nodes, FP_MAX_PATHS);
 	ret = featprof_bpf__load(t->skel);
 	if (ret) {
 		char buf[128];
@@ -221,6 +225,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 		for (f = 0; f < t->cat->nfeatures; f++)
 			if (fp_region__has_feature(&t->cat->regions[r], t->cat->features[f]))
 				info.mask |= 1ULL << f;
+		t->region_mask[r] = info.mask;
 		ret = bpf_map__update_elem(t->skel->maps.region_info, &key, sizeof(key), &info,
 					   sizeof(info), BPF_ANY);
 		if (ret) {
@@ -500,18 +505,18 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 {
 	int ncpu = libbpf_num_possible_cpus(), r, c, k;
 	struct fp_region_stats *rs = NULL;
-	struct fp_fset_val *fv = NULL;
+	struct fp_path_val *pv = NULL;
 	struct fp_snapshot *s;
 	__u64 *an = NULL, key, next, *prev = NULL;
-	int map_fd;
+	int map_fd, node_fd;
 
 	if (t->exited || !t->skel)
 		return t->last ? fp_snapshot__dup(t->last) : NULL;
 	s = fp_snapshot__new(t->cat->nregions);
 	rs = calloc((size_t)ncpu, sizeof(*rs));
-	fv = calloc((size_t)ncpu, sizeof(*fv));
+	pv = calloc((size_t)ncpu, sizeof(*pv));
 	an = calloc((size_t)ncpu, sizeof(*an));
-	if (!s || !rs || !fv || !an || ncpu <= 0)
+	if (!s || !rs || !pv || !an || ncpu <= 0)
 		goto nomem;
 	s->taken_ns = mono_ns();
 	for (r = 0; r < t->cat->nregions; r++) {
@@ -547,30 +552,40 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 		for (c = 0; c < ncpu && !d->count; c++)
 			d->recursion += rs[c].recursion;
 	}
-	map_fd = bpf_map__fd(t->skel->maps.fset);
+	map_fd = bpf_map__fd(t->skel->maps.paths);
+	node_fd = bpf_map__fd(t->skel->maps.path_nodes);
 	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		struct fp_fset_fig *arr, *e;
+		struct fp_path_node node = { 0 };
+		struct fp_path_fig *arr, *e;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(map_fd, &key, fv))
+		if (bpf_map_lookup_elem(map_fd, &key, pv))
 			continue;
-		arr = realloc(s->fsets, sizeof(*arr) * (size_t)(s->nfsets + 1));
+		if (key && bpf_map_lookup_elem(node_fd, &key, &node))
+			continue;	/* described before its value is created: not yet */
+		arr = realloc(s->paths, sizeof(*arr) * (size_t)(s->npaths + 1));
 		if (!arr)
 			goto nomem;
-		s->fsets = arr;
-		e = &arr[s->nfsets++];
+		s->paths = arr;
+		e = &arr[s->npaths++];
 		memset(e, 0, sizeof(*e));
-		e->mask = key;
+		e->id = key;
+		e->parent = node.parent;
+		e->region = node.region;
+		e->depth = node.depth;
 		for (c = 0; c < ncpu; c++) {
-			e->ns += fv[c].ns;
-			e->events += fv[c].events;
-			e->opened_by_begin += fv[c].opened_by_begin;
-			e->closed_by_begin += fv[c].closed_by_begin;
-			e->off_pre_ns += fv[c].off_pre_ns;
-			e->off_blk_ns += fv[c].off_blk_ns;
+			e->ns += pv[c].ns;
+			e->events += pv[c].events;
+			e->opened_by_begin += pv[c].opened_by_begin;
+			e->closed_by_begin += pv[c].closed_by_begin;
+			e->off_pre_ns += pv[c].off_pre_ns;
+			e->off_blk_ns += pv[c].off_blk_ns;
+			e->count += pv[c].count;
 		}
 	}
+	if (fp_snapshot__derive_fsets(s, t->region_mask, t->cat->nregions))
+		goto nomem;
 	for (k = 0; k < FP_AN_MAX; k++) {
 		__u32 ak = (__u32)k;
 
@@ -581,12 +596,12 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 			s->anomalies[k] += an[c];
 	}
 	free(rs);
-	free(fv);
+	free(pv);
 	free(an);
 	return s;
 nomem:
 	free(rs);
-	free(fv);
+	free(pv);
 	free(an);
 	fp_snapshot__free(s);
 	errno = ENOMEM;
@@ -619,7 +634,7 @@ int fp_target__reset(struct fp_target *t)
 		ret = bpf_map__update_elem(t->skel->maps.anomalies, &ak, sizeof(ak), zero,
 					   sizeof(__u64) * (size_t)ncpu, BPF_ANY);
 	}
-	fd = bpf_map__fd(t->skel->maps.fset);
+	fd = bpf_map__fd(t->skel->maps.paths);	/* path_nodes stay: they describe */
 	while (!ret && bpf_map_get_next_key(fd, NULL, &key) == 0)
 		if (bpf_map_delete_elem(fd, &key))
 			ret = -errno;

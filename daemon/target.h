@@ -9,6 +9,9 @@
 #include "catalog.h"
 #include "stats.h"
 
+/* Region paths kept per target (kernel map entries); beyond, counted as paths_full. */
+#define FP_MAX_PATHS 8192
+
 struct featprof_bpf;
 struct bpf_link;
 
@@ -29,6 +32,7 @@ struct fp_target {
 	struct fp_catalog *cat;
 	struct featprof_bpf *skel;
 	uint8_t *enabled;		/* per region */
+	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
 	struct fp_rlinks *links;	/* per region, per-site mode */
 	int multi;			/* multi-uprobe links (else one perf link per site) */
 	int *set_fds;			/* multi mode: the current link set, one per object */

@@ -300,6 +300,18 @@ def accuracy_run(d):
     print("    raw figures out of tolerance: %s" % ", ".join(raw_fails))
     check(len(raw_fails) >= 4, "compensation matters at these lengths (raw out of "
           "tolerance for %d figures)" % len(raw_fails))
+    # region paths: per region, its paths (those ending in it) add up to its exclusive
+    # time and count; recursion is not collapsed (rec;rec;rec is its own path)
+    for r in st["regions"]:
+        mine = [p for p in st["paths"] if p["path"][-1] == r["name"]]
+        if not r["count"]:
+            continue
+        ns, n = sum(p["ns"] for p in mine), sum(p["count"] for p in mine)
+        check(abs(ns - r["exclusive_ns"]) <= len(mine) + 1 and n == r["count"],
+              "paths of %s: %d ns in %d, region exclusive %d ns in %d" % (
+                  r["name"], ns, n, r["exclusive_ns"], r["count"]))
+    check(["rec", "rec", "rec"] in [p["path"] for p in st["paths"]], "recursion as a path")
+    check(["outer", "inner"] in [p["path"] for p in st["paths"]], "nesting as a path")
     for k, v in st["anomalies"].items():
         check(v == 0, "anomaly %s = %d" % (k, v))
     check(region(st, "rec")["recursion"] == 2 * 12 * threads, "recursion counted: %d" %

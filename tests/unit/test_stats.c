@@ -102,5 +102,39 @@ int main(void)
 	CHECK_INT(base.ns, 1000);
 	fp_snapshot__free(a);
 	fp_snapshot__free(b);
+
+	/*
+	 * Feature sets from region paths: region 0 (feature bit 0) holding region 1 (bit
+	 * 1), and region 0 alone; plus base. Paths are given out of order, and one path's
+	 * parent was never seen: its mask is what is known.
+	 */
+	{
+		uint64_t rmask[2] = { 1, 2 };
+		struct fp_snapshot *p = fp_snapshot__new(2);
+		uint64_t outer = FP_PATH_HASH(0, 0), inner = FP_PATH_HASH(outer, 1);
+
+		p->paths = calloc(4, sizeof(*p->paths));
+		p->npaths = 4;
+		p->paths[0] = (struct fp_path_fig){ .id = inner, .parent = outer, .region = 1,
+						    .depth = 2, .ns = 30, .events = 1 };
+		p->paths[1] = (struct fp_path_fig){ .id = outer, .region = 0, .depth = 1,
+						    .ns = 100, .events = 2 };
+		p->paths[2] = (struct fp_path_fig){ .id = 0, .ns = 1000, .events = 1 };
+		p->paths[3] = (struct fp_path_fig){ .id = 77, .parent = 99, .region = 1,
+						    .depth = 2, .ns = 5, .events = 1 };
+		CHECK_INT(fp_snapshot__derive_fsets(p, rmask, 2), 0);
+		CHECK_INT(p->nfsets, 4);	/* {0,1}, {0}, {1} (the orphan), base */
+		for (int i = 0; i < p->nfsets; i++) {
+			if (p->fsets[i].mask == 3)
+				CHECK_INT(p->fsets[i].ns, 30);
+			else if (p->fsets[i].mask == 1)
+				CHECK_INT(p->fsets[i].ns, 100);
+			else if (p->fsets[i].mask == 2)	/* the orphan: only its own region */
+				CHECK_INT(p->fsets[i].ns, 5);
+			else
+				CHECK_INT(p->fsets[i].ns, 1000);	/* base, mask 0 */
+		}
+		fp_snapshot__free(p);
+	}
 	TEST_DONE("test_stats");
 }
