@@ -49,7 +49,9 @@ endif
 
 # --- objects ---------------------------------------------------------------------------
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o
-CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o) $(COMMON_OBJS)
+CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
+	pprof.o) \
+	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
 	calibrate.o stats.o report.o log.o uprobe_multi.o) $(COMMON_OBJS)
 
@@ -85,7 +87,7 @@ $(O)/featprofd: $(DAEMON_OBJS)
 
 $(O)/featprof: $(CLI_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)	# -lz: pprof too
 
 # Instrumented programs: the demo, test targets, benchmarks. Built from one source each
 # with per-target flags; extra objects and libraries through TGT_OBJS / TGT_LIBS.

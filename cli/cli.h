@@ -8,10 +8,14 @@ int usage_error(const char *msg);
 
 /* cli/opts.c */
 #define FP_CLI_MIN_INTERVAL FP_MIN_INTERVAL_MS
-enum { O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16 };
+enum {
+	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
+	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256,
+};
 struct cli_opts {
 	int json, all, regions;
-	long interval, count;
+	long interval, count, duration;
+	const char *format, *output, *value;
 	char **pos;		/* the arguments that are not options */
 	int npos;
 };
@@ -35,6 +39,15 @@ int cmd_top(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+/* cli/pprof.c: a gzip-compressed profile.proto of stats (a stats reply) and cat (the
+ * list reply). 0 or -errno. */
+struct json_object;
+#include <stdint.h>
+#include <stdio.h>
+int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, long pid,
+		   int64_t duration_ns);
 int cmd_detach(int argc, char **argv);
 
 #endif

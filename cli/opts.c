@@ -40,12 +40,17 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "regions", no_argument, NULL, 'r' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "value", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct { int ch; unsigned bit; } need[] = {
 		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
-		{ 'i', O_INTERVAL }, { 'n', O_COUNT },
+		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
+		{ 'd', O_DURATION }, { 'V', O_VALUE },
 	};
 	int c, k;
 
@@ -53,7 +58,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 	o->interval = 1000;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jari:n:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:h", lopts, NULL)) != -1) {
 		if (c == 'h')
 			return 1;
 		if (c == '?' || c == ':') {
@@ -81,6 +86,22 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, 3600000, &o->interval)) {
 				fprintf(stderr, "featprof %s: --interval takes milliseconds, %d to "
 					"3600000: '%s'\n", argv[0], FP_CLI_MIN_INTERVAL, optarg);
+				return -1;
+			}
+			break;
+		case 'f':
+			o->format = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'V':
+			o->value = optarg;
+			break;
+		case 'd':
+			if (parse_long(optarg, 1, 3600, &o->duration)) {
+				fprintf(stderr, "featprof %s: --duration takes seconds, 1 to 3600: "
+					"'%s'\n", argv[0], optarg);
 				return -1;
 			}
 			break;

@@ -388,6 +388,71 @@ def t_offcpu(d):
     check(st["base_ns"] > 0, "base time outside regions: %d" % st["base_ns"])
 
 
+def t_export(d):
+    """export: folded stacks add up to the regions' exclusive times; the JSON envelope;
+    bad input and a target exiting mid-export change nothing."""
+    t = Target("accuracy", 4, 2)
+    check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
+    t.go()
+    t.warm().go_on()
+    t.result()
+    st = stats(d, t.pid)
+    r = cli(d, "export", t.pid, "--format", "folded")
+    check(r.returncode == 0, "export folded: " + r.stderr)
+    leaf = {}
+    for line in r.stdout.splitlines():
+        stack, value = line.rsplit(" ", 1)
+        leaf[stack.split(";")[-1]] = leaf.get(stack.split(";")[-1], 0) + int(value)
+    for reg in st["regions"]:
+        if reg["count"]:
+            check(abs(leaf.get(reg["name"], 0) - reg["exclusive_ns"]) <= 16,
+                  "folded %s: %d vs exclusive %d" % (reg["name"], leaf.get(reg["name"], 0),
+                                                     reg["exclusive_ns"]))
+    check("outer;inner " in r.stdout and "rec;rec;rec " in r.stdout, "nested stacks folded")
+    # pprof, read back by the real go tool pprof: the same totals as stats
+    prof = os.path.join(TMP, "export.pb.gz")
+    r = cli(d, "export", t.pid, "--format", "pprof", "-o", prof)
+    check(r.returncode == 0, "export pprof: " + r.stderr)
+    want = {"wall": sum(p["ns"] for p in st["paths"]),
+            "count": sum(p["count"] for p in st["paths"])}
+    for index, total in want.items():
+        top = subprocess.run(["go", "tool", "pprof", "-top", "-unit=ns" if index == "wall"
+                              else "-unit=count", "-sample_index=" + index, prof],
+                             capture_output=True, text=True, timeout=120)
+        m = [l for l in top.stdout.splitlines() if "% of " in l and " total" in l]
+        got = int(m[0].split("% of ")[1].split()[0].rstrip("ns")) if m else -1
+        print("    go tool pprof -top -sample_index=%s: total %d, featprof stats %d" % (
+            index, got, total))
+        check(got == total, "pprof %s total %d != %d: %s" % (index, got, total, top.stderr))
+    tr = subprocess.run(["go", "tool", "pprof", "-traces", prof], capture_output=True,
+                        text=True, timeout=120).stdout
+    check("inner [A,B]\n" in tr and "outer [B]" in tr and "exe:" in tr and "pid:" in tr,
+          "pprof traces show nested regions with their features and labels")
+    out = os.path.join(TMP, "export.json")
+    r = cli(d, "export", t.pid, "--format", "json", "-o", out)
+    env = json.load(open(out)) if r.returncode == 0 else {}
+    check(env.get("format") == "featprof-export" and env.get("version") == 1 and
+          env["stats"]["paths"], "json envelope: %s" % r.stderr)
+    check(not os.path.exists(out + ".tmp"), "no temporary file left")
+    r = cli(d, "export", t.pid, "--format", "pdf")
+    check(r.returncode == 2 and r.stderr.count("\n") == 1, "unknown format: %r" % r.stderr)
+    r = cli(d, "export", t.pid, "--format", "folded", "-o", "/nonexistent/dir/f")
+    check(r.returncode == 1 and "cannot write" in r.stderr, "unwritable: %r" % r.stderr)
+    # a target that exits during --duration: one line, no file
+    sp = Target("exit")
+    check(cli(d, "enable", sp.pid, "--all").returncode == 0, "enable exit target")
+    gone = os.path.join(TMP, "gone.folded")
+    p = subprocess.Popen([B + "/featprof", "--socket", d.sock, "export", str(sp.pid),
+                          "--format", "folded", "--duration", "30", "-o", gone],
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    sp.go()
+    sp.result()
+    err = p.communicate(timeout=20)[1]
+    check(p.returncode == 1 and "exited" in err and not os.path.exists(gone) and
+          not os.path.exists(gone + ".tmp"), "exit mid-export: rc %s %r" % (p.returncode, err))
+
+
 def t_redzone(d):
     """Live red-zone data across both sites, a million calls traced at the nop5."""
     dn = Daemon("nop5", "--site", "nop5")
@@ -629,7 +694,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_attach_point, t_accuracy, t_offcpu, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 

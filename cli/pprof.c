@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pprof output: a gzip-compressed profile.proto message (github.com/google/pprof,
+ * proto/profile.proto), encoded by hand: the profile is a few dozen messages of
+ * varints and length-delimited fields, and a protobuf library would add a code
+ * generator and a dependency for that. zlib writes the gzip framing.
+ *
+ * Mapping from featprof's figures:
+ *  - one sample per region path; its stack is the path's regions, innermost first
+ *    (pprof's order: leaf first); values: wall ns, CPU ns, off-CPU ns (exclusive time
+ *    of the path, compensated) and the count of instances ended on that path;
+ *  - one function and one location per region: name "region [Feature,Feature]",
+ *    filename and line of its first begin site;
+ *  - labels on every sample: pid (number) and exe (the target's executable, or its
+ *    command name when /proc no longer has it).
+ *  - one mapping, the executable, with has_functions and has_line_numbers set (the
+ *    names are already symbolic); wall time is the default sample type.
+ * Fields used (profile.proto numbers): Profile 1 sample_type, 2 sample, 3 mapping,
+ * 4 location, 5 function, 6 string_table, 9 time_nanos, 10 duration_nanos,
+ * 11 period_type, 12 period, 14 default_sample_type; ValueType 1 type, 2 unit;
+ * Sample 1 location_id (packed), 2 value (packed), 3 label; Label 1 key, 2 str,
+ * 3 num; Mapping 1 id, 5 filename, 7 has_functions, 9 has_line_numbers; Location
+ * 1 id, 2 mapping_id, 4 line; Line 1 function_id, 2 line; Function 1 id, 2 name,
+ * 4 filename, 5 start_line.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "cli.h"
+
+struct pb {
+	uint8_t *b;
+	size_t n, cap;
+	int oom;
+};
+
+static void put(struct pb *p, const void *d, size_t n)
+{
+	if (p->oom)
+		return;
+	if (p->n + n > p->cap) {
+		size_t cap = (p->n + n) * 2 + 64;
+		uint8_t *b = realloc(p->b, cap);
+
+		if (!b) {
+			p->oom = 1;
+			return;
+		}
+		p->b = b;
+		p->cap = cap;
+	}
+	memcpy(p->b + p->n, d, n);
+	p->n += n;
+}
+
+static void varint(struct pb *p, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	do {
+		b[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	put(p, b, n);
+}
+
+/* A varint field (wire type 0); proto3 leaves zero values out. */
+static void f_varint(struct pb *p, int field, uint64_t v)
+{
+	if (!v)
+		return;
+	varint(p, (uint64_t)field << 3);
+	varint(p, v);
+}
+
+/* A length-delimited field (wire type 2): bytes, a string, a message, packed values. */
+static void f_bytes(struct pb *p, int field, const void *d, size_t n)
+{
+	varint(p, (uint64_t)field << 3 | 2);
+	varint(p, n);
+	put(p, d, n);
+}
+
+static void f_msg(struct pb *p, int field, struct pb *m)
+{
+	f_bytes(p, field, m->b, m->n);
+	p->oom |= m->oom;
+	m->n = 0;	/* reused for the next message */
+}
+
+/* The string table: index of s, added on first use. */
+struct strtab {
+	char **s;
+	int n;
+};
+
+static int64_t str_id(struct strtab *t, const char *s)
+{
+	char **a;
+	int i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->s[i], s))
+			return i;
+	a = realloc(t->s, sizeof(*a) * (size_t)(t->n + 1));
+	if (!a || !(a[t->n] = strdup(s))) {
+		t->s = a ? a : t->s;
+		return 0;	/* "": the profile stays readable */
+	}
+	t->s = a;
+	return t->n++;
+}
+
+static int64_t geti(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
+}
+
+static const char *gets_(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
+}
+
+static struct json_object *geta(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_array)
+		       ? v
+		       : NULL;
+}
+
+/* Index of the region named name in the catalog's regions, or -1. */
+static int region_index(struct json_object *regions, const char *name)
+{
+	size_t i;
+
+	for (i = 0; regions && i < json_object_array_length(regions); i++)
+		if (!strcmp(gets_(json_object_array_get_idx(regions, i), "name"), name))
+			return (int)i;
+	return -1;
+}
+
+static void value_type(struct pb *p, struct pb *m, struct strtab *t, int field,
+		       const char *type, const char *unit)
+{
+	f_varint(m, 1, (uint64_t)str_id(t, type));
+	f_varint(m, 2, (uint64_t)str_id(t, unit));
+	f_msg(p, field, m);
+}
+
+/* Function and location r + 1 for each region of the catalog. */
+static void functions(struct pb *p, struct pb *m, struct pb *l, struct strtab *t,
+		      struct json_object *regions)
+{
+	char name[512];
+	size_t r, k;
+
+	for (r = 0; regions && r < json_object_array_length(regions); r++) {
+		struct json_object *reg = json_object_array_get_idx(regions, r);
+		struct json_object *fl = geta(reg, "features"), *sites = geta(reg, "sites");
+		struct json_object *site = NULL;
+		size_t len;
+
+		snprintf(name, sizeof(name), "%s [", gets_(reg, "name"));
+		for (k = 0; fl && k < json_object_array_length(fl); k++) {
+			len = strlen(name);
+			snprintf(name + len, sizeof(name) - len, "%s%s", k ? "," : "",
+				 json_object_get_string(json_object_array_get_idx(fl, k)));
+		}
+		len = strlen(name);
+		snprintf(name + len, sizeof(name) - len, "]");
+		for (k = 0; sites && k < json_object_array_length(sites) && !site; k++)
+			if (!strcmp(gets_(json_object_array_get_idx(sites, k), "kind"), "begin"))
+				site = json_object_array_get_idx(sites, k);
+		f_varint(m, 1, r + 1);
+		f_varint(m, 2, (uint64_t)str_id(t, name));
+		f_varint(m, 4, (uint64_t)str_id(t, site ? gets_(site, "file") : ""));
+		f_varint(m, 5, site ? (uint64_t)geti(site, "line") : 0);
+		f_msg(p, 5, m);
+		f_varint(l, 1, r + 1);	/* Line */
+		f_varint(l, 2, site ? (uint64_t)geti(site, "line") : 0);
+		f_varint(m, 1, r + 1);	/* Location */
+		f_varint(m, 2, 1);	/* the one mapping */
+		f_msg(m, 4, l);
+		f_msg(p, 4, m);
+	}
+}
+
+static void label(struct pb *s, struct pb *m, struct strtab *t, const char *key,
+		  const char *str, int64_t num)
+{
+	f_varint(m, 1, (uint64_t)str_id(t, key));
+	if (str)
+		f_varint(m, 2, (uint64_t)str_id(t, str));
+	else
+		f_varint(m, 3, (uint64_t)num);
+	f_msg(s, 3, m);
+}
+
+int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, long pid,
+		   int64_t duration_ns)
+{
+	static const char *const vals[4][3] = { { "wall", "nanoseconds", "ns" },
+						 { "cpu", "nanoseconds", "cpu_ns" },
+						 { "offcpu", "nanoseconds", "offcpu_ns" },
+						 { "count", "count", "count" } };
+	struct json_object *regions = geta(cat, "regions"), *paths = geta(st, "paths");
+	struct pb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, pk = { 0 };
+	struct strtab t = { 0 };
+	char exe[4096], link[64];
+	unsigned char out[16384];
+	z_stream z;
+	size_t i, k;
+	ssize_t n;
+	int ret = 0, zr, v;
+
+	str_id(&t, "");	/* string_table[0] must be "" */
+	snprintf(link, sizeof(link), "/proc/%ld/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n > 0)
+		exe[n] = 0;
+	else
+		snprintf(exe, sizeof(exe), "%s", gets_(st, "comm"));
+	for (v = 0; v < 4; v++)
+		value_type(&p, &m, &t, 1, vals[v][0], vals[v][1]);
+	f_varint(&m, 1, 1);	/* Mapping: the executable, already symbolic */
+	f_varint(&m, 5, (uint64_t)str_id(&t, exe));
+	f_varint(&m, 7, 1);
+	f_varint(&m, 9, 1);
+	f_msg(&p, 3, &m);
+	functions(&p, &m, &l, &t, regions);
+	for (i = 0; paths && i < json_object_array_length(paths); i++) {
+		struct json_object *ph = json_object_array_get_idx(paths, i);
+		struct json_object *names = geta(ph, "path");
+		size_t np = names ? json_object_array_length(names) : 0;
+
+		for (k = 0; k < np; k++)	/* a path with an unknown region: left out */
+			if (region_index(regions, json_object_get_string(
+							  json_object_array_get_idx(names, k))) < 0)
+				break;
+		if (!np || k < np)
+			continue;
+		for (k = np; k-- > 0;)	/* leaf first */
+			varint(&pk, (uint64_t)region_index(regions, json_object_get_string(
+							json_object_array_get_idx(names, k))) + 1);
+		f_msg(&s, 1, &pk);
+		for (v = 0; v < 4; v++)
+			varint(&pk, (uint64_t)geti(ph, vals[v][2]));
+		f_msg(&s, 2, &pk);
+		label(&s, &m, &t, "pid", NULL, pid);
+		label(&s, &m, &t, "exe", exe, 0);
+		f_msg(&p, 2, &s);
+	}
+	f_varint(&p, 9, (uint64_t)time(NULL) * 1000000000ULL);
+	f_varint(&p, 10, (uint64_t)duration_ns);
+	value_type(&p, &m, &t, 11, "wall", "nanoseconds");
+	f_varint(&p, 12, 1);
+	f_varint(&p, 14, (uint64_t)str_id(&t, "wall"));
+	for (v = 0; v < t.n; v++)	/* the string table, last: every index is known */
+		f_bytes(&p, 6, t.s[v], strlen(t.s[v]));
+	if (p.oom || m.oom || s.oom || pk.oom || l.oom) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	z.next_in = p.b;
+	z.avail_in = (uInt)p.n;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		zr = deflate(&z, Z_FINISH);
+		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out)
+			ret = -EIO;
+	} while (zr == Z_OK && !ret);
+	if (zr != Z_STREAM_END && !ret)
+		ret = -EIO;
+	deflateEnd(&z);
+out:
+	for (v = 0; v < t.n; v++)
+		free(t.s[v]);
+	free(t.s);
+	free(p.b);
+	free(m.b);
+	free(l.b);
+	free(s.b);
+	free(pk.b);
+	return ret;
+}
