@@ -2,6 +2,8 @@
 #ifndef FP_CLI_H
 #define FP_CLI_H
 
+#include <stdint.h>
+
 #include "protocol.h"
 
 int usage_error(const char *msg);
@@ -26,6 +28,11 @@ int parse_pid(const char *s, long *pid);
 
 struct json_object;
 extern const char *socket_path;
+/* A reply's key k: 0, "" or NULL when absent. */
+int64_t geti(struct json_object *o, const char *k);
+double getd(struct json_object *o, const char *k);
+const char *gets_(struct json_object *o, const char *k);
+struct json_object *geta(struct json_object *o, const char *k);
 int client_connect(void);
 struct json_object *client_read(int fd);
 struct json_object *client_call(int fd, const char *what, struct json_object *req);

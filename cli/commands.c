@@ -10,36 +10,6 @@
 
 #include "cli.h"
 
-static int64_t geti(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
-}
-
-static double getd(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
-}
-
-static const char *gets_(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
-}
-
-static struct json_object *geta(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_array)
-		       ? v
-		       : NULL;
-}
-
 static const char *fmt_ns(double ns, char *buf, size_t len)
 {
 	if (ns < 1e3)

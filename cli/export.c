@@ -30,12 +30,6 @@
 
 #define FP_EXPORT_VERSION 1
 
-static int64_t geti(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
-}
 
 /* The stats of pid: now, or the delta over the next secs seconds. NULL after an error
  * line. */

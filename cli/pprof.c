@@ -119,28 +119,8 @@ static int64_t str_id(struct strtab *t, const char *s)
 	return t->n++;
 }
 
-static int64_t geti(struct json_object *o, const char *k)
-{
-	struct json_object *v;
 
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
-}
 
-static const char *gets_(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
-}
-
-static struct json_object *geta(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_array)
-		       ? v
-		       : NULL;
-}
 
 /* Index of the region named name in the catalog's regions, or -1. */
 static int region_index(struct json_object *regions, const char *name)

@@ -97,31 +97,39 @@ static int last_ts(struct cal_run *c, double *ts)
 	return 0;
 }
 
+/* One inner region, its four parts measured into p (see the comment at the top). */
+static __always_inline int timed_inner(struct cal_run *c, double *p)
+{
+	double t0, t1, t2, t3, kb = 0, ke = 0;
+	int ret;
+
+	t0 = now_ns();
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	t1 = now_ns();
+	ret = last_ts(c, &kb);
+	busy(WORK_NS);
+	t2 = now_ns();
+	FP_END(featprof_calibration_inner);
+	t3 = now_ns();
+	ret = ret ? ret : last_ts(c, &ke);
+	p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
+	p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
+	p[FP_C_END_PRE] = ke - t2 - c->half_clock;
+	p[FP_C_END_POST] = t3 - ke - c->half_clock;
+	return ret;
+}
+
 /* One outer region holding INNER timed inner ones. */
 __attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
 {
-	double o0, o1, t0, t1, t2, t3, kb = 0, ke = 0, kob;
+	double o0, o1, ke = 0, kob;
 	int j, ret = 0;
 
 	FP_BEGIN(featprof_calibration, "featprof");
 	o0 = now_ns();
 	for (j = 0; j < INNER && !ret; j++) {
-		double *p = c->part[o * INNER + j];
-
 		busy(WORK_NS);
-		t0 = now_ns();
-		FP_BEGIN(featprof_calibration_inner, "featprof");
-		t1 = now_ns();
-		ret = last_ts(c, &kb);
-		busy(WORK_NS);
-		t2 = now_ns();
-		FP_END(featprof_calibration_inner);
-		t3 = now_ns();
-		ret = ret ? ret : last_ts(c, &ke);
-		p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
-		p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
-		p[FP_C_END_PRE] = ke - t2 - c->half_clock;
-		p[FP_C_END_POST] = t3 - ke - c->half_clock;
+		ret = timed_inner(c, c->part[o * INNER + j]);
 	}
 	busy(WORK_NS);
 	o1 = now_ns();
@@ -139,24 +147,8 @@ __attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
  */
 __attribute__((noinline)) static int cold_region(struct cal_run *c, int i)
 {
-	double t0, t1, t2, t3, kb = 0, ke = 0, *p = c->part[i];
-	int ret;
-
 	usleep(COLD_SLEEP_US);
-	t0 = now_ns();
-	FP_BEGIN(featprof_calibration_inner, "featprof");
-	t1 = now_ns();
-	ret = last_ts(c, &kb);
-	busy(WORK_NS);
-	t2 = now_ns();
-	FP_END(featprof_calibration_inner);
-	t3 = now_ns();
-	ret = ret ? ret : last_ts(c, &ke);
-	p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
-	p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
-	p[FP_C_END_PRE] = ke - t2 - c->half_clock;
-	p[FP_C_END_POST] = t3 - ke - c->half_clock;
-	return ret;
+	return timed_inner(c, c->part[i]);
 }
 
 static int cmp_double(const void *a, const void *b)
