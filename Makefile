@@ -30,6 +30,8 @@ ARCH_MAP := x86_64:x86 aarch64:arm64 riscv64:riscv s390x:s390 ppc64le:powerpc \
 	loongarch64:loongarch
 BPF_ARCH := $(or $(patsubst $(ARCH):%,%,$(filter $(ARCH):%,$(ARCH_MAP))),$(ARCH))
 
+.DEFAULT_GOAL := all
+
 O := build
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 INCLUDES := -I$(O) -Icommon -Ibpf -Iusdt -Idaemon
@@ -50,7 +52,7 @@ endif
 # --- objects ---------------------------------------------------------------------------
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o) \
+	pprof.o metrics.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
 	calibrate.o stats.o report.o log.o uprobe_multi.o) $(COMMON_OBJS)

@@ -3,6 +3,7 @@
 #define FP_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "protocol.h"
 
@@ -12,12 +13,12 @@ int usage_error(const char *msg);
 #define FP_CLI_MIN_INTERVAL FP_MIN_INTERVAL_MS
 enum {
 	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
-	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256,
+	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
 };
 struct cli_opts {
 	int json, all, regions;
 	long interval, count, duration;
-	const char *format, *output, *value;
+	const char *format, *output, *value, *listen;
 	char **pos;		/* the arguments that are not options */
 	int npos;
 };
@@ -47,14 +48,13 @@ int cmd_stream(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+
+int cmd_detach(int argc, char **argv);
 
 /* cli/pprof.c: a gzip-compressed profile.proto of stats (a stats reply) and cat (the
  * list reply). 0 or -errno. */
-struct json_object;
-#include <stdint.h>
-#include <stdio.h>
 int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, long pid,
 		   int64_t duration_ns);
-int cmd_detach(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const struct cmd cmds[] = {
 	{ "reset", cmd_reset, "reset PID                           zero the figures" },
 	{ "calibrate", cmd_calibrate, "calibrate [--json]                  probe cost, again" },
 	{ "detach", cmd_detach, "detach PID                          drop the target" },
+	{ "metrics", cmd_metrics, "metrics [--listen ADDR:PORT] [PID...]  serve /metrics" },
 	{ "export", cmd_export, "export PID --format pprof|folded|json [-o FILE] [--duration S]" },
 };
 

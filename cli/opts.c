@@ -44,13 +44,14 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "value", required_argument, NULL, 'V' },
+		{ "listen", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct { int ch; unsigned bit; } need[] = {
 		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
-		{ 'd', O_DURATION }, { 'V', O_VALUE },
+		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
 	};
 	int c, k;
 
@@ -58,7 +59,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 	o->interval = 1000;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:l:h", lopts, NULL)) != -1) {
 		if (c == 'h')
 			return 1;
 		if (c == '?' || c == ':') {
@@ -97,6 +98,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'V':
 			o->value = optarg;
+			break;
+		case 'l':
+			o->listen = optarg;
 			break;
 		case 'd':
 			if (parse_long(optarg, 1, 3600, &o->duration)) {

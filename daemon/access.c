@@ -53,6 +53,19 @@ int fp_peer_privileged(const struct fp_peer *p)
 	return p->cred.uid == 0 || p->cap_ptrace;
 }
 
+uid_t fp_owner(pid_t pid)
+{
+	struct proc_status st;
+	char path[64];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (proc_status(pid, &st) || st.ruid != st.euid || st.euid != st.suid ||
+	    stat(path, &sb) || sb.st_uid != st.ruid)
+		return (uid_t)-1;
+	return st.ruid;
+}
+
 int fp_may_trace(const struct fp_peer *p, pid_t pid, char *why, size_t whylen)
 {
 	struct proc_status st;

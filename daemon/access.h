@@ -22,5 +22,8 @@ int fp_peer_privileged(const struct fp_peer *p);
  * why gets a one-line reason.
  */
 int fp_may_trace(const struct fp_peer *p, pid_t pid, char *why, size_t whylen);
+/* The one unprivileged uid that could ptrace pid now (same real, effective and saved uid,
+ * dumpable), or (uid_t)-1 when only the privileged could. */
+uid_t fp_owner(pid_t pid);
 
 #endif

@@ -27,6 +27,7 @@ struct fp_target {
 	pid_t pid;
 	int pidfd;			/* readable when the process exits */
 	int exited;
+	uid_t owner;			/* fp_owner() at attach: may see it after exit */
 	char comm[32];
 	struct fp_proc *proc;
 	struct fp_catalog *cat;

@@ -168,6 +168,7 @@ static enum fp_status new_target(struct server *s, pid_t pid, int *ti, char *msg
 		fp_target__free(t);
 		return FP_E_INTERNAL;
 	}
+	t->owner = fp_owner(pid);
 	s->targets[slot] = t;
 	*ti = slot;
 	fp_log(FP_LOG_INFO, "attached pid %d (%s): %d regions, %d features", (int)pid, t->comm,
@@ -197,7 +198,8 @@ static enum fp_status arg_pid(struct server *s, struct client *c, struct request
 	r->pid = (pid_t)p;
 	ret = fp_may_trace(&c->peer, r->pid, msg, msglen);
 	if (ret == -ESRCH && find_target(s, r->pid) >= 0) {	/* an exited target */
-		if (fp_peer_privileged(&c->peer))
+		if (fp_peer_privileged(&c->peer) ||
+		    s->targets[find_target(s, r->pid)]->owner == c->peer.cred.uid)
 			return FP_OK;
 		snprintf(msg, msglen, "permission denied: exited target of another user");
 		return FP_E_PERMISSION_DENIED;
@@ -412,8 +414,10 @@ static enum fp_status do_status(struct server *s, struct client *c, struct reque
 		struct fp_snapshot *snap;
 
 		if (!t || (!fp_peer_privileged(&c->peer) &&
-			   fp_may_trace(&c->peer, t->pid, why, sizeof(why))))
-			continue;	/* a client sees only targets it could trace */
+			   (t->exited ? t->owner != c->peer.cred.uid
+				      : fp_may_trace(&c->peer, t->pid, why, sizeof(why)))))
+			continue;	/* a client sees only targets it could trace (or could,
+					 * when they ran) */
 		snap = fp_target__snapshot(t);
 		json_object_array_add(ts, fp_report_target_status(t, snap));
 		fp_snapshot__free(snap);

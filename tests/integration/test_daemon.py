@@ -453,6 +453,107 @@ def t_export(d):
           not os.path.exists(gone + ".tmp"), "exit mid-export: rc %s %r" % (p.returncode, err))
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_get(url, timeout=5):
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode()
+
+
+def t_metrics(d):
+    """featprof metrics as nobody, scraped by a real Prometheus: only nobody's targets;
+    PromQL values equal featprof stats."""
+    import urllib.parse
+    mine = Target("accuracy", 3, 1, user="nobody")   # exits: its figures stay fixed
+    live = Target("spin", user="nobody")
+    other = demo()                                   # root's: must not show
+    port, pport = free_port(), free_port()
+    mp = prom = None
+    try:
+        for t in (mine, live):
+            check(cli(d, "enable", t.pid, "--all", user="nobody").returncode == 0, "enable")
+        mine.go()
+        mine.warm().go_on()
+        mine.result()
+        live.go()
+        check(cli(d, "enable", other.pid, "Cache").returncode == 0, "root enables its own")
+        mp = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                               "--clear-groups", B + "/featprof", "--socket", d.sock,
+                               "metrics", "--listen", "127.0.0.1:%d" % port],
+                              stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        body = http_get("http://127.0.0.1:%d/metrics" % port)
+        check('pid="%d"' % mine.pid in body and 'pid="%d"' % other.pid not in body,
+              "nobody's endpoint shows its targets only")
+        check("# TYPE featprof_region_duration_seconds histogram" in body and
+              'le="+Inf"' in body, "histograms from the kernel's buckets")
+        r = subprocess.run([B + "/featprof", "--socket", d.sock, "metrics", "--listen",
+                            "127.0.0.1:%d" % port], capture_output=True, text=True, timeout=10)
+        check(r.returncode == 1 and "cannot listen" in r.stderr, "port in use: %r" % r.stderr)
+        cfg = os.path.join(TMP, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n"
+                    "  - job_name: featprof\n    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % port)
+        prom = subprocess.Popen(["prometheus", "--config.file=" + cfg,
+                                 "--storage.tsdb.path=" + os.path.join(TMP, "tsdb"),
+                                 "--web.listen-address=127.0.0.1:%d" % pport],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        api = "http://127.0.0.1:%d/api/v1/query?query=" % pport
+        for _ in range(100):
+            try:
+                http_get("http://127.0.0.1:%d/-/ready" % pport, 1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        time.sleep(6)  # a few scrapes
+        tg = json.loads(http_get("http://127.0.0.1:%d/api/v1/targets" % pport))
+        for t in tg["data"]["activeTargets"]:
+            print("    Prometheus target %s: health %s, last scrape %.1f ms %s"
+                  % (t["scrapeUrl"], t["health"], 1e3 * t["lastScrapeDuration"],
+                     t["lastError"]))
+        st = stats(d, mine.pid)
+        res = json.loads(http_get(api + urllib.parse.quote(
+            'featprof_feature_seconds_total{pid="%d"}' % mine.pid)))["data"]["result"]
+        got = {x["metric"]["feature"]: float(x["value"][1]) for x in res}
+        for f in st["features"]:
+            print("    PromQL featprof_feature_seconds_total{feature=%r}: %.9f s, stats %.9f s"
+                  % (f["name"], got.get(f["name"], -1), f["ns"] / 1e9))
+            check(abs(got.get(f["name"], -1) - f["ns"] / 1e9) <= 1e-6,
+                  "feature %s in Prometheus equals stats" % f["name"])
+        # the same 6 s window through both: stats' difference, Prometheus' rate() ending
+        # when the second stats was taken
+        a = stats(d, live.pid)
+        time.sleep(6)
+        b = stats(d, live.pid)
+        t1 = time.time()
+        time.sleep(1.5)  # the scrape after t1 is stored
+        q = 'rate(featprof_feature_seconds_total{pid="%d",feature="S"}[6s])' % live.pid
+        res = json.loads(http_get(api + urllib.parse.quote(q) + "&time=%.3f" % t1))
+        res = res["data"]["result"]
+        fs = lambda s: next(f["ns"] for f in s["features"] if f["name"] == "S")
+        want = (fs(b) - fs(a)) / 1e9 / ((b["elapsed_ns"] - a["elapsed_ns"]) / 1e9)
+        got = float(res[0]["value"][1]) if res else -1
+        print("    PromQL %s = %.5f s/s; stats over the same 6 s: %.5f s/s" % (q, got, want))
+        check(res and want > 0 and abs(got - want) <= 0.25 * want,
+              "rate of a live feature agrees with stats")
+    finally:
+        for p in (mp, prom):
+            if p and p.poll() is None:
+                p.terminate()
+                p.wait(10)
+        live.kill()
+        other.kill()
+        other.wait()
+
+
 def t_redzone(d):
     """Live red-zone data across both sites, a million calls traced at the nop5."""
     dn = Daemon("nop5", "--site", "nop5")
@@ -694,7 +795,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 
