@@ -52,7 +52,7 @@ endif
 # --- objects ---------------------------------------------------------------------------
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o metrics.o) \
+	pprof.o metrics.o save.o report.o record.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
 	calibrate.o stats.o report.o log.o uprobe_multi.o) $(COMMON_OBJS)
@@ -89,7 +89,7 @@ $(O)/featprofd: $(DAEMON_OBJS)
 
 $(O)/featprof: $(CLI_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)	# -lz: pprof too
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON) -lm	# -lz: pprof too
 
 # Instrumented programs: the demo, test targets, benchmarks. Built from one source each
 # with per-target flags; extra objects and libraries through TGT_OBJS / TGT_LIBS.
@@ -101,7 +101,7 @@ $(O)/featprof-demo: examples/demo.c usdt/featprof.h
 	$(Q)$(CC) $(TGT_FLAGS) $(LDFLAGS) $< -o $@ -lpthread
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
-	redzone redzone_bare)
+	redzone redzone_bare regress)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS)
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static)
@@ -110,6 +110,7 @@ UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats)
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
 $(O)/tests/targets/site_c: private TGT_EXTRA := -std=c99
 $(O)/tests/targets/site_nopie: private TGT_EXTRA := -std=c99 -fno-pie -no-pie
+$(O)/tests/targets/regress: tests/targets/regress.c
 $(O)/tests/targets/libsite.so: tests/targets/libsite.c
 $(O)/tests/targets/libsite.so: private TGT_EXTRA := -fPIC -shared
 $(O)/tests/targets/site_shlib: tests/targets/site_shlib.c $(O)/tests/targets/libsite.so

@@ -99,6 +99,25 @@ struct {
 	__type(value, __u64);
 } anomalies SEC(".maps");
 
+/*
+ * featprof record: the daemon puts a ring buffer of the size it wants into record_rb[0]
+ * and sets record_on; each completed instance is then one fp_event, or one
+ * record_dropped when the ring is full. No wakeups: the daemon drains it on a timer.
+ */
+struct record_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct record_ring);
+} record_rb SEC(".maps");
+
+__u32 record_on = 0;
+__u64 record_dropped = 0;
+
 __u64 disable_epoch = 0;
 __u32 link_gen = 0;	/* sites of the other generation are a link set being replaced */
 
@@ -292,6 +311,28 @@ static __always_inline int on_begin(__u32 region)
 	return 0;
 }
 
+static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 depth, __u64 now)
+{
+	__u32 zero = 0;
+	void *rb = bpf_map_lookup_elem(&record_rb, &zero);
+	struct fp_event *e;
+
+	if (!rb)
+		return;
+	e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&record_dropped, 1);
+		return;
+	}
+	e->start = fr->start;
+	e->end = now;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->region = region;
+	e->depth = depth;
+	e->ndesc = fr->ndesc;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline int on_end(__u32 region)
 {
 	struct fp_path_val *set;
@@ -367,6 +408,8 @@ static __always_inline int on_end(__u32 region)
 	rs->xoff_blk_ns += blk - fr->child_blk;
 	i = log2_u64(incl);
 	rs->hist[i < FP_HIST_BUCKETS ? i : FP_HIST_BUCKETS - 1]++;
+	if (record_on)
+		record(fr, region, found, now);
 	return 0;
 }
 

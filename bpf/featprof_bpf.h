@@ -81,6 +81,18 @@ enum fp_anomaly {
 	FP_AN_MAX,
 };
 
+/*
+ * One completed region instance, for `featprof record` (a ring buffer the daemon swaps
+ * in while recording). Raw timestamps; user space compensates.
+ */
+struct fp_event {
+	__u64 start, end;	/* bpf_ktime_get_ns of the begin and the end */
+	__u32 tid;
+	__u32 region;
+	__u32 depth;		/* 0 = outermost */
+	__u32 ndesc;		/* nested instances completed inside it */
+};
+
 #define FP_EV_BEGIN 1
 #define FP_EV_END 2
 

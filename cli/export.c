@@ -183,14 +183,8 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "featprof export: --value takes wall, cpu, offcpu or count\n");
 		return 2;
 	}
-	if (out && snprintf(tmp, sizeof(tmp), "%s.tmp", out) >= (int)sizeof(tmp)) {
-		fprintf(stderr, "featprof export: file name too long\n");
-		return 2;
-	}
-	if (out && !(f = fopen(tmp, "we"))) {	/* before waiting: fail early */
-		fprintf(stderr, "featprof export: cannot write %s: %s\n", out, strerror(errno));
+	if (out && !(f = fp_open_tmp(out, "export", tmp, sizeof(tmp))))	/* before waiting */
 		return 1;
-	}
 	st = fetch(pid, secs, "export");
 	if (st && !strcmp(format, "pprof")) {
 		struct json_object *cat = catalog(pid);
@@ -207,18 +201,7 @@ int cmd_export(int argc, char **argv)
 	json_object_put(st);
 	if (!out)
 		return err ? 1 : 0;
-	if (fflush(f) || ferror(f))
-		err = err ? err : -errno;
-	if (fclose(f))
-		err = err ? err : -errno;
-	if (!err && rename(tmp, out))
-		err = -errno;
-	if (err) {
-		if (err != -EIO)
-			fprintf(stderr, "featprof export: cannot write %s: %s\n", out,
-				strerror(-err));
-		unlink(tmp);
-		return 1;
-	}
-	return 0;
+	if (err && err != -EIO && err != -ENOMEM)
+		fprintf(stderr, "featprof export: cannot write %s: %s\n", out, strerror(-err));
+	return fp_close_tmp(f, tmp, out, "export", !err) ? 1 : 0;
 }

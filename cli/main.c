@@ -25,6 +25,10 @@ static const struct cmd cmds[] = {
 	{ "calibrate", cmd_calibrate, "calibrate [--json]                  probe cost, again" },
 	{ "detach", cmd_detach, "detach PID                          drop the target" },
 	{ "metrics", cmd_metrics, "metrics [--listen ADDR:PORT] [PID...]  serve /metrics" },
+	{ "record", cmd_record, "record PID --duration S -o trace.json   timeline" },
+	{ "save", cmd_save, "save PID --duration S -o FILE       per-interval figures" },
+	{ "diff", cmd_diff, "diff A B [--threshold PCT]          regressions, Welch's t" },
+	{ "report", cmd_report, "report PID|FILE -o report.html      one-page HTML" },
 	{ "export", cmd_export, "export PID --format pprof|folded|json [-o FILE] [--duration S]" },
 };
 

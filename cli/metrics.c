@@ -155,7 +155,8 @@ static void histograms(FILE *f, struct target *ts, int n)
 				cum += cnt[b];
 				if (b < HIST_FIRST)
 					continue;
-				region_labels(f, "featprof_region_duration_seconds_bucket", &ts[i], r);
+				region_labels(f, "featprof_region_duration_seconds_bucket",
+					      &ts[i], r);
 				fprintf(f, ",le=\"%.9g\"} %lld\n", 1e-9 * (double)(2LL << b),
 					(long long)cum);
 			}

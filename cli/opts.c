@@ -45,6 +45,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "value", required_argument, NULL, 'V' },
 		{ "listen", required_argument, NULL, 'l' },
+		{ "threshold", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -52,6 +53,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
+		{ 't', O_THRESHOLD },
 	};
 	int c, k;
 
@@ -59,7 +61,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 	o->interval = 1000;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:l:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:l:t:h", lopts, NULL)) != -1) {
 		if (c == 'h')
 			return 1;
 		if (c == '?' || c == ':') {
@@ -101,6 +103,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'l':
 			o->listen = optarg;
+			break;
+		case 't':
+			o->threshold = optarg;
 			break;
 		case 'd':
 			if (parse_long(optarg, 1, 3600, &o->duration)) {

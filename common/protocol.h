@@ -24,6 +24,10 @@
  *   reset     pid                 zeroes the figures
  *   subscribe pid, interval_ms    -> {"subscription"}; then pushes every interval
  *   unsubscribe subscription
+ *   record    pid, duration_ms    -> {"record","ring_bytes","regions":[names]}; then
+ *             {"record","events":[[tid,region,start_ns,end_ns,depth,ndesc],...]} and
+ *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
+ *             an "event" (exit, detached) that voids it (daemon/verbs.c, do_record)
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
  * no_probes, unknown_name, not_attached, busy, internal.
@@ -37,7 +41,8 @@
  * Changelog:
  *   1 (featprof 0.1.0) first version. Later additions that change no existing key:
  *     per-region/feature cpu, off-CPU and uncertainty keys, base_ns, "attach" in
- *     hello/status, the calibrate verb.
+ *     hello/status, the calibrate verb, region paths, elapsed_ns in pushes, the
+ *     record verb.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

@@ -134,6 +134,7 @@ void fp_server_reap(struct server *s)
 			s->subs[i].dead = 1;
 	for (i = 0; i < s->nsubs; i++) {
 		if (s->subs[i].dead) {
+			fp_record_end(s, &s->subs[i]);
 			fp_snapshot__free(s->subs[i].prev);
 			continue;
 		}

@@ -41,6 +41,7 @@ struct sub {
 	unsigned interval_ms;
 	uint64_t due_ns;
 	struct fp_snapshot *prev;
+	struct recording *rec;	/* a featprof record, else NULL (see verbs.c) */
 	int dead;		/* removed by fp_server_reap */
 };
 
@@ -72,5 +73,7 @@ void fp_run_subscriptions(struct server *s);
 int fp_next_timeout_ms(struct server *s);
 void fp_target_exited(struct server *s, int ti);
 void fp_free_targets(struct server *s);
+/* A dead subscription's recording: stop it on its target, free it. */
+void fp_record_end(struct server *s, struct sub *sb);
 
 #endif

@@ -98,6 +98,8 @@ void fp_target__release(struct fp_target *t)
 	t->attached_sites = 0;
 	if (t->enabled && t->cat)
 		memset(t->enabled, 0, (size_t)t->cat->nregions);
+	if (t->skel)
+		fp_target__record_stop(t);
 	featprof_bpf__destroy(t->skel);
 	t->skel = NULL;
 }
@@ -162,6 +164,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 	}
 	t->pid = pid;
 	t->use_opt = use_opt;
+	t->rec_fd = -1;
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
 		ret = -errno;
@@ -640,4 +643,70 @@ int fp_target__reset(struct fp_target *t)
 			ret = -errno;
 	free(zero);
 	return ret;
+}
+
+/* --- recording --------------------------------------------------------------------- */
+
+int fp_target__record_start(struct fp_target *t, uint32_t bytes,
+			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
+			    size_t errlen)
+{
+	__u32 key = 0;
+	int ret;
+
+	if (!t->skel || t->rec_fd >= 0) {
+		snprintf(err, errlen, "pid %d: %s", (int)t->pid,
+			 t->skel ? "already recording" : "exited");
+		return -EBUSY;
+	}
+	t->rec_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "fp_record", 0, 0, bytes, NULL);
+	if (t->rec_fd < 0) {
+		ret = -errno;
+		t->rec_fd = -1;
+		snprintf(err, errlen, "pid %d: cannot create a %u-byte ring: %s", (int)t->pid,
+			 bytes, strerror(-ret));
+		return ret;
+	}
+	t->rec_rb = ring_buffer__new(t->rec_fd, cb, ctx, NULL);
+	ret = t->rec_rb ? bpf_map__update_elem(t->skel->maps.record_rb, &key, sizeof(key),
+					       &t->rec_fd, sizeof(t->rec_fd), BPF_ANY)
+			: -errno;
+	if (ret) {
+		snprintf(err, errlen, "pid %d: cannot install the ring: %s", (int)t->pid,
+			 strerror(-ret));
+		ring_buffer__free(t->rec_rb);
+		t->rec_rb = NULL;
+		close(t->rec_fd);
+		t->rec_fd = -1;
+		return ret;
+	}
+	__atomic_store_n(&t->skel->bss->record_dropped, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->skel->bss->record_on, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+int fp_target__record_drain(struct fp_target *t)
+{
+	return t->rec_rb ? ring_buffer__consume(t->rec_rb) : 0;
+}
+
+uint64_t fp_target__record_stop(struct fp_target *t)
+{
+	__u32 key = 0;
+	uint64_t dropped;
+
+	if (t->rec_fd < 0)
+		return 0;
+	__atomic_store_n(&t->skel->bss->record_on, 0, __ATOMIC_SEQ_CST);
+	/* a program that saw record_on may still be writing; the map's removal waits for
+	 * no one, so take what is there, remove the ring, and take what came meanwhile */
+	fp_target__record_drain(t);
+	bpf_map__delete_elem(t->skel->maps.record_rb, &key, sizeof(key), 0);
+	fp_target__record_drain(t);
+	dropped = __atomic_load_n(&t->skel->bss->record_dropped, __ATOMIC_SEQ_CST);
+	ring_buffer__free(t->rec_rb);
+	t->rec_rb = NULL;
+	close(t->rec_fd);
+	t->rec_fd = -1;
+	return dropped;
 }

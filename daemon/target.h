@@ -43,6 +43,9 @@ struct fp_target {
 	int use_opt;			/* attach at the shielded nop5 */
 	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
 	struct fp_snapshot *last;	/* figures kept after exit or detach */
+	/* featprof record: the ring swapped into the object, drained by the daemon */
+	struct ring_buffer *rec_rb;
+	int rec_fd;			/* the ring map; -1 = not recording */
 };
 
 /* The one-line error for a process without featprof probes (names other providers). */
@@ -60,5 +63,16 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 /* Reads and sums the per-CPU maps. NULL with errno. */
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
 int fp_target__reset(struct fp_target *t);
+/*
+ * Recording (featprof record): a ring of bytes (a power of two) swapped into the
+ * object, every completed instance an fp_event passed to cb when drained. start: 0 or
+ * -errno (err filled). drain: events consumed or -errno. stop: turns it off, drains
+ * what is left, frees the ring; the events lost to a full ring.
+ */
+int fp_target__record_start(struct fp_target *t, uint32_t bytes,
+			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
+			    size_t errlen);
+int fp_target__record_drain(struct fp_target *t);
+uint64_t fp_target__record_stop(struct fp_target *t);
 
 #endif

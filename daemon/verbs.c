@@ -118,6 +118,7 @@ static void push_to_subs(struct server *s, pid_t pid, const char *event)
 void fp_target_exited(struct server *s, int ti)
 {
 	struct fp_target *t = s->targets[ti];
+	int i;
 
 	if (t->exited)
 		return;
@@ -125,10 +126,16 @@ void fp_target_exited(struct server *s, int ti)
 	t->last = fp_target__snapshot(t);
 	t->exited = 1;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);	/* closed with the target */
+	push_to_subs(s, t->pid, "exit");
+	for (i = 0; i < s->nsubs; i++)	/* a recording ends with an error: the exit */
+		if (s->subs[i].rec && s->subs[i].pid == t->pid)
+			s->subs[i].dead = 1;	/* fp_record_end before the object goes */
+	for (i = 0; i < s->nsubs; i++)
+		if (s->subs[i].dead)
+			fp_record_end(s, &s->subs[i]);
 	fp_target__release(t);
 	fp_log(FP_LOG_INFO, "pid %d (%s) exited; detached, last figures kept", (int)t->pid,
 	       t->comm);
-	push_to_subs(s, t->pid, "exit");
 }
 
 void fp_free_targets(struct server *s)
@@ -470,6 +477,211 @@ static enum fp_status do_subscribe(struct server *s, struct client *c, struct re
 	return FP_OK;
 }
 
+/*
+ * featprof record: every completed instance of the enabled regions for duration_ms,
+ * through a ring buffer swapped into the target's object. The ring holds the events of
+ * RECORD_DRAIN_MS x 4 at the target's rate so far (instances per second since enable),
+ * at least 64 KiB, at most 64 MiB, and never more than the whole recording needs; it is
+ * drained every RECORD_DRAIN_MS and each batch pushed as
+ *   {"record":ID,"events":[[tid,region,start_ns,end_ns,depth,ndesc],...]}
+ * (region: index into the reply's "regions"; raw CLOCK_MONOTONIC timestamps). The end:
+ *   {"record":ID,"done":true,"events":N,"dropped":N,"stats":{the window's delta}}
+ * or, when the target exits first, {"event":"exit"} (the recording is void). The
+ * aggregation keeps running alongside.
+ */
+#define RECORD_DRAIN_MS 100
+
+struct recording {
+	struct json_object *batch;
+	uint64_t events, end_ns;
+};
+
+static int rec_event(void *ctx, void *data, size_t size)
+{
+	struct recording *rc = ctx;
+	const struct fp_event *e = data;
+	struct json_object *a;
+
+	if (size < sizeof(*e))
+		return 0;
+	a = json_object_new_array_ext(6);
+	json_object_array_add(a, json_object_new_int64(e->tid));
+	json_object_array_add(a, json_object_new_int64(e->region));
+	json_object_array_add(a, json_object_new_int64((int64_t)e->start));
+	json_object_array_add(a, json_object_new_int64((int64_t)e->end));
+	json_object_array_add(a, json_object_new_int64(e->depth));
+	json_object_array_add(a, json_object_new_int64(e->ndesc));
+	json_object_array_add(rc->batch, a);
+	rc->events++;
+	return 0;
+}
+
+static uint32_t ring_bytes(const struct fp_snapshot *snap, uint64_t since_ns, int64_t ms)
+{
+	double n = 0, rate, want, whole;
+	uint32_t bytes = 64u << 10;
+	int r;
+
+	for (r = 0; snap && r < snap->nregions; r++)
+		n += (double)snap->regions[r].count;
+	rate = snap && snap->taken_ns > since_ns ? n * 1e9 / (double)(snap->taken_ns - since_ns)
+						 : 0;
+	want = rate * RECORD_DRAIN_MS / 1000.0 * 4 * (sizeof(struct fp_event) + 8);
+	whole = rate * (double)ms / 1000.0 * (sizeof(struct fp_event) + 8);
+	if (want > whole)
+		want = whole;
+	while (bytes < want && bytes < (64u << 20))
+		bytes <<= 1;
+	return bytes;
+}
+
+static enum fp_status do_record(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_target *t = s->targets[r->ti];
+	struct json_object *v, *names;
+	struct recording *rc;
+	struct sub *sb;
+	int64_t ms;
+	uint32_t bytes;
+	int i;
+
+	if (!json_object_object_get_ex(r->obj, "duration_ms", &v) ||
+	    !json_object_is_type(v, json_type_int) || (ms = json_object_get_int64(v)) < 100 ||
+	    ms > 3600000) {
+		snprintf(msg, msglen, "'duration_ms' must be an integer, 100 to 3600000");
+		return FP_E_BAD_REQUEST;
+	}
+	if (t->exited || !t->attached_sites) {
+		snprintf(msg, msglen, "pid %d: %s", (int)t->pid,
+			 t->exited ? "exited" : "no region enabled (enable a feature first)");
+		return FP_E_BAD_REQUEST;
+	}
+	if (s->nsubs >= FP_MAX_SUBS) {
+		snprintf(msg, msglen, "too many subscriptions");
+		return FP_E_BUSY;
+	}
+	rc = calloc(1, sizeof(*rc));
+	if (!rc || !(rc->batch = json_object_new_array())) {
+		free(rc);
+		snprintf(msg, msglen, "out of memory");
+		return FP_E_INTERNAL;
+	}
+	sb = &s->subs[s->nsubs];
+	memset(sb, 0, sizeof(*sb));
+	sb->prev = fp_target__snapshot(t);
+	bytes = ring_bytes(sb->prev, t->enabled_at_ns, ms);
+	if (!sb->prev || fp_target__record_start(t, bytes, rec_event, rc, msg, msglen)) {
+		if (!sb->prev)
+			snprintf(msg, msglen, "pid %d: cannot read figures", (int)r->pid);
+		fp_snapshot__free(sb->prev);
+		json_object_put(rc->batch);
+		free(rc);
+		return t->rec_fd >= 0 ? FP_E_BUSY : FP_E_INTERNAL;
+	}
+	s->nsubs++;
+	sb->id = ++s->next_sub;
+	sb->c = c;
+	sb->pid = r->pid;
+	sb->rec = rc;
+	sb->interval_ms = RECORD_DRAIN_MS;
+	sb->due_ns = fp_mono_ns() + RECORD_DRAIN_MS * 1000000ULL;
+	rc->end_ns = fp_mono_ns() + (uint64_t)ms * 1000000ULL;
+	*res = json_object_new_object();
+	json_object_object_add(*res, "record", json_object_new_int(sb->id));
+	json_object_object_add(*res, "ring_bytes", json_object_new_int64(bytes));
+	names = json_object_new_array();
+	for (i = 0; i < t->cat->nregions; i++)
+		json_object_array_add(names, json_object_new_string(t->cat->regions[i].name));
+	json_object_object_add(*res, "regions", names);
+	fp_log(FP_LOG_INFO, "pid %d: recording %lld ms, ring %u bytes", (int)t->pid,
+	       (long long)ms, bytes);
+	return FP_OK;
+}
+
+/* Pushes the batch drained so far (none when empty). */
+static void record_push(struct server *s, struct sub *sb)
+{
+	struct json_object *o;
+
+	if (!json_object_array_length(sb->rec->batch))
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "record", json_object_new_int(sb->id));
+	json_object_object_add(o, "events", sb->rec->batch);
+	fp_send(s, sb->c, o);
+	sb->rec->batch = json_object_new_array();
+}
+
+/* Drains; at the end stops the recording and pushes its summary. */
+static void record_tick(struct server *s, struct sub *sb)
+{
+	int ti = find_target(s, sb->pid);
+	struct fp_target *t = ti >= 0 ? s->targets[ti] : NULL;
+	struct fp_snapshot *cur, *d;
+	struct json_object *o, *st;
+	uint64_t dropped;
+
+	if (!t || t->exited || t->rec_fd < 0) {	/* exit was pushed; a detach is not */
+		if (!t || !t->exited) {
+			o = json_object_new_object();
+			json_object_object_add(o, "record", json_object_new_int(sb->id));
+			json_object_object_add(o, "event", json_object_new_string("detached"));
+			fp_send(s, sb->c, o);
+		}
+		sb->dead = 1;
+		return;
+	}
+	fp_target__record_drain(t);
+	record_push(s, sb);
+	if (fp_mono_ns() < sb->rec->end_ns)
+		return;
+	dropped = fp_target__record_stop(t);
+	record_push(s, sb);
+	cur = fp_target__snapshot(t);
+	d = cur ? fp_snapshot__delta(cur, sb->prev) : NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "record", json_object_new_int(sb->id));
+	json_object_object_add(o, "done", json_object_new_boolean(1));
+	json_object_object_add(o, "events", json_object_new_int64((int64_t)sb->rec->events));
+	json_object_object_add(o, "dropped", json_object_new_int64((int64_t)dropped));
+	if (d) {
+		const struct fp_calibration *cal = cal_of(s, t);
+		struct json_object *parts = json_object_new_array();
+		int k;
+
+		st = fp_report_stats(t->cat, d, cal, t->enabled);
+		json_object_object_add(st, "comm", json_object_new_string(t->comm));
+		json_object_object_add(st, "elapsed_ns", json_object_new_int64(
+						  (int64_t)(cur->taken_ns - sb->prev->taken_ns)));
+		for (k = 0; k < FP_C_N; k++)
+			json_object_array_add(parts, json_object_new_double(
+						     cal && cal->valid ? cal->part_ns[k] : 0));
+		json_object_object_add(o, "probe_parts_ns", parts);
+		json_object_object_add(o, "stats", st);
+	}
+	fp_snapshot__free(cur);
+	fp_snapshot__free(d);
+	fp_send(s, sb->c, o);
+	fp_log(FP_LOG_INFO, "pid %d: recorded %llu events, %llu dropped", (int)t->pid,
+	       (unsigned long long)sb->rec->events, (unsigned long long)dropped);
+	sb->dead = 1;
+}
+
+void fp_record_end(struct server *s, struct sub *sb)
+{
+	int ti;
+
+	if (!sb->rec)
+		return;
+	ti = find_target(s, sb->pid);
+	if (ti >= 0 && s->targets[ti]->rec_fd >= 0)
+		fp_target__record_stop(s->targets[ti]);
+	json_object_put(sb->rec->batch);
+	free(sb->rec);
+	sb->rec = NULL;
+}
+
 static enum fp_status do_unsubscribe(struct server *s, struct client *c, struct request *r,
 				     struct json_object **res, char *msg, size_t msglen)
 {
@@ -526,6 +738,7 @@ static const struct verb verbs[] = {
 	{ "stats", do_stats, V_PID | V_TARGET },
 	{ "status", do_status, 0 },
 	{ "subscribe", do_subscribe, V_PID | V_TARGET },
+	{ "record", do_record, V_PID | V_TARGET },
 	{ "unsubscribe", do_unsubscribe, 0 },
 	{ "calibrate", do_calibrate, V_PRIV },
 };
@@ -625,6 +838,7 @@ void fp_run_subscriptions(struct server *s)
 	for (i = 0; i < s->nsubs; i++) {
 		struct sub *sb = &s->subs[i];
 		struct fp_snapshot *cur, *d;
+		uint64_t elapsed;
 		struct json_object *o, *st;
 		struct fp_target *t;
 		int ti;
@@ -632,6 +846,10 @@ void fp_run_subscriptions(struct server *s)
 		if (sb->dead || sb->c->dead || sb->due_ns > now)
 			continue;
 		sb->due_ns = now + (uint64_t)sb->interval_ms * 1000000ULL;
+		if (sb->rec) {
+			record_tick(s, sb);
+			continue;
+		}
 		ti = find_target(s, sb->pid);
 		if (ti < 0 || s->targets[ti]->exited)
 			continue;
@@ -640,6 +858,7 @@ void fp_run_subscriptions(struct server *s)
 		if (!cur)
 			continue;
 		d = fp_snapshot__delta(cur, sb->prev);
+		elapsed = sb->prev ? cur->taken_ns - sb->prev->taken_ns : 0;
 		fp_snapshot__free(sb->prev);
 		sb->prev = cur;
 		if (!d)
@@ -648,6 +867,8 @@ void fp_run_subscriptions(struct server *s)
 		json_object_object_add(st, "comm", json_object_new_string(t->comm));
 		json_object_object_add(st, "interval_ns", json_object_new_int64(
 					       (int64_t)sb->interval_ms * 1000000));
+		/* the delta's real span: between the two snapshots */
+		json_object_object_add(st, "elapsed_ns", json_object_new_int64((int64_t)elapsed));
 		fp_snapshot__free(d);
 		o = json_object_new_object();
 		json_object_object_add(o, "subscription", json_object_new_int(sb->id));

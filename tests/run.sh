@@ -15,8 +15,10 @@ TESTS=(
 	"unit/build_matrix:tests/unit/build_matrix.sh"
 	"unit/fuzz_smoke:tests/unit/fuzz_smoke.sh $B 20"
 	"unit/cli_list:tests/unit/cli_list.sh $B"
+	"unit/cli_diff:python3 tests/unit/cli_diff.py $B"
 	"integration/redzone:tests/integration/redzone.sh $B"
 	"integration/daemon:python3 tests/integration/test_daemon.py $B"
+	"integration/regress:python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check"
 	"bench/smoke:python3 tests/bench/run_bench.py $B --smoke --out /dev/null"
 )
 [ -n "${FP_EXTRA_TESTS:-}" ] && read -r -a _extra <<< "$FP_EXTRA_TESTS" && TESTS+=("${_extra[@]}")

@@ -439,18 +439,29 @@ def t_export(d):
     r = cli(d, "export", t.pid, "--format", "folded", "-o", "/nonexistent/dir/f")
     check(r.returncode == 1 and "cannot write" in r.stderr, "unwritable: %r" % r.stderr)
     # a target that exits during --duration: one line, no file
+    exit_midway(d, "export", "--format", "folded")
+    exit_midway(d, "save")
+    r = cli(d, "save", "1", "--duration", "1", "-o", "/proc/nope/x")
+    check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1,
+          "save of an unknown pid: one line %r" % r.stderr.strip())
+
+
+def exit_midway(d, verb, *args):
+    """featprof VERB PID --duration 30 -o FILE [args] on a target that exits meanwhile: exit
+    1, one line saying so, neither FILE nor FILE.tmp left."""
     sp = Target("exit")
     check(cli(d, "enable", sp.pid, "--all").returncode == 0, "enable exit target")
-    gone = os.path.join(TMP, "gone.folded")
-    p = subprocess.Popen([B + "/featprof", "--socket", d.sock, "export", str(sp.pid),
-                          "--format", "folded", "--duration", "30", "-o", gone],
+    gone = os.path.join(TMP, "gone." + verb)
+    p = subprocess.Popen([B + "/featprof", "--socket", d.sock, verb, str(sp.pid),
+                          "--duration", "30", "-o", gone] + list(args),
                          stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
     sp.go()
     sp.result()
     err = p.communicate(timeout=20)[1]
-    check(p.returncode == 1 and "exited" in err and not os.path.exists(gone) and
-          not os.path.exists(gone + ".tmp"), "exit mid-export: rc %s %r" % (p.returncode, err))
+    check(p.returncode == 1 and "exited" in err and len(err.strip().splitlines()) == 1 and
+          not os.path.exists(gone) and not os.path.exists(gone + ".tmp"),
+          "exit mid-%s: rc %s %r" % (verb, p.returncode, err.strip()))
 
 
 def free_port():
@@ -552,6 +563,130 @@ def t_metrics(d):
         live.kill()
         other.kill()
         other.wait()
+
+
+def t_report(d):
+    """featprof report: one self-contained HTML page, rendered by headless Chromium; its DOM
+    has every section and one element per feature, region path and histogram."""
+    import re
+    p = demo()
+    html = os.path.join(TMP, "report.html")
+    shot = os.path.join(TMP, "report.png")
+    try:
+        check(cli(d, "enable", p.pid, "--all").returncode == 0, "enable demo")
+        time.sleep(1.5)
+        r = cli(d, "report", p.pid, "-o", html)
+        check(r.returncode == 0, "report PID: %r" % r.stderr)
+        st = stats(d, p.pid)
+    finally:
+        p.kill()
+        p.wait()
+    text = open(html).read()
+    check(not re.search(r"<script|<link|https?://|src=|@import|url\(", text),
+          "self-contained: no script, link, URL or external source")
+    chrome = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    dom = subprocess.run(chrome + ["--dump-dom", "file://" + html], capture_output=True,
+                         text=True, timeout=120).stdout
+    ids = re.findall(r'<section id="(\w+)"', dom)
+    print("    Chromium DOM: sections %s, %d feature bars, %d flame frames, %d histograms, "
+          "%d region rows" % (ids, dom.count('class="feature"'), dom.count('class="frame"'),
+                              dom.count('class="hist"'), dom.count('class="region"')))
+    check(ids == ["features", "flamegraph", "histograms", "regions", "sets", "anomalies",
+                  "calibration"], "every section rendered")
+    check(dom.count('class="feature"') == len(st["features"]), "one bar per feature")
+    check(dom.count('class="region"') == len(st["regions"]), "one row per region")
+    # frames: the root and every path prefix at least half a pixel wide of 960
+    tot = {}
+    for x in st["paths"]:
+        for i in range(1, len(x["path"]) + 1):
+            tot[tuple(x["path"][:i])] = tot.get(tuple(x["path"][:i]), 0) + x["ns"]
+    alln = sum(x["ns"] for x in st["paths"] if x["path"])
+    wide = [k for k, v in tot.items() if v * 960 / alln >= 0.5]
+    check(dom.count('class="frame"') == len(wide) + 1,
+          "flame graph frames: %d for %d path prefixes" % (dom.count('class="frame"'), len(wide)))
+    check(dom.count('class="hist"') == sum(1 for x in st["regions"] if x["count"]),
+          "one histogram per region with instances")
+    r = subprocess.run(chrome + ["--window-size=1100,1400", "--screenshot=" + shot,
+                                 "file://" + html], capture_output=True, text=True, timeout=120)
+    check(os.path.exists(shot) and os.path.getsize(shot) > 10000,
+          "screenshot %s" % (os.path.getsize(shot) if os.path.exists(shot) else r.stderr[-200:]))
+    # bad input: one line, exit 2, nothing written
+    bad = os.path.join(TMP, "bad.json")
+    for content in ("{", '{"format":"featprof-save","version":7}', '{"a":1}'):
+        with open(bad, "w") as f:
+            f.write(content)
+        out = os.path.join(TMP, "bad.html")
+        r = cli(d, "report", bad, "-o", out)
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and
+              not os.path.exists(out) and not os.path.exists(out + ".tmp"),
+              "report of %r: %r" % (content, r.stderr.strip()))
+
+
+def t_record(d):
+    """featprof record: a Chrome trace of every instance; per region, counts equal stats over
+    the window and summed durations equal stats' compensated inclusive times; children
+    stay inside their parents; a target exiting mid-record voids it."""
+    os.environ["TRUTH_HOLD"] = "1"
+    try:
+        t = Target("accuracy", 4, 2)
+    finally:
+        del os.environ["TRUTH_HOLD"]
+    out = os.path.join(TMP, "trace.json")
+    try:
+        check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
+        t.go()
+        t.warm()
+        check(cli(d, "reset", t.pid).returncode == 0, "reset after warm-up")
+        p = subprocess.Popen([B + "/featprof", "--socket", d.sock, "record", str(t.pid),
+                              "--duration", "4", "-o", out], stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        t.go_on()
+        t.p.stdout.readline()  # the truth: the measured iterations are done
+        err = p.communicate(timeout=30)[1]
+        check(p.returncode == 0, "record: rc %s %r" % (p.returncode, err))
+        st = stats(d, t.pid)
+    finally:
+        t.kill()
+    tr = json.load(open(out))
+    xs = [e for e in tr["traceEvents"] if e["ph"] == "X"]
+    other = tr["otherData"]
+    threads = {e["tid"] for e in tr["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    print("    trace: %d complete events on %d threads, %d dropped, ring %d bytes"
+          % (len(xs), len(threads), other["dropped"], other["ring_bytes"]))
+    check(other["dropped"] == 0 and other["events"] == len(xs), "no drops; events counted")
+    for r in st["regions"]:
+        mine = [e for e in xs if e["name"] == r["name"]]
+        dur = sum(e["args"]["compensated_ns"] for e in mine)
+        ok = len(mine) == r["count"] and abs(dur - r["inclusive_ns"]) <= 1 + 1e-6 * dur
+        if r["count"] or mine:
+            print("    %-12s trace %5d instances %14.0f ns; stats %5d %14.0f ns"
+                  % (r["name"], len(mine), dur, r["count"], r["inclusive_ns"]))
+        check(ok, "region %s: trace equals stats" % r["name"])
+    # nesting: each event with depth > 0 lies within an enclosing event on its thread
+    bad = 0
+    by_tid = {}
+    for e in xs:
+        by_tid.setdefault(e["tid"], []).append(e)
+    for evs in by_tid.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"] + 1e-3:
+                stack.pop()
+            if e["args"]["depth"] > 0 and stack and e["ts"] + e["dur"] > \
+                    stack[-1]["ts"] + stack[-1]["dur"] + 0.005:
+                bad += 1
+                if bad <= 3:
+                    print("    outside: %s %.3f+%.3f %s in %s %.3f+%.3f %s" % (
+                        e["name"], e["ts"], e["dur"], e["args"], stack[-1]["name"],
+                        stack[-1]["ts"], stack[-1]["dur"], stack[-1]["args"]))
+            stack.append(e)
+    cut = sum(1 for e in xs if abs(e["dur"] * 1000 - e["args"]["compensated_ns"]) > 2)
+    print("    %d of %d shown durations cut at their parent's end (probes cheaper than "
+          "calibrated there)" % (cut, len(xs)))
+    check(bad == 0, "children inside their parents (%d outside)" % bad)
+    check(all(e["cat"] and e["args"]["features"] for e in xs), "features on every event")
+    exit_midway(d, "record")
 
 
 def t_redzone(d):
@@ -795,7 +930,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 

@@ -13,6 +13,7 @@
  * prints the truth as one JSON object.
  *
  * usage: truth MODE [ITERATIONS] [THREADS] [SCALE]
+ * With TRUTH_HOLD set, accuracy and offcpu wait for one more line after the truth.
  *   accuracy   flat, nested, recursive, several exits, longjmp, C++ exception (default);
  *              busy times are multiplied by SCALE (a float, default 1)
  *   offcpu     a region spins 1 ms of thread CPU time, then sleeps 1 ms (SCALE
@@ -405,6 +406,10 @@ int main(int argc, char **argv)
 				printf("%s\"%s\":%llu", f ? "," : "", fnames[f],
 				       (unsigned long long)sum.feat[f]);
 			printf("}}\n");
+		}
+		if (getenv("TRUTH_HOLD")) {	/* alive until told: for featprof record */
+			fflush(stdout);
+			wait_line();
 		}
 	} else if (!strcmp(mode, "inside") || !strcmp(mode, "open") || !strcmp(mode, "exit")) {
 		pthread_t tid;

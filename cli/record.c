@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprof record PID --duration S -o trace.json
+ *
+ * Every instance of the enabled regions for S seconds (featprofd's record verb: a BPF
+ * ring buffer), written as Chrome Trace Event Format (JSON object form) that
+ * ui.perfetto.dev and chrome://tracing open: one complete event ("ph":"X") per
+ * instance, one track per thread, the region's features as "cat" and in "args",
+ * process and thread names as metadata events. "otherData" holds the event and drop
+ * counts, the ring size and the calibration used.
+ *
+ * Compensation, the same as stats': an instance's duration is
+ *	raw - bias - ndesc * pair
+ * (its own probes' cost inside it, and the whole cost of each nested instance), so the
+ * per-region sums of "dur" equal stats' inclusive times over the window. Placement:
+ * each thread runs on a clock from which the probes' cost is removed as it accrues:
+ * walking the thread's boundaries in time order, a begin's timestamp is moved back by
+ * the cost of every probe before it plus its own part before the timestamp (the
+ * calibration's four parts), an end's likewise; so children stay inside their parents
+ * and the gaps between regions are the program's own. Boundaries of instances not in
+ * the recording (begun before it, still open at its end, dropped) cannot be removed:
+ * they stay in the placement, never in a duration. Where an instance's probes cost
+ * less than the calibrated average, a child would end a little after its parent: its
+ * shown "dur" is cut at the parent's end, args.compensated_ns keeps the exact value.
+ *
+ * A target that exits or is detached during the recording voids it: one line, nothing
+ * written. Dropped events (a full ring) are counted in "otherData" and on stderr.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct ev {
+	int64_t tid, region, start, end, depth, ndesc;
+	double vstart, dur;	/* compensated, ns */
+	double shown;		/* dur, cut to end within the parent */
+};
+
+static int cmp_placed(const void *a, const void *b)
+{
+	const struct ev *x = *(struct ev *const *)a, *y = *(struct ev *const *)b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->vstart != y->vstart)
+		return x->vstart < y->vstart ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/*
+ * Where the probes' real cost at an instance was below the calibrated average (tight
+ * recursion: warm caches), a child's compensated end can pass its parent's by a few
+ * hundred ns; trace viewers drop misnested slices, so the shown duration is cut at the
+ * parent's end. The exact compensated duration stays in args.compensated_ns.
+ */
+static int nest(struct ev *ev, size_t n)
+{
+	struct ev **o = calloc(n + 1, sizeof(*o)), *stack[64];
+	int64_t tid = -1;
+	size_t i;
+	int sp = 0;
+
+	if (!o)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		o[i] = &ev[i];
+		ev[i].shown = ev[i].dur;
+	}
+	qsort(o, n, sizeof(*o), cmp_placed);
+	for (i = 0; i < n; i++) {
+		struct ev *e = o[i];
+
+		if (e->tid != tid) {
+			tid = e->tid;
+			sp = 0;
+		}
+		while (sp && stack[sp - 1]->depth >= e->depth)
+			sp--;
+		if (sp) {
+			double pend = stack[sp - 1]->vstart + stack[sp - 1]->shown;
+
+			if (e->vstart > pend)
+				e->vstart = pend;
+			if (e->vstart + e->shown > pend)
+				e->shown = pend - e->vstart;
+		}
+		if (sp < 64)
+			stack[sp++] = e;
+	}
+	free(o);
+	return 0;
+}
+
+struct point {
+	int64_t tid, ts;
+	int end;		/* 0 begin, 1 end */
+	size_t ev;
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->end - y->end;
+}
+
+/* Moves every begin onto its thread's compensated clock; durations by the formula. */
+static int compensate(struct ev *ev, size_t n, const double measured[4], double bias,
+		      double pair)
+{
+	struct point *p = calloc(2 * n + 1, sizeof(*p));
+	double acc = 0, part[4], in = measured[1] + measured[2], out = measured[0] + measured[3];
+	int64_t tid = -1;
+	size_t i;
+
+	if (!p)
+		return -ENOMEM;
+	/* The calibration's parts are medians of each part, bias and pair medians of sums:
+	 * scale the parts so that the ones inside a region sum to bias and all four to
+	 * pair, and the clock moves exactly as the durations shrink (children stay in). */
+	part[1] = in > 0 ? measured[1] * bias / in : bias / 2;
+	part[2] = bias - part[1];
+	part[0] = out > 0 ? measured[0] * (pair - bias) / out : (pair - bias) / 2;
+	part[3] = pair - bias - part[0];
+	for (i = 0; i < n; i++) {
+		p[2 * i] = (struct point){ ev[i].tid, ev[i].start, 0, i };
+		p[2 * i + 1] = (struct point){ ev[i].tid, ev[i].end, 1, i };
+		ev[i].dur = (double)(ev[i].end - ev[i].start) - bias - (double)ev[i].ndesc * pair;
+		if (ev[i].dur < 0)
+			ev[i].dur = 0;
+	}
+	qsort(p, 2 * n, sizeof(*p), cmp_point);
+	for (i = 0; i < 2 * n; i++) {
+		if (p[i].tid != tid) {
+			tid = p[i].tid;
+			acc = 0;
+		}
+		if (!p[i].end) {	/* begin: parts 0 (before the timestamp) and 1 */
+			ev[p[i].ev].vstart = (double)p[i].ts - acc - part[0];
+			acc += part[0] + part[1];
+		} else {
+			acc += part[2] + part[3];
+		}
+	}
+	free(p);
+	return nest(ev, n);
+}
+
+static void write_trace(FILE *f, struct ev *ev, size_t n, struct json_object *names,
+			struct json_object *done, long pid, uint32_t ring)
+{
+	struct json_object *st = NULL, *regs, *parts = NULL, *comm;
+	double t0 = 0;
+	int64_t *tids = calloc(n + 1, sizeof(*tids));
+	size_t i, k, nt = 0, nregs = names ? json_object_array_length(names) : 0;
+	struct json_object **fl = calloc(nregs + 1, sizeof(*fl));
+
+	json_object_object_get_ex(done, "stats", &st);
+	regs = geta(st, "regions");
+	for (k = 0; regs && k < json_object_array_length(regs); k++) {
+		struct json_object *r = json_object_array_get_idx(regs, k);
+
+		for (i = 0; fl && i < nregs; i++)
+			if (!strcmp(gets_(r, "name"),
+				    json_object_get_string(json_object_array_get_idx(names, i))))
+				fl[i] = geta(r, "features");
+	}
+	for (i = 0; i < n; i++)
+		if (!i || ev[i].vstart < t0)
+			t0 = ev[i].vstart;
+	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+	comm = json_object_new_string(gets_(st, "comm"));
+	fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
+		"\"args\":{\"name\":%s}}", pid, json_object_to_json_string(comm));
+	json_object_put(comm);
+	for (i = 0; i < n; i++) {
+		const char *name = ev[i].region >= 0 && (size_t)ev[i].region < nregs
+			? json_object_get_string(json_object_array_get_idx(names, ev[i].region))
+			: "?";
+		struct json_object *fe = fl && (size_t)ev[i].region < nregs ? fl[ev[i].region]
+									   : NULL;
+		struct json_object *cat = json_object_new_string("");
+
+		for (k = 0; k < nt && tids[k] != ev[i].tid; k++)
+			;
+		if (k == nt && tids) {
+			tids[nt++] = ev[i].tid;
+			fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,"
+				"\"tid\":%lld,\"args\":{\"name\":\"thread %lld\"}}", pid,
+				(long long)ev[i].tid, (long long)ev[i].tid);
+		}
+		if (fe) {
+			char buf[1024] = "";
+			size_t j, len = 0;
+
+			for (j = 0; j < json_object_array_length(fe) && len < sizeof(buf) - 1; j++)
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+							j ? "," : "",
+							json_object_get_string(
+								json_object_array_get_idx(fe, j)));
+			json_object_put(cat);
+			cat = json_object_new_string(buf);
+		}
+		fprintf(f, ",\n{\"ph\":\"X\",\"name\":\"%s\",\"cat\":%s,\"pid\":%ld,\"tid\":%lld,"
+			"\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"features\":%s,\"raw_ns\":%lld,"
+			"\"compensated_ns\":%.1f,\"depth\":%lld,\"nested\":%lld}}", name,
+			json_object_to_json_string(cat), pid, (long long)ev[i].tid,
+			(ev[i].vstart - t0) / 1000.0, ev[i].shown / 1000.0,
+			fe ? json_object_to_json_string(fe) : "[]",
+			(long long)(ev[i].end - ev[i].start), ev[i].dur, (long long)ev[i].depth,
+			(long long)ev[i].ndesc);
+		json_object_put(cat);
+	}
+	json_object_object_get_ex(done, "probe_parts_ns", &parts);
+	fprintf(f, "\n],\"otherData\":{\"format\":\"featprof-record\",\"version\":1,"
+		"\"pid\":%ld,\"events\":%zu,\"dropped\":%lld,\"ring_bytes\":%u,"
+		"\"window_ns\":%lld,\"probe_parts_ns\":%s,\"compensation\":%s}}\n", pid, n,
+		(long long)geti(done, "dropped"), ring, (long long)geti(st, "elapsed_ns"),
+		parts ? json_object_to_json_string(parts) : "null",
+		json_object_to_json_string(json_object_object_get(st, "compensation")));
+	free(tids);
+	free(fl);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct json_object *req, *res, *push, *v, *names = NULL, *done = NULL;
+	struct ev *ev = NULL;
+	size_t n = 0, cap = 0, k;
+	struct cli_opts o;
+	char tmp[4096];
+	long pid = 0;
+	uint32_t ring;
+	int fd, ok = 1, rc = cli_parse(argc, argv, O_DURATION | O_OUTPUT, &o);
+	FILE *f;
+
+	if (rc || o.npos != 1 || parse_pid(o.pos[0], &pid) || !o.duration || !o.output) {
+		if (!rc && o.npos == 1 && parse_pid(o.pos[0], &pid))
+			fprintf(stderr, "featprof record: not a pid: '%s'\n", o.pos[0]);
+		else if (!rc && (!o.duration || !o.output))
+			fprintf(stderr, "featprof record: --duration and -o are required\n");
+		fprintf(rc == 1 ? stdout : stderr, "usage: featprof record PID --duration S -o "
+			"trace.json\n");
+		return rc == 1 ? 0 : 2;
+	}
+	f = fp_open_tmp(o.output, "record", tmp, sizeof(tmp));
+	if (!f)
+		return 1;
+	fd = client_connect();
+	if (fd < 0)
+		return fp_close_tmp(f, tmp, o.output, "record", 0), 1;
+	req = json_object_new_object();
+	json_object_object_add(req, "verb", json_object_new_string("record"));
+	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	json_object_object_add(req, "duration_ms", json_object_new_int64(o.duration * 1000));
+	res = client_call(fd, "record", req);
+	if (!res) {
+		close(fd);
+		return fp_close_tmp(f, tmp, o.output, "record", 0), 1;
+	}
+	ring = (uint32_t)geti(res, "ring_bytes");
+	if (json_object_object_get_ex(res, "regions", &names))
+		json_object_get(names);
+	json_object_put(res);
+	while (ok && !done && (push = client_read(fd))) {
+		struct json_object *evs;
+
+		if (json_object_object_get_ex(push, "event", &v)) {
+			fprintf(stderr, "featprof record: pid %ld %s during the recording; nothing "
+				"written\n", pid, strcmp(json_object_get_string(v), "exit")
+							   ? "was detached" : "exited");
+			ok = 0;
+		} else if (json_object_object_get_ex(push, "done", &v)) {
+			done = json_object_get(push);
+		} else if ((evs = geta(push, "events"))) {
+			for (k = 0; ok && k < json_object_array_length(evs); k++) {
+				struct json_object *e = json_object_array_get_idx(evs, k);
+
+				if (n == cap) {
+					struct ev *g = realloc(ev, (cap ? 2 * cap : 4096) * sizeof(*ev));
+
+					if (!g) {
+						fprintf(stderr, "featprof record: out of memory\n");
+						ok = 0;
+						break;
+					}
+					ev = g;
+					cap = cap ? 2 * cap : 4096;
+				}
+				ev[n++] = (struct ev){
+					json_object_get_int64(json_object_array_get_idx(e, 0)),
+					json_object_get_int64(json_object_array_get_idx(e, 1)),
+					json_object_get_int64(json_object_array_get_idx(e, 2)),
+					json_object_get_int64(json_object_array_get_idx(e, 3)),
+					json_object_get_int64(json_object_array_get_idx(e, 4)),
+					json_object_get_int64(json_object_array_get_idx(e, 5)), 0, 0, 0
+				};
+			}
+		}
+		json_object_put(push);
+	}
+	close(fd);
+	if (ok && !done)
+		fprintf(stderr, "featprof record: featprofd closed the connection; nothing "
+			"written\n");
+	if (ok && done) {
+		struct json_object *parts = NULL, *st = NULL, *cal = NULL;
+		double part[4] = { 0 };
+
+		json_object_object_get_ex(done, "probe_parts_ns", &parts);
+		json_object_object_get_ex(done, "stats", &st);
+		json_object_object_get_ex(st, "compensation", &cal);
+		for (k = 0; parts && k < 4 && k < json_object_array_length(parts); k++)
+			part[k] = json_object_get_double(json_object_array_get_idx(parts, k));
+		if (compensate(ev, n, part, getd(cal, "bias_ns"), getd(cal, "pair_ns"))) {
+			fprintf(stderr, "featprof record: out of memory\n");
+			ok = 0;
+		} else {
+			write_trace(f, ev, n, names, done, pid, ring);
+			if (geti(done, "dropped"))
+				fprintf(stderr, "featprof record: %lld events dropped (the ring of %u "
+					"bytes was full); counted in otherData.dropped\n",
+					(long long)geti(done, "dropped"), ring);
+		}
+	}
+	ok = ok && done;
+	free(ev);
+	json_object_put(names);
+	json_object_put(done);
+	return fp_close_tmp(f, tmp, o.output, "record", ok) ? 1 : 0;
+}
