@@ -52,10 +52,10 @@ endif
 # --- objects ---------------------------------------------------------------------------
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o metrics.o save.o report.o record.o) \
+	pprof.o metrics.o save.o report.o record.o sample.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
-	calibrate.o stats.o report.o log.o uprobe_multi.o) $(COMMON_OBJS)
+	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o) $(COMMON_OBJS)
 
 $(O)/%.o: %.c
 	$(call msg,CC,$@)
@@ -101,7 +101,7 @@ $(O)/featprof-demo: examples/demo.c usdt/featprof.h
 	$(Q)$(CC) $(TGT_FLAGS) $(LDFLAGS) $< -o $@ -lpthread
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
-	redzone redzone_bare regress)
+	redzone redzone_bare regress regress_sampled)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS)
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static)
@@ -110,7 +110,8 @@ UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats)
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
 $(O)/tests/targets/site_c: private TGT_EXTRA := -std=c99
 $(O)/tests/targets/site_nopie: private TGT_EXTRA := -std=c99 -fno-pie -no-pie
-$(O)/tests/targets/regress: tests/targets/regress.c
+$(O)/tests/targets/regress $(O)/tests/targets/regress_sampled: tests/targets/regress.c
+$(O)/tests/targets/regress_sampled: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/tests/targets/libsite.so: tests/targets/libsite.c
 $(O)/tests/targets/libsite.so: private TGT_EXTRA := -fPIC -shared
 $(O)/tests/targets/site_shlib: tests/targets/site_shlib.c $(O)/tests/targets/libsite.so

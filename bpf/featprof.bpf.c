@@ -118,6 +118,29 @@ struct {
 __u32 record_on = 0;
 __u64 record_dropped = 0;
 
+/*
+ * featprof sample: a perf-event program (cpu-clock, one event per CPU, opened by the
+ * daemon) reads the sampled thread's region stack from its TLS at fsbase +
+ * sample_tls_off and counts samples per stack. Only threads of sample_tgid; the thread
+ * is stopped while this runs, and the program writes nothing to it.
+ */
+__u32 sample_tgid = 0;
+__s64 sample_tls_off = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct fp_sample_key);
+	__type(value, __u64);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FP_SA_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sample_anomalies SEC(".maps");
+
 __u64 disable_epoch = 0;
 __u32 link_gen = 0;	/* sites of the other generation are a link set being replaced */
 
@@ -502,5 +525,54 @@ int BPF_PROG(fp_exit, struct task_struct *p)
 	}
 	if (st->depth)
 		count(FP_AN_EXIT_INSIDE, st->depth);
+	return 0;
+}
+
+static __always_inline void sample_count(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&sample_anomalies, &what);
+
+	if (v)
+		*v += 1;
+}
+
+SEC("perf_event")
+int fp_sample(struct bpf_perf_event_data *ctx)
+{
+	struct fp_sample_key key = {};
+	struct fp_tls_user tls;
+	struct task_struct *task;
+	__u64 *v, one = 1, fs;
+	__u32 i;
+
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != sample_tgid || !sample_tgid)
+		return 0;
+	task = bpf_get_current_task_btf();
+	fs = task->thread.fsbase;
+	if (bpf_probe_read_user(&tls, sizeof(tls), (void *)(fs + sample_tls_off))) {
+		sample_count(FP_SA_READ_FAILED);
+		return 0;
+	}
+	if (tls.magic != FP_TLS_MAGIC_BPF) {
+		sample_count(FP_SA_BAD_MAGIC);
+		return 0;
+	}
+	key.depth = tls.depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : tls.depth;
+	key.deeper = tls.depth > FP_TLS_SLOTS;
+	for (i = 0; i < FP_TLS_SLOTS; i++)
+		if (i < key.depth)
+			key.ids[i] = tls.ids[i];
+	v = bpf_map_lookup_elem(&samples, &key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(&samples, &key, &one, BPF_NOEXIST)) {
+		v = bpf_map_lookup_elem(&samples, &key);	/* another CPU made it */
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		else
+			sample_count(FP_SA_MAP_FULL);
+	}
 	return 0;
 }

@@ -93,6 +93,32 @@ struct fp_event {
 	__u32 ndesc;		/* nested instances completed inside it */
 };
 
+/*
+ * Sampling (featprof sample): the target's thread-local region stack, as usdt/featprof.h
+ * lays it out (struct featprof_tls, FP_TLS_MAGIC), read whole at each sample.
+ */
+#define FP_TLS_MAGIC_BPF 0x31545046u
+#define FP_TLS_SLOTS 16
+struct fp_tls_user {
+	__u32 magic;
+	__u32 depth;
+	__u64 ids[FP_TLS_SLOTS];
+};
+
+/* A sample's key: the stack of region ids (outermost first), how deep it was. */
+struct fp_sample_key {
+	__u32 depth;		/* entries in ids: min(depth, FP_TLS_SLOTS) */
+	__u32 deeper;		/* the thread had more regions open than stored */
+	__u64 ids[FP_TLS_SLOTS];
+};
+
+enum fp_sample_anomaly {
+	FP_SA_READ_FAILED,	/* the TLS block could not be read (not resident) */
+	FP_SA_BAD_MAGIC,	/* no featprof_tls there (another FS base, other layout) */
+	FP_SA_MAP_FULL,		/* too many distinct stacks */
+	FP_SA_MAX,
+};
+
 #define FP_EV_BEGIN 1
 #define FP_EV_END 2
 

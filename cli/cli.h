@@ -14,11 +14,11 @@ int usage_error(const char *msg);
 enum {
 	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
 	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
-	O_THRESHOLD = 1024,
+	O_THRESHOLD = 1024, O_HZ = 2048,
 };
 struct cli_opts {
 	int json, all, regions;
-	long interval, count, duration;
+	long interval, count, duration, hz;
 	const char *format, *output, *value, *listen, *threshold;
 	char **pos;		/* the arguments that are not options */
 	int npos;
@@ -54,6 +54,7 @@ int cmd_save(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_sample(int argc, char **argv);
 /* cli/save.c: files written whole or not at all: open out.tmp (NULL after a line), then
  * close it and rename it to out when ok (0), else remove it (-1, a line if it failed). */
 FILE *fp_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen);

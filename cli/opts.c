@@ -46,6 +46,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "value", required_argument, NULL, 'V' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "threshold", required_argument, NULL, 't' },
+		{ "hz", required_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -53,7 +54,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
-		{ 't', O_THRESHOLD },
+		{ 't', O_THRESHOLD }, { 'z', O_HZ },
 	};
 	int c, k;
 
@@ -61,7 +62,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 	o->interval = 1000;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:l:t:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:l:t:z:h", lopts, NULL)) != -1) {
 		if (c == 'h')
 			return 1;
 		if (c == '?' || c == ':') {
@@ -106,6 +107,13 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 't':
 			o->threshold = optarg;
+			break;
+		case 'z':
+			if (parse_long(optarg, 1, 10000, &o->hz)) {
+				fprintf(stderr, "featprof %s: --hz takes 1 to 10000: '%s'\n",
+					argv[0], optarg);
+				return -1;
+			}
 			break;
 		case 'd':
 			if (parse_long(optarg, 1, 3600, &o->duration)) {

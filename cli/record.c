@@ -231,6 +231,11 @@ static void write_trace(FILE *f, struct ev *ev, size_t n, struct json_object *na
 	free(fl);
 }
 
+static int64_t field(struct json_object *e, size_t i)
+{
+	return json_object_get_int64(json_object_array_get_idx(e, i));
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct json_object *req, *res, *push, *v, *names = NULL, *done = NULL;
@@ -286,7 +291,8 @@ int cmd_record(int argc, char **argv)
 				struct json_object *e = json_object_array_get_idx(evs, k);
 
 				if (n == cap) {
-					struct ev *g = realloc(ev, (cap ? 2 * cap : 4096) * sizeof(*ev));
+					size_t nc = cap ? 2 * cap : 4096;
+					struct ev *g = realloc(ev, nc * sizeof(*ev));
 
 					if (!g) {
 						fprintf(stderr, "featprof record: out of memory\n");
@@ -294,16 +300,15 @@ int cmd_record(int argc, char **argv)
 						break;
 					}
 					ev = g;
-					cap = cap ? 2 * cap : 4096;
+					cap = nc;
 				}
-				ev[n++] = (struct ev){
-					json_object_get_int64(json_object_array_get_idx(e, 0)),
-					json_object_get_int64(json_object_array_get_idx(e, 1)),
-					json_object_get_int64(json_object_array_get_idx(e, 2)),
-					json_object_get_int64(json_object_array_get_idx(e, 3)),
-					json_object_get_int64(json_object_array_get_idx(e, 4)),
-					json_object_get_int64(json_object_array_get_idx(e, 5)), 0, 0, 0
-				};
+				memset(&ev[n], 0, sizeof(ev[n]));
+				ev[n].tid = field(e, 0);
+				ev[n].region = field(e, 1);
+				ev[n].start = field(e, 2);
+				ev[n].end = field(e, 3);
+				ev[n].depth = field(e, 4);
+				ev[n++].ndesc = field(e, 5);
 			}
 		}
 		json_object_put(push);
@@ -327,8 +332,8 @@ int cmd_record(int argc, char **argv)
 		} else {
 			write_trace(f, ev, n, names, done, pid, ring);
 			if (geti(done, "dropped"))
-				fprintf(stderr, "featprof record: %lld events dropped (the ring of %u "
-					"bytes was full); counted in otherData.dropped\n",
+				fprintf(stderr, "featprof record: %lld events dropped (the ring "
+					"of %u bytes was full); counted in otherData.dropped\n",
 					(long long)geti(done, "dropped"), ring);
 		}
 	}

@@ -250,14 +250,16 @@ static void histograms(FILE *f, struct json_object *st)
 				max = geti(json_object_array_get_idx(h, b), "count");
 		fputs("<figure class=\"hist\"><figcaption>", f);
 		esc(f, gets_(r, "name"));
-		fprintf(f, "</figcaption><svg width=\"%zu\" height=\"84\" role=\"img\">", n * 34 + 4);
+		fprintf(f, "</figcaption><svg width=\"%zu\" height=\"84\" role=\"img\">",
+			n * 34 + 4);
 		for (b = 0; b < n; b++) {
 			struct json_object *e = json_object_array_get_idx(h, b);
 			double hh = 60.0 * (double)geti(e, "count") / (double)max;
 
 			fprintf(f, "<g><title>%s to %s: %lld</title><rect x=\"%zu\" y=\"%.1f\" "
-				"width=\"30\" height=\"%.1f\"/>", human((double)geti(e, "ge_ns"), b1,
-				sizeof(b1)), human(2.0 * (double)geti(e, "ge_ns"), b2, sizeof(b2)),
+				"width=\"30\" height=\"%.1f\"/>",
+				human((double)geti(e, "ge_ns"), b1, sizeof(b1)),
+				human(2.0 * (double)geti(e, "ge_ns"), b2, sizeof(b2)),
 				(long long)geti(e, "count"), b * 34 + 2, 62 - hh, hh);
 			if (!(b % 2))	/* every other lower bound: they would overlap */
 				fprintf(f, "<text x=\"%zu\" y=\"80\">%s</text>", b * 34 + 2,
@@ -279,7 +281,8 @@ static void regions(FILE *f, struct json_object *st)
 	      "</th><th>features</th><th>count</th><th>inclusive</th><th>exclusive</th>"
 	      "<th>mean</th><th>min (raw)</th><th>max (raw)</th></tr>\n", f);
 	for (k = 0; regs && k < json_object_array_length(regs); k++) {
-		struct json_object *r = json_object_array_get_idx(regs, k), *fl = geta(r, "features");
+		struct json_object *r = json_object_array_get_idx(regs, k);
+		struct json_object *fl = geta(r, "features");
 		size_t j;
 
 		fputs("<tr class=\"region\"><td>", f);
@@ -292,8 +295,10 @@ static void regions(FILE *f, struct json_object *st)
 		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%s</td><td class=\"n\">"
 			"%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s"
 			"</td></tr>\n", (long long)geti(r, "count"),
-			human(getd(r, "inclusive_ns"), b[0], 32), human(getd(r, "exclusive_ns"), b[1], 32),
-			human(getd(r, "mean_ns"), b[2], 32), human((double)geti(r, "min_ns"), b[3], 32),
+			human(getd(r, "inclusive_ns"), b[0], 32),
+			human(getd(r, "exclusive_ns"), b[1], 32),
+			human(getd(r, "mean_ns"), b[2], 32),
+			human((double)geti(r, "min_ns"), b[3], 32),
 			human((double)geti(r, "max_ns"), b[4], 32));
 	}
 	fputs("</table></section>\n", f);

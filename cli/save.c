@@ -398,9 +398,9 @@ static int compare(struct json_object *a, struct json_object *b, char kind, doub
 			json_object_object_add(o, "regression", json_object_new_boolean(reg));
 			json_object_array_add(out, o);
 		} else if (kind == 'r') {
-			printf("%-7s %-22.22s %11.0f %11.0f %+10.0f [%+.0f, %+.0f] %+7.1f%% %8.2g%s\n",
-			       "region", name, w.ma, w.mb, w.diff, w.lo, w.hi, 100 * w.rel, w.p,
-			       reg ? "  REGRESSION" : "");
+			printf("%-7s %-22.22s %11.0f %11.0f %+10.0f [%+.0f, %+.0f] %+7.1f%% "
+			       "%8.2g%s\n", "region", name, w.ma, w.mb, w.diff, w.lo, w.hi,
+			       100 * w.rel, w.p, reg ? "  REGRESSION" : "");
 		} else {
 			printf("%-7s %-22.22s %10.3f%% %10.3f%% %+9.3f%% [%+.3f, %+.3f] %+7.1f%% "
 			       "%8.2g%s\n", "feature", name, 100 * w.ma, 100 * w.mb,

@@ -28,6 +28,8 @@
  *             {"record","events":[[tid,region,start_ns,end_ns,depth,ndesc],...]} and
  *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
  *             an "event" (exit, detached) that voids it (daemon/verbs.c, do_record)
+ *   sample    pid, hz, on         -> starts/stops sampling (daemon/sample.c); stats then
+ *             carries "sampling" and per region/feature "samples","sampled_ns",...
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
  * no_probes, unknown_name, not_attached, busy, internal.
@@ -42,7 +44,7 @@
  *   1 (featprof 0.1.0) first version. Later additions that change no existing key:
  *     per-region/feature cpu, off-CPU and uncertainty keys, base_ns, "attach" in
  *     hello/status, the calibrate verb, region paths, elapsed_ns in pushes, the
- *     record verb.
+ *     record and sample verbs.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

@@ -24,6 +24,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <json-c/json.h>
 #include <linux/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 
 #include "featprof.skel.h"
 #include "log.h"
+#include "sample.h"
 #include "target.h"
 #include "uprobe_multi.h"
 
@@ -98,8 +100,10 @@ void fp_target__release(struct fp_target *t)
 	t->attached_sites = 0;
 	if (t->enabled && t->cat)
 		memset(t->enabled, 0, (size_t)t->cat->nregions);
-	if (t->skel)
+	if (t->skel) {
 		fp_target__record_stop(t);
+		fp_target__sample_stop(t);
+	}
 	featprof_bpf__destroy(t->skel);
 	t->skel = NULL;
 }
@@ -113,6 +117,8 @@ void fp_target__free(struct fp_target *t)
 	fp_catalog__free(t->cat);
 	fp_proc__free(t->proc);
 	fp_snapshot__free(t->last);
+	json_object_put(t->sample_last);
+	free(t->sample_ids);
 	free(t->enabled);
 	free(t->region_mask);
 	if (t->pidfd >= 0)

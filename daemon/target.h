@@ -46,6 +46,18 @@ struct fp_target {
 	/* featprof record: the ring swapped into the object, drained by the daemon */
 	struct ring_buffer *rec_rb;
 	int rec_fd;			/* the ring map; -1 = not recording */
+	/* featprof sample (daemon/sample.c) */
+	struct bpf_link **sample_links;	/* one per CPU while sampling */
+	int nsample_links;
+	int sample_hz;
+	int64_t sample_tls_off;
+	uint64_t sample_start_ns, sample_stop_ns;
+	struct fp_sample_id {
+		uint64_t id;
+		int region;
+	} *sample_ids;			/* ids named so far */
+	int nsample_ids;
+	struct json_object *sample_last;	/* figures kept once stopped */
 };
 
 /* The one-line error for a process without featprof probes (names other providers). */

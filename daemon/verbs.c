@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "report.h"
+#include "sample.h"
 #include "server_priv.h"
 
 struct request {
@@ -387,6 +388,8 @@ static enum fp_status do_reset(struct server *s, struct client *c, struct reques
 {
 	int ret = fp_target__reset(s->targets[r->ti]);
 
+	if (!ret && s->targets[r->ti]->nsample_links)
+		fp_target__sample_reset(s->targets[r->ti]);
 	if (ret)
 		snprintf(msg, msglen, "pid %d: cannot reset the figures: %s", (int)r->pid,
 			 strerror(-ret));
@@ -403,9 +406,16 @@ static enum fp_status do_stats(struct server *s, struct client *c, struct reques
 		snprintf(msg, msglen, "pid %d: cannot read figures", (int)r->pid);
 		return FP_E_INTERNAL;
 	}
+	struct json_object *sr;
+
 	*res = fp_report_stats(t->cat, snap, cal_of(s, t), t->exited ? NULL : t->enabled);
 	fp_report_target_keys(*res, t, snap);
 	fp_snapshot__free(snap);
+	sr = fp_sample_report(t);
+	if (sr) {
+		fp_sample_merge(*res, sr);
+		json_object_put(sr);
+	}
 	return FP_OK;
 }
 
@@ -682,6 +692,61 @@ void fp_record_end(struct server *s, struct sub *sb)
 	sb->rec = NULL;
 }
 
+/*
+ * sample: {pid, hz (1..10000, default 997), on (default true)}. On: attaches the target
+ * if it is not yet (no region needs to be enabled: sampling reads the program's own
+ * region stack), starts or restarts sampling. Off: stops it, the figures stay in stats.
+ */
+static enum fp_status do_sample(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	struct json_object *v;
+	enum fp_status st;
+	int64_t hz = 997;
+	int on = 1;
+	struct fp_target *t;
+
+	if (json_object_object_get_ex(r->obj, "hz", &v) &&
+	    (!json_object_is_type(v, json_type_int) || (hz = json_object_get_int64(v)) < 1 ||
+	     hz > 10000)) {
+		snprintf(msg, msglen, "'hz' must be an integer, 1 to 10000");
+		return FP_E_BAD_REQUEST;
+	}
+	if (json_object_object_get_ex(r->obj, "on", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(msg, msglen, "'on' must be true or false");
+			return FP_E_BAD_REQUEST;
+		}
+		on = json_object_get_boolean(v);
+	}
+	st = new_target(s, r->pid, &r->ti, msg, msglen);
+	if (st)
+		return st;
+	t = s->targets[r->ti];
+	if (t->exited) {
+		snprintf(msg, msglen, "pid %d: exited", (int)r->pid);
+		return FP_E_NO_SUCH_PROCESS;
+	}
+	if (!on) {
+		fp_target__sample_stop(t);
+	} else {
+		fp_target__sample_stop(t);	/* a restart takes the new rate */
+		int ret = fp_target__sample_start(t, (int)hz, msg, msglen);
+
+		if (ret)
+			return ret == -ENOENT ? FP_E_NO_PROBES : FP_E_INTERNAL;
+		if (!t->enabled_at_ns)
+			t->enabled_at_ns = fp_mono_ns();
+		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz (TLS at fs%+lld)", (int)t->pid,
+		       (int)hz, (long long)t->sample_tls_off);
+	}
+	*res = json_object_new_object();
+	json_object_object_add(*res, "pid", json_object_new_int(t->pid));
+	json_object_object_add(*res, "sampling", json_object_new_boolean(on));
+	json_object_object_add(*res, "hz", json_object_new_int((int)hz));
+	return FP_OK;
+}
+
 static enum fp_status do_unsubscribe(struct server *s, struct client *c, struct request *r,
 				     struct json_object **res, char *msg, size_t msglen)
 {
@@ -739,6 +804,7 @@ static const struct verb verbs[] = {
 	{ "status", do_status, 0 },
 	{ "subscribe", do_subscribe, V_PID | V_TARGET },
 	{ "record", do_record, V_PID | V_TARGET },
+	{ "sample", do_sample, V_PID },
 	{ "unsubscribe", do_unsubscribe, 0 },
 	{ "calibrate", do_calibrate, V_PRIV },
 };

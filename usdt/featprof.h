@@ -57,13 +57,21 @@
  * function's CFI describes. A frame-pointer unwinder is unaffected. A DWARF unwinder
  * that samples exactly there must add 128 to %rsp first: every such window is in the
  * catalog (`featprof list --json`: optimizable_offset and the 13 bytes after it), so a
- * sampler that knows the catalog corrects it (featprof has no sampler yet; the window
- * is 2 of the 4 instructions). While a uprobe is attached at the nop5 it is a CALL
+ * sampler that knows the catalog corrects it (featprof's sampler reads no stacks; the
+ * window is 2 of the 4 instructions). While a uprobe is attached at the nop5 it is a CALL
  * into the kernel's trampoline and a sample lands in the kernel, not in the window.
  *
+ * Sampling (`featprof sample`): with FEATPROF_SAMPLING defined, every site also keeps the
+ * thread's stack of open regions in thread-local storage, `featprof_tls` below, which a
+ * sampler reads at each sample: exact attribution of samples to regions, however their
+ * code is laid out. The price: the site is no longer nops only (a begin ~5, an end ~6
+ * instructions: a load, a compare, stores; measured in docs/BENCHMARKS.md), always, not
+ * only while sampled; a build without it is unchanged. x86-64 executables.
+ *
  * Tunables (define before including):
- *  FP_SITE_SHAPE   FP_SHAPE_SHIELDED (default) or FP_SHAPE_NOP1 (a single nop)
- *  FP_DISABLE      compile every macro to nothing
+ *  FP_SITE_SHAPE      FP_SHAPE_SHIELDED (default) or FP_SHAPE_NOP1 (a single nop)
+ *  FP_DISABLE         compile every macro to nothing
+ *  FEATPROF_SAMPLING  keep the region stack for the sampler (in every translation unit)
  *
  * Limits: a source path must not contain '"' or '\'.
  */
@@ -82,6 +90,23 @@
 #define FP_SHAPE_SHIELDED 1
 #define FP_SHIELD_LEN 19	/* bytes of a shielded site */
 #define FP_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
+
+/*
+ * The sampler's TLS ABI (version in the magic: "FPT1"). The executable exports
+ * featprof_tls (STT_TLS, default visibility); featprofd finds it at
+ * fsbase + st_value - roundup(PT_TLS p_memsz, p_align) and reads it whole at a sample.
+ * ids[k], for k < min(depth, FP_TLS_DEPTH), is the region open at depth k: the address of
+ * a NUL-terminated copy of the region's name (one per region per object, symbol
+ * featprof_rgn_<region> in a COMDAT group), so that the sampler names it by reading the
+ * string once. depth counts regions beyond FP_TLS_DEPTH too (not stored).
+ */
+#define FP_TLS_MAGIC 0x31545046u
+#define FP_TLS_DEPTH 16
+struct featprof_tls {
+	unsigned int magic;
+	unsigned int depth;
+	const char *ids[FP_TLS_DEPTH];
+};
 
 #ifndef FP_SITE_SHAPE
 #define FP_SITE_SHAPE FP_SHAPE_SHIELDED
@@ -169,6 +194,72 @@
 	__asm__ __volatile__(__fp_site_insns __fp_stapsdt_note(region, kind_name)         \
 				     __fp_catalog_note(region, kind, feats) __fp_base_insns)
 
+#if defined(FEATPROF_SAMPLING) && !defined(FP_DISABLE)
+#if !defined(__x86_64__)
+#error "featprof.h: FEATPROF_SAMPLING is implemented for x86-64 only"
+#endif
+__attribute__((weak)) __thread struct featprof_tls featprof_tls = { FP_TLS_MAGIC, 0, { 0 } };
+
+/* The region's id: featprof_rgn_<region>, defined once per object (COMDAT), its address
+ * taken PC-relative (the same in C and C++, any namespace). */
+#define __fp_rgn_id(region, id)                                                            \
+	__asm__(".ifndef featprof_rgn_" #region "\n"                                       \
+		".pushsection .rodata.featprof_rgn_" #region ",\"aG\",\"progbits\","       \
+		"featprof_rgn_" #region ",comdat\n"                                        \
+		".weak featprof_rgn_" #region "\n"                                         \
+		".hidden featprof_rgn_" #region "\n"                                       \
+		"featprof_rgn_" #region ":\t.asciz \"" #region "\"\n"                      \
+		".popsection\n"                                                            \
+		".endif\n"                                                                 \
+		"lea featprof_rgn_" #region "(%%rip), %0"                                  \
+		: "=r"(id))
+
+/* The entry is written before depth grows, and depth shrinks before anything else:
+ * a sample (the thread stopped between two instructions) never sees a stale entry. */
+static inline __attribute__((always_inline, unused)) void __fp_tls_push(const char *id)
+{
+	unsigned int d = featprof_tls.depth;
+
+	if (d < FP_TLS_DEPTH)
+		featprof_tls.ids[d] = id;
+	__asm__ __volatile__("" ::: "memory");
+	featprof_tls.depth = d + 1;
+}
+
+/* Pops the innermost entry of id and any above it (begun, never ended: longjmp, an
+ * exception past an FP_BEGIN); an end without its begin changes nothing. */
+static inline __attribute__((always_inline, unused)) void __fp_tls_pop(const char *id)
+{
+	unsigned int d = featprof_tls.depth, k;
+
+	if (d > FP_TLS_DEPTH) {	/* not stored: the innermost unstored one ends */
+		featprof_tls.depth = d - 1;
+		return;
+	}
+	for (k = d; k-- > 0;)
+		if (featprof_tls.ids[k] == id) {
+			featprof_tls.depth = k;
+			return;
+		}
+}
+
+#define __fp_begin_stack(region)                                                           \
+	do {                                                                               \
+		const char *__fp_id;                                                       \
+		__fp_rgn_id(region, __fp_id);                                              \
+		__fp_tls_push(__fp_id);                                                    \
+	} while (0)
+#define __fp_end_stack(region)                                                             \
+	do {                                                                               \
+		const char *__fp_id;                                                       \
+		__fp_rgn_id(region, __fp_id);                                              \
+		__fp_tls_pop(__fp_id);                                                     \
+	} while (0)
+#else
+#define __fp_begin_stack(region) ((void)0)
+#define __fp_end_stack(region) ((void)0)
+#endif
+
 #ifdef FP_DISABLE
 
 #define FP_BEGIN(region, ...) ((void)0)
@@ -179,8 +270,15 @@
 #else
 
 #define FP_BEGIN(region, ...)                                                              \
-	__fp_site(region, FP_KIND_BEGIN, "begin", ".asciz " #__VA_ARGS__ "\n")
-#define FP_END(region) __fp_site(region, FP_KIND_END, "end", "")
+	do {                                                                               \
+		__fp_site(region, FP_KIND_BEGIN, "begin", ".asciz " #__VA_ARGS__ "\n");   \
+		__fp_begin_stack(region);                                                  \
+	} while (0)
+#define FP_END(region)                                                                     \
+	do {                                                                               \
+		__fp_end_stack(region);                                                    \
+		__fp_site(region, FP_KIND_END, "end", "");                                 \
+	} while (0)
 
 #ifdef __cplusplus
 #define FP_SCOPE(region, ...)                                                              \

@@ -689,6 +689,55 @@ def t_record(d):
     exit_midway(d, "record")
 
 
+def t_sample(d):
+    """featprof sample: at 997 Hz, per-feature and per-region sampled CPU time agree with
+    traced CPU time within 2 points of the thread's samples and 3 standard errors, also
+    for a region whose code is not contiguous (store ends in another function); a build
+    without FEATPROF_SAMPLING gets one line."""
+    p = subprocess.Popen([B + "/tests/targets/regress_sampled"], stdout=subprocess.PIPE)
+    q = subprocess.Popen([B + "/tests/targets/regress"], stdout=subprocess.PIPE)
+    try:
+        p.stdout.readline()
+        q.stdout.readline()
+        c = Client(d)
+        check("result" in c.call("enable", pid=p.pid, all=True), "enable")
+        time.sleep(0.5)
+        r = c.call("sample", pid=p.pid, hz=997)
+        check("result" in r, "sample on: %s" % r)
+        c.call("reset", pid=p.pid)
+        time.sleep(5)
+        st = c.call("stats", pid=p.pid)["result"]
+        c.call("sample", pid=p.pid, hz=997, on=False)
+        sm = st["sampling"]
+        n, period = sm["samples"], sm["period_ns"]
+        an = sm["anomalies"]
+        print("    %d samples at %d Hz; anomalies %s" % (n, sm["hz"], an))
+        check(n > 0.8 * 5 * 997 and not any(an.values()), "samples taken, no anomaly")
+        for kind in ("features", "regions"):
+            for x in st[kind]:
+                if x.get("measured") != "traced+sampled":
+                    continue
+                diff = x["sampled_ns"] - x["cpu_ns"]
+                pts = 100 * abs(diff) / (n * period)
+                print("    %-8s %-8s sampled %8.1f ms ± %5.1f, traced CPU %8.1f ms: %+.2f "
+                      "points, %.1f SE" % (kind[:-1], x["name"], x["sampled_ns"] / 1e6,
+                                          x["sampled_stderr_ns"] / 1e6, x["cpu_ns"] / 1e6,
+                                          100 * diff / (n * period),
+                                          abs(diff) / max(x["sampled_stderr_ns"], 1)))
+                check(pts <= 2 and abs(diff) <= 3 * x["sampled_stderr_ns"] + 0.01 * x["cpu_ns"],
+                      "%s %s: sampled agrees with traced" % (kind[:-1], x["name"]))
+        r = cli(d, "sample", q.pid, "--duration", "1")
+        check(r.returncode == 1 and "FEATPROF_SAMPLING" in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1, "no TLS symbol: %r" % r.stderr.strip())
+        r = c.call("sample", pid=p.pid, hz=0)
+        check(r.get("error", {}).get("code") == "bad_request", "hz 0 refused")
+        c.close()
+    finally:
+        for x in (p, q):
+            x.kill()
+            x.wait()
+
+
 def t_redzone(d):
     """Live red-zone data across both sites, a million calls traced at the nop5."""
     dn = Daemon("nop5", "--site", "nop5")
@@ -930,7 +979,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_sample, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 

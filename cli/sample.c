@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprof sample PID [--hz N] [--duration S] [--json]
+ *
+ * Samples the target's threads for S seconds (default 10) at N Hz (default 997, prime so
+ * that it does not beat with the program's own periods) and prints per feature, feature
+ * set and region the sampled CPU time (samples x period) with its standard error, beside
+ * the traced CPU time where the region is also traced. The program must be built with
+ * FEATPROF_SAMPLING (usdt/featprof.h); no region needs to be enabled. Sampling stops at
+ * the end; the figures stay in `featprof stats PID --json` ("sampling", and "samples",
+ * "sampled_ns", "sampled_stderr_ns", "measured" in each region and feature).
+ */
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static struct json_object *call(const char *verb, long pid, long hz, int on)
+{
+	struct json_object *req = json_object_new_object(), *res;
+	int fd = client_connect();
+
+	if (fd < 0) {
+		json_object_put(req);
+		return NULL;
+	}
+	json_object_object_add(req, "verb", json_object_new_string(verb));
+	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	if (hz) {
+		json_object_object_add(req, "hz", json_object_new_int64(hz));
+		json_object_object_add(req, "on", json_object_new_boolean(on));
+	}
+	res = client_call(fd, "sample", req);
+	close(fd);
+	return res;
+}
+
+static void row(const char *kind, const char *name, struct json_object *x, double traced)
+{
+	char t[32] = "";
+
+	if (traced >= 0)
+		snprintf(t, sizeof(t), "%12.3f", traced / 1e6);
+	printf("%-8s %-24.24s %8lld %12.3f %10.3f %6.1f%% %12s\n", kind, name,
+	       (long long)geti(x, "samples"), getd(x, "sampled_ns") / 1e6,
+	       getd(x, "sampled_stderr_ns") / 1e6, 100 * getd(x, "share"), t);
+}
+
+/* The traced CPU time of the named region or feature, -1 when not traced. */
+static double traced_cpu(struct json_object *st, const char *arr, const char *name)
+{
+	struct json_object *a = geta(st, arr);
+	size_t k;
+
+	for (k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		if (!strcmp(gets_(x, "name"), name))
+			return strstr(gets_(x, "measured"), "traced") ? getd(x, "cpu_ns") : -1;
+	}
+	return -1;
+}
+
+int cmd_sample(int argc, char **argv)
+{
+	struct json_object *res, *st, *sm, *a;
+	struct cli_opts o;
+	long pid = 0, hz, secs;
+	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON, &o);
+	struct timespec ts = { 0, 100000000 };
+	size_t k;
+	long i;
+
+	if (rc || o.npos != 1 || parse_pid(o.pos[0], &pid)) {
+		if (!rc && o.npos == 1)
+			fprintf(stderr, "featprof sample: not a pid: '%s'\n", o.pos[0]);
+		fprintf(rc == 1 ? stdout : stderr, "usage: featprof sample PID [--hz N] "
+			"[--duration S] [--json]   (default 997 Hz, 10 s)\n");
+		return rc == 1 ? 0 : 2;
+	}
+	hz = o.hz ? o.hz : 997;
+	secs = o.duration ? o.duration : 10;
+	res = call("sample", pid, hz, 1);
+	if (!res)
+		return 1;
+	json_object_put(res);
+	signal(SIGINT, on_int);
+	signal(SIGTERM, on_int);
+	for (i = 0; i < secs * 10 && !stop; i++)
+		nanosleep(&ts, NULL);
+	st = call("stats", pid, 0, 0);
+	res = call("sample", pid, hz, 0);
+	json_object_put(res);
+	if (!st || !json_object_object_get_ex(st, "sampling", &sm)) {
+		if (st)
+			fprintf(stderr, "featprof sample: pid %ld: no sampled figures\n", pid);
+		json_object_put(st);
+		return 1;
+	}
+	if (o.json) {
+		printf("%s\n", json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN));
+		json_object_put(st);
+		return 0;
+	}
+	printf("featprof sample: pid %ld (%s), %lld samples at %lld Hz (cpu-clock, %.3f ms "
+	       "each) over %.1f s\n", pid, gets_(st, "comm"), (long long)geti(sm, "samples"),
+	       (long long)geti(sm, "hz"), getd(sm, "period_ns") / 1e6,
+	       (double)geti(sm, "duration_ns") / 1e9);
+	printf("%-8s %-24s %8s %12s %10s %7s %12s\n", "", "name", "samples", "CPU ms",
+	       "± ms (SE)", "share", "traced CPU ms");
+	for (a = geta(sm, "features"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		row("feature", gets_(x, "name"), x, traced_cpu(st, "features", gets_(x, "name")));
+	}
+	for (a = geta(sm, "feature_sets"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k), *fl = geta(x, "features");
+		char name[256] = "";
+		size_t j, len = 0;
+
+		for (j = 0; fl && j < json_object_array_length(fl) && len < sizeof(name); j++)
+			len += (size_t)snprintf(
+				name + len, sizeof(name) - len, "%s%s", j ? "+" : "",
+				json_object_get_string(json_object_array_get_idx(fl, j)));
+		row("set", name, x, -1);
+	}
+	row("base", "(no region open)", json_object_object_get(sm, "base"), -1);
+	for (a = geta(sm, "regions"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		if (geti(x, "samples"))
+			row("region", gets_(x, "name"), x,
+			    traced_cpu(st, "regions", gets_(x, "name")));
+	}
+	a = json_object_object_get(sm, "anomalies");
+	printf("anomalies: read_failed %lld, bad_magic %lld, unknown_region %lld, "
+	       "deeper_than_stored %lld, stacks_full %lld\n", (long long)geti(a, "read_failed"),
+	       (long long)geti(a, "bad_magic"), (long long)geti(a, "unknown_region"),
+	       (long long)geti(a, "deeper_than_stored"), (long long)geti(a, "stacks_full"));
+	json_object_put(st);
+	return 0;
+}

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sampling (featprof sample): per region and per feature time from periodic samples of
+ * the target's threads, attributed exactly by the region stack the program itself keeps
+ * in thread-local storage (usdt/featprof.h, FEATPROF_SAMPLING).
+ *
+ * Start: the TLS offset of featprof_tls from the executable's ELF (symbol st_value minus
+ * the PT_TLS block rounded up to its alignment: x86-64's variant II, the executable's
+ * block ends at the thread pointer), one cpu-clock perf event per CPU with a fixed
+ * period (1e9/hz ns of CPU time, so a sample stands for exactly that much), the BPF
+ * program fp_sample attached to each. Samples count per distinct stack in the kernel.
+ * Report: each stack's ids are named by reading the string they point to in the target
+ * (process_vm_readv, once per id), then summed: a region's samples are the stacks that
+ * contain it (once, recursion or not), its exclusive samples the stacks it tops; a
+ * feature's the stacks with any of its regions; feature sets by the union of features;
+ * base the empty stack. Standard error of a count c of n: sqrt(p(1-p)/n) * n with p =
+ * c/n (binomial), in ns times the period.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <json-c/json.h>
+#include <libelf.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "featprof.h"
+#include "featprof.skel.h"
+#include "sample.h"
+
+_Static_assert(sizeof(struct featprof_tls) == sizeof(struct fp_tls_user),
+	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS layout");
+_Static_assert(FP_TLS_MAGIC == FP_TLS_MAGIC_BPF && FP_TLS_DEPTH == FP_TLS_SLOTS,
+	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS ABI");
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* featprof_tls's offset from the thread pointer in the executable of pid. */
+static int tls_offset(pid_t pid, int64_t *off, char *err, size_t errlen)
+{
+	char path[64];
+	int fd, ret = -ENOENT, found = 0;
+	uint64_t memsz = 0, align = 1, value = 0;
+	Elf_Scn *scn = NULL;
+	size_t i, nph;
+	Elf *elf;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "pid %d: cannot open its executable: %s", (int)pid,
+			 strerror(errno));
+		return -errno;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph)) {
+		snprintf(err, errlen, "pid %d: its executable is not ELF", (int)pid);
+		ret = -ENOEXEC;
+		goto out;
+	}
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_TLS) {
+			memsz = ph.p_memsz;
+			align = ph.p_align ? ph.p_align : 1;
+		}
+	}
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t k, n;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB &&
+						 sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (k = 0; d && k < n && !found; k++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "featprof_tls")) {
+				value = sym.st_value;
+				found = 1;
+			}
+		}
+	}
+	if (!found || !memsz) {
+		snprintf(err, errlen, "pid %d: no featprof_tls in its executable: sampling needs "
+			 "a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
+		ret = -ENOENT;
+		goto out;
+	}
+	*off = (int64_t)value - (int64_t)((memsz + align - 1) / align * align);
+	ret = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+void fp_target__sample_reset(struct fp_target *t)
+{
+	int ncpu = libbpf_num_possible_cpus(), mfd;
+	struct fp_sample_key k;
+	__u32 a;
+
+	if (!t->skel)
+		return;
+	mfd = bpf_map__fd(t->skel->maps.samples);
+	while (!bpf_map_get_next_key(mfd, NULL, &k))
+		bpf_map_delete_elem(mfd, &k);
+	for (a = 0; a < FP_SA_MAX; a++) {
+		uint64_t zero[ncpu > 0 ? ncpu : 1];
+
+		memset(zero, 0, sizeof(zero));
+		bpf_map__update_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), zero,
+				     sizeof(zero), BPF_ANY);
+	}
+	t->sample_start_ns = mono_ns();
+}
+
+int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errlen)
+{
+	int ncpu = libbpf_num_possible_cpus(), cpu, ret;
+	int64_t off = 0;
+
+	if (!t->skel) {
+		snprintf(err, errlen, "pid %d: exited", (int)t->pid);
+		return -ESRCH;
+	}
+	if (t->nsample_links) {
+		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
+		return -EBUSY;
+	}
+	ret = tls_offset(t->pid, &off, err, errlen);
+	if (ret)
+		return ret;
+	fp_target__sample_reset(t);	/* a fresh start */
+	json_object_put(t->sample_last);
+	t->sample_last = NULL;
+	free(t->sample_ids);
+	t->sample_ids = NULL;
+	t->nsample_ids = 0;
+	t->skel->bss->sample_tls_off = off;
+	__atomic_store_n(&t->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
+	t->sample_links = calloc((size_t)ncpu, sizeof(*t->sample_links));
+	if (!t->sample_links) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(attr),
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.sample_period = 1000000000ULL / (unsigned)hz,
+		};
+		int pfd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+				       PERF_FLAG_FD_CLOEXEC);
+		struct bpf_link *l;
+
+		if (pfd < 0) {
+			if (errno == ENODEV)	/* a possible CPU not online */
+				continue;
+			ret = -errno;
+			snprintf(err, errlen, "cannot open a cpu-clock event on CPU %d: %s", cpu,
+				 strerror(errno));
+			goto fail;
+		}
+		l = bpf_program__attach_perf_event(t->skel->progs.fp_sample, pfd);
+		if (!l) {
+			ret = -errno;
+			close(pfd);
+			snprintf(err, errlen, "cannot attach the sampler on CPU %d: %s", cpu,
+				 strerror(-ret));
+			goto fail;
+		}
+		t->sample_links[t->nsample_links++] = l;	/* owns pfd */
+	}
+	t->sample_hz = hz;
+	t->sample_tls_off = off;
+	t->sample_start_ns = mono_ns();
+	t->sample_stop_ns = 0;
+	return 0;
+fail:
+	fp_target__sample_stop(t);
+	return ret;
+}
+
+void fp_target__sample_stop(struct fp_target *t)
+{
+	int i;
+
+	if (!t->sample_links)
+		return;
+	if (t->skel && !t->sample_last)
+		t->sample_last = fp_sample_report(t);	/* the figures outlive the object */
+	for (i = 0; i < t->nsample_links; i++)
+		bpf_link__destroy(t->sample_links[i]);
+	free(t->sample_links);
+	t->sample_links = NULL;
+	t->nsample_links = 0;
+	t->sample_stop_ns = mono_ns();
+	if (t->skel)
+		__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
+	if (t->sample_last)	/* the report was taken before the stop: fix its span */
+		json_object_object_add(t->sample_last, "active", json_object_new_boolean(0));
+}
+
+/* The region an id names (the string at that address in the target), cached; -1 when it
+ * names none of the catalog's. */
+static int region_of(struct fp_target *t, uint64_t id)
+{
+	char name[128] = "";
+	struct iovec local = { name, sizeof(name) - 1 }, remote = { (void *)id, sizeof(name) - 1 };
+	int i, r;
+
+	for (i = 0; i < t->nsample_ids; i++)
+		if (t->sample_ids[i].id == id)
+			return t->sample_ids[i].region;
+	/* a read may stop at the end of a mapping: fall back to smaller reads */
+	if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) <= 0) {
+		local.iov_len = remote.iov_len = 32;
+		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) <= 0)
+			name[0] = 0;
+	}
+	name[sizeof(name) - 1] = 0;
+	r = name[0] ? fp_catalog__region(t->cat, name) : -1;
+	if (t->nsample_ids % 64 == 0) {
+		struct fp_sample_id *g = realloc(t->sample_ids, (size_t)(t->nsample_ids + 64) *
+							       sizeof(*g));
+
+		if (!g)
+			return r;
+		t->sample_ids = g;
+	}
+	t->sample_ids[t->nsample_ids].id = id;
+	t->sample_ids[t->nsample_ids++].region = r;
+	return r;
+}
+
+static struct json_object *figure(uint64_t c, uint64_t n, double period)
+{
+	struct json_object *o = json_object_new_object();
+	double p = n ? (double)c / (double)n : 0;
+	double se = sqrt(p * (1 - p) / (n ? (double)n : 1)) * (double)n * period;
+
+	json_object_object_add(o, "samples", json_object_new_int64((int64_t)c));
+	json_object_object_add(o, "sampled_ns", json_object_new_double((double)c * period));
+	json_object_object_add(o, "sampled_stderr_ns", json_object_new_double(se));
+	json_object_object_add(o, "share", json_object_new_double(p));
+	return o;
+}
+
+struct json_object *fp_sample_report(struct fp_target *t)
+{
+	int nr = t->cat->nregions, nf = t->cat->nfeatures, r, f, k, nsets = 0;
+	uint64_t *incl, *excl, feat[FP_MAX_FEATURES] = { 0 }, n = 0, base = 0, unknown = 0;
+	uint64_t deeper = 0, set_mask[256], set_n[256], an[FP_SA_MAX] = { 0 }, overflow_sets = 0;
+	struct fp_sample_key key, prev;
+	struct json_object *o, *regs, *feats, *sets, *ano, *x;
+	int ncpu = libbpf_num_possible_cpus(), mfd, have;
+	double period = t->sample_hz ? 1e9 / t->sample_hz : 0;
+	__u32 a;
+
+	if (t->sample_last)
+		return json_object_get(t->sample_last);
+	if (!t->skel || !t->sample_hz)
+		return NULL;
+	incl = calloc((size_t)nr + 1, sizeof(*incl));
+	excl = calloc((size_t)nr + 1, sizeof(*excl));
+	if (!incl || !excl) {
+		free(incl);
+		free(excl);
+		return NULL;
+	}
+	mfd = bpf_map__fd(t->skel->maps.samples);
+	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
+	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
+		uint64_t c, mask = 0;
+		uint8_t seen[4096 / 8] = { 0 };
+		int bad = 0, top = -1;
+
+		if (bpf_map_lookup_elem(mfd, &key, &c))
+			continue;
+		n += c;
+		deeper += key.deeper ? c : 0;
+		if (!key.depth) {
+			base += c;
+			continue;
+		}
+		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++) {
+			r = region_of(t, key.ids[k]);
+			if (r < 0 || r >= 4096) {
+				bad = 1;
+				continue;
+			}
+			mask |= t->region_mask[r];
+			if (!(seen[r / 8] & (1 << (r % 8)))) {
+				seen[r / 8] |= (uint8_t)(1 << (r % 8));
+				incl[r] += c;
+			}
+			top = k == (int)key.depth - 1 ? r : top;
+		}
+		unknown += bad ? c : 0;
+		if (top >= 0 && !key.deeper)
+			excl[top] += c;
+		for (f = 0; f < nf && f < FP_MAX_FEATURES; f++)
+			if (mask & (1ULL << f))
+				feat[f] += c;
+		for (k = 0; k < nsets && set_mask[k] != mask; k++)
+			;
+		if (k == nsets && nsets < 256) {
+			set_mask[nsets] = mask;
+			set_n[nsets++] = 0;
+		}
+		if (k < nsets)
+			set_n[k] += c;
+		else
+			overflow_sets += c;
+	}
+	for (a = 0; a < FP_SA_MAX; a++) {
+		uint64_t v[ncpu > 0 ? ncpu : 1];
+
+		if (!bpf_map__lookup_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), v,
+					  sizeof(v), 0))
+			for (k = 0; k < ncpu; k++)
+				an[a] += v[k];
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "active", json_object_new_boolean(t->nsample_links > 0));
+	json_object_object_add(o, "hz", json_object_new_int(t->sample_hz));
+	json_object_object_add(o, "period_ns", json_object_new_double(period));
+	json_object_object_add(o, "clock", json_object_new_string("cpu-clock"));
+	json_object_object_add(o, "duration_ns", json_object_new_int64(
+				  (int64_t)((t->sample_stop_ns ? t->sample_stop_ns : mono_ns()) -
+					    t->sample_start_ns)));
+	json_object_object_add(o, "samples", json_object_new_int64((int64_t)n));
+	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));
+	regs = json_object_new_array();
+	for (r = 0; r < nr; r++) {
+		x = figure(incl[r], n, period);
+		json_object_object_add(x, "name", json_object_new_string(t->cat->regions[r].name));
+		json_object_object_add(x, "exclusive_samples", json_object_new_int64(
+						  (int64_t)excl[r]));
+		json_object_object_add(x, "exclusive_sampled_ns", json_object_new_double(
+						  (double)excl[r] * period));
+		json_object_array_add(regs, x);
+	}
+	json_object_object_add(o, "regions", regs);
+	feats = json_object_new_array();
+	for (f = 0; f < nf && f < FP_MAX_FEATURES; f++) {
+		x = figure(feat[f], n, period);
+		json_object_object_add(x, "name", json_object_new_string(t->cat->features[f]));
+		json_object_array_add(feats, x);
+	}
+	json_object_object_add(o, "features", feats);
+	sets = json_object_new_array();
+	for (k = 0; k < nsets; k++) {
+		struct json_object *fl = json_object_new_array();
+
+		for (f = 0; f < nf && f < FP_MAX_FEATURES; f++)
+			if (set_mask[k] & (1ULL << f))
+				json_object_array_add(
+					fl, json_object_new_string(t->cat->features[f]));
+		x = figure(set_n[k], n, period);
+		json_object_object_add(x, "features", fl);
+		json_object_array_add(sets, x);
+	}
+	json_object_object_add(o, "feature_sets", sets);
+	json_object_object_add(o, "base", figure(base, n, period));
+	ano = json_object_new_object();
+	json_object_object_add(ano, "read_failed", json_object_new_int64((int64_t)an[0]));
+	json_object_object_add(ano, "bad_magic", json_object_new_int64((int64_t)an[1]));
+	json_object_object_add(ano, "stacks_full", json_object_new_int64((int64_t)an[2]));
+	json_object_object_add(ano, "unknown_region", json_object_new_int64((int64_t)unknown));
+	json_object_object_add(ano, "deeper_than_stored", json_object_new_int64((int64_t)deeper));
+	json_object_object_add(ano, "sets_not_kept", json_object_new_int64((int64_t)overflow_sets));
+	json_object_object_add(o, "anomalies", ano);
+	free(incl);
+	free(excl);
+	return o;
+}
+
+/* Adds samples, sampled_ns, sampled_stderr_ns and "measured" to the stats reply's
+ * regions and features, from the sampling report s. */
+void fp_sample_merge(struct json_object *stats, struct json_object *s)
+{
+	static const char *const arrs[] = { "regions", "features" };
+	size_t i, j, k;
+
+	for (i = 0; i < 2; i++) {
+		struct json_object *a, *b;
+
+		if (!json_object_object_get_ex(stats, arrs[i], &a) ||
+		    !json_object_object_get_ex(s, arrs[i], &b))
+			continue;
+		for (j = 0; j < json_object_array_length(a); j++) {
+			struct json_object *x = json_object_array_get_idx(a, j), *nm, *cnt;
+			const char *name = json_object_object_get_ex(x, "name", &nm)
+						   ? json_object_get_string(nm) : "";
+			int traced = json_object_object_get_ex(x, i ? "ns" : "count", &cnt) &&
+				     json_object_get_double(cnt) > 0;
+
+			for (k = 0; k < json_object_array_length(b); k++) {
+				struct json_object *y = json_object_array_get_idx(b, k), *v;
+
+				if (!json_object_object_get_ex(y, "name", &nm) ||
+				    strcmp(json_object_get_string(nm), name))
+					continue;
+				json_object_object_get_ex(y, "samples", &v);
+				json_object_object_add(x, "samples", json_object_get(v));
+				json_object_object_get_ex(y, "sampled_ns", &v);
+				json_object_object_add(x, "sampled_ns", json_object_get(v));
+				json_object_object_get_ex(y, "sampled_stderr_ns", &v);
+				json_object_object_add(x, "sampled_stderr_ns", json_object_get(v));
+				json_object_object_add(x, "measured", json_object_new_string(
+							  traced ? "traced+sampled" : "sampled"));
+			}
+		}
+	}
+	json_object_object_add(stats, "sampling", json_object_get(s));
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Sampling: daemon/sample.c. */
+#ifndef FP_SAMPLE_H
+#define FP_SAMPLE_H
+
+#include "target.h"
+
+struct json_object;
+
+/* Starts sampling t's threads at hz (cpu-clock). 0 or -errno, err filled. */
+int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errlen);
+/* Zeroes the sampled figures (reset). */
+void fp_target__sample_reset(struct fp_target *t);
+/* Stops it; the figures so far stay (t->sample_last). */
+void fp_target__sample_stop(struct fp_target *t);
+/* The sampled figures (a new reference), or NULL when t never sampled. */
+struct json_object *fp_sample_report(struct fp_target *t);
+/* Puts the report's figures beside the traced ones in a stats reply. */
+void fp_sample_merge(struct json_object *stats, struct json_object *report);
+
+#endif
