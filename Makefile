@@ -103,8 +103,9 @@ $(O)/featprof-demo: examples/demo.c usdt/featprof.h
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
 	redzone redzone_bare regress regress_sampled)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
-TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS)
-BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static)
+SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
+TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
+BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling)
 UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats)
 
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
@@ -129,6 +130,7 @@ $(O)/bench/busyloop_dry: private TGT_EXTRA := -DBL_DRY
 $(O)/bench/busyloop_sdt: private TGT_EXTRA := -DBL_SDT
 $(O)/bench/busyloop_fp_nop1: private TGT_EXTRA := -DFP_SITE_SHAPE=FP_SHAPE_NOP1
 $(O)/bench/busyloop_static: private TGT_EXTRA := -DBL_STATIC
+$(O)/bench/busyloop_fp_sampling: private TGT_EXTRA := -DFEATPROF_SAMPLING
 
 $(C_TARGETS) $(BENCH_BINS): usdt/featprof.h
 	$(call msg,CC,$@)
@@ -140,6 +142,18 @@ $(CXX_TARGETS): $(O)/tests/targets/%: tests/targets/%.cc usdt/featprof.h
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -O2 -g -Wall -Wextra -Werror -Iusdt -std=c++11 $(LDFLAGS) $< -o $@ $(TGT_LIBS)
+
+# The same programs built with FEATPROF_SAMPLING (the region stack in TLS), for the
+# sampling accuracy measurements (tests/bench/sample_accuracy.py).
+$(O)/tests/targets/truth_sampled: tests/targets/truth.cc usdt/featprof.h
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -O2 -g -Wall -Wextra -Werror -Iusdt -std=c++11 -DFEATPROF_SAMPLING \
+		$(LDFLAGS) $< -o $@ -lpthread
+$(O)/tests/targets/demo_sampled: examples/demo.c usdt/featprof.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TGT_FLAGS) -DFEATPROF_SAMPLING $(LDFLAGS) $< -o $@ -lpthread
 
 $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes: $(O)/tests/unit/%: \
 	$(O)/tests/unit/%.o $(COMMON_OBJS)

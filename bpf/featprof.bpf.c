@@ -240,7 +240,7 @@ static long compact_one(__u64 i, void *data)
 		return 1;
 	r = st->f[k].region;
 	en = bpf_map_lookup_elem(&region_enabled, &r);
-	if (!en || !*en) {
+	if (!en || !*en || *en != st->f[k].gen) {	/* disabled since (and maybe again on) */
 		c->dropped++;
 		return 0;
 	}
@@ -277,14 +277,17 @@ static __always_inline struct fp_tstate *get_state(void)
 		count(FP_AN_NO_STATE, 1);
 		return NULL;
 	}
-	if (st->epoch != epoch) {	/* the interval goes to the set left open */
+	if (st->epoch != epoch) {
 		apply_disables(st);
 		st->epoch = epoch;
+		/* the interval since the thread's last event may span a time when its regions
+		 * were not traced (disabled, enabled again): not attributed to any path */
+		st->last_kind = 0;
 	}
 	return st;
 }
 
-static __always_inline int on_begin(__u32 region)
+static __always_inline int on_begin(__u32 region, __u32 gen)
 {
 	struct fp_region_info *info = bpf_map_lookup_elem(&region_info, &region);
 	struct fp_path_val *set;
@@ -319,6 +322,7 @@ static __always_inline int on_begin(__u32 region)
 		path = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].path;
 	fr = &st->f[d & (FP_MAX_DEPTH - 1)];
 	fr->region = region;
+	fr->gen = gen;
 	fr->child_ns = 0;
 	fr->nchild = 0;
 	fr->ndesc = 0;
@@ -449,7 +453,7 @@ static __always_inline int on_site(struct pt_regs *ctx)
 		return 0;
 	if (FP_COOKIE_IS_END(cookie))
 		return on_end(region);
-	return on_begin(region);
+	return on_begin(region, *en);
 }
 
 /* Attached per site (perf-event uprobe). */

@@ -132,7 +132,7 @@ struct fp_frame {
 	__u32 region;
 	__u32 nchild;
 	__u32 ndesc;
-	__u32 pad;
+	__u32 gen;		/* region_enabled[region] at the begin: its enable generation */
 };
 
 /*

@@ -6,18 +6,21 @@
  *
  * Start: the TLS offset of featprof_tls from the executable's ELF (symbol st_value minus
  * the PT_TLS block rounded up to its alignment: x86-64's variant II, the executable's
- * block ends at the thread pointer), one cpu-clock perf event per CPU with a fixed
- * period (1e9/hz ns of CPU time, so a sample stands for exactly that much), the BPF
- * program fp_sample attached to each. Samples count per distinct stack in the kernel.
+ * block ends at the thread pointer), one cpu-clock perf event per thread (inherited by
+ * threads created later) with a fixed period (1e9/hz ns of the thread's CPU time, so a
+ * sample stands for exactly that much), the BPF program fp_sample attached to each.
+ * Samples count per distinct stack in the kernel.
  * Report: each stack's ids are named by reading the string they point to in the target
- * (process_vm_readv, once per id), then summed: a region's samples are the stacks that
- * contain it (once, recursion or not), its exclusive samples the stacks it tops; a
- * feature's the stacks with any of its regions; feature sets by the union of features;
- * base the empty stack. Standard error of a count c of n: sqrt(p(1-p)/n) * n with p =
- * c/n (binomial), in ns times the period.
+ * (process_vm_readv, once per id; the daemon names new ids every 200 ms while sampling,
+ * so that a target that exits keeps its names), then summed: a region's samples are the
+ * stacks that contain it (once, recursion or not), its exclusive samples the stacks it
+ * tops; a feature's the stacks with any of its regions; feature sets by the union of
+ * features; base the empty stack. Standard error of a count c of n: sqrt(p(1-p)/n) * n
+ * with p = c/n (binomial), in ns times the period.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -144,8 +147,11 @@ void fp_target__sample_reset(struct fp_target *t)
 
 int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errlen)
 {
-	int ncpu = libbpf_num_possible_cpus(), cpu, ret;
+	char path[64];
 	int64_t off = 0;
+	struct dirent *de;
+	DIR *dir = NULL;
+	int ret;
 
 	if (!t->skel) {
 		snprintf(err, errlen, "pid %d: exited", (int)t->pid);
@@ -166,47 +172,73 @@ int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errle
 	t->nsample_ids = 0;
 	t->skel->bss->sample_tls_off = off;
 	__atomic_store_n(&t->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
-	t->sample_links = calloc((size_t)ncpu, sizeof(*t->sample_links));
-	if (!t->sample_links) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	/* One cpu-clock event per thread, inherited by the threads it creates later: it
+	 * counts the thread's own CPU time, carrying the rest of a period across
+	 * descheduling. A per-CPU event would count the CPU's time, and a thread that sleeps
+	 * and wakes on a timer can be woken at the sampler's tick (timer slack coalesces
+	 * them), every burst then sampled at the same offsets: that biased shares by up to
+	 * 9 points on the truth target (docs/TRACING.md). */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	dir = opendir(path);
+	if (!dir) {
+		snprintf(err, errlen, "pid %d: cannot list its threads: %s", (int)t->pid,
+			 strerror(errno));
+		return -errno;
 	}
-	for (cpu = 0; cpu < ncpu; cpu++) {
+	while ((de = readdir(dir))) {
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE,
 			.size = sizeof(attr),
 			.config = PERF_COUNT_SW_CPU_CLOCK,
 			.sample_period = 1000000000ULL / (unsigned)hz,
+			.inherit = 1,
 		};
-		int pfd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
-				       PERF_FLAG_FD_CLOEXEC);
-		struct bpf_link *l;
+		long tid = strtol(de->d_name, NULL, 10);
+		struct bpf_link *l, **g;
+		int pfd;
 
+		if (tid <= 0)
+			continue;
+		pfd = (int)syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1,
+				   PERF_FLAG_FD_CLOEXEC);
 		if (pfd < 0) {
-			if (errno == ENODEV)	/* a possible CPU not online */
+			if (errno == ESRCH)	/* the thread exited meanwhile */
 				continue;
 			ret = -errno;
-			snprintf(err, errlen, "cannot open a cpu-clock event on CPU %d: %s", cpu,
-				 strerror(errno));
+			snprintf(err, errlen, "pid %d: cannot open a cpu-clock event on thread "
+				 "%ld: %s", (int)t->pid, tid, strerror(errno));
 			goto fail;
 		}
-		l = bpf_program__attach_perf_event(t->skel->progs.fp_sample, pfd);
+		g = realloc(t->sample_links, (size_t)(t->nsample_links + 1) * sizeof(*g));
+		l = g ? bpf_program__attach_perf_event(t->skel->progs.fp_sample, pfd) : NULL;
+		if (g)
+			t->sample_links = g;
 		if (!l) {
-			ret = -errno;
+			ret = g ? -errno : -ENOMEM;
 			close(pfd);
-			snprintf(err, errlen, "cannot attach the sampler on CPU %d: %s", cpu,
-				 strerror(-ret));
+			snprintf(err, errlen, "pid %d: cannot attach the sampler to thread %ld: %s",
+				 (int)t->pid, tid, strerror(-ret));
 			goto fail;
 		}
 		t->sample_links[t->nsample_links++] = l;	/* owns pfd */
 	}
+	closedir(dir);
+	dir = NULL;
 	t->sample_hz = hz;
 	t->sample_tls_off = off;
 	t->sample_start_ns = mono_ns();
 	t->sample_stop_ns = 0;
 	return 0;
 fail:
+	if (dir)
+		closedir(dir);
+	if (!t->sample_links)	/* nothing to stop */
+		return ret;
+	t->sample_hz = hz;
 	fp_target__sample_stop(t);
+	json_object_put(t->sample_last);	/* not a round that ran */
+	t->sample_last = NULL;
+	t->sample_hz = 0;
 	return ret;
 }
 
@@ -260,6 +292,20 @@ static int region_of(struct fp_target *t, uint64_t id)
 	t->sample_ids[t->nsample_ids].id = id;
 	t->sample_ids[t->nsample_ids++].region = r;
 	return r;
+}
+
+void fp_target__sample_name(struct fp_target *t)
+{
+	struct fp_sample_key key, prev;
+	int mfd, have, k;
+
+	if (!t->skel || !t->nsample_links)
+		return;
+	mfd = bpf_map__fd(t->skel->maps.samples);
+	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
+	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key))
+		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
+			region_of(t, key.ids[k]);
 }
 
 static struct json_object *figure(uint64_t c, uint64_t n, double period)

@@ -9,6 +9,8 @@ struct json_object;
 
 /* Starts sampling t's threads at hz (cpu-clock). 0 or -errno, err filled. */
 int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errlen);
+/* Names the ids seen so far while the target can still be read (called periodically). */
+void fp_target__sample_name(struct fp_target *t);
 /* Zeroes the sampled figures (reset). */
 void fp_target__sample_reset(struct fp_target *t);
 /* Stops it; the figures so far stay (t->sample_last). */

@@ -51,6 +51,7 @@ struct server {
 	struct fp_target *targets[FP_MAX_TARGETS];
 	struct sub subs[FP_MAX_SUBS];
 	int nsubs, next_sub;
+	uint64_t sample_due_ns;		/* next naming of sampled ids */
 	const struct fp_server_opts *opts;
 	int stop;
 };

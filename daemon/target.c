@@ -12,10 +12,12 @@
  * wait per change, for 1 or 10,000 sites (docs/TRACING.md has the figures). Per-site perf-event
  * links remain the fallback.
  *
- * A region counts only while region_enabled says so: enable attaches, then sets it (a
- * thread already inside sees an end without begin, counted); disable clears it, bumps
- * disable_epoch so threads drop frames of the region before their next event, then
- * detaches. Sites that fire in between are ignored by the BPF program.
+ * A region counts only while region_enabled says so: enable attaches, then sets it to a
+ * new generation (a thread already inside sees an end without begin, counted); disable
+ * clears it, bumps disable_epoch so threads drop frames of the region before their next
+ * event, then detaches. A frame remembers its region's generation, so a frame begun
+ * before a disable is dropped even when the region is enabled again before the thread's
+ * next event. Sites that fire in between are ignored by the BPF program.
  *
  * Links are not pinned: closing the daemon's fds removes every uprobe, so a killed
  * daemon leaves the target with bare nops.
@@ -377,8 +379,10 @@ out:
 /* An array map's update of a valid index does not fail; checked all the same. */
 static int set_flag(struct fp_target *t, int region, int on)
 {
-	__u32 key = (__u32)region, val = on ? 1 : 0;
+	__u32 key = (__u32)region, val = on ? ++t->enable_gen : 0;
 
+	if (on && !val)	/* 2^32 enables: 0 means disabled */
+		val = ++t->enable_gen;
 	return bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
 				    sizeof(val), BPF_ANY);
 }

@@ -41,6 +41,7 @@ struct fp_target {
 	unsigned gen;			/* generation of the current link set */
 	int attached_sites;
 	int use_opt;			/* attach at the shielded nop5 */
+	uint32_t enable_gen;		/* region_enabled values: generation of each enable */
 	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
 	struct fp_snapshot *last;	/* figures kept after exit or detach */
 	/* featprof record: the ring swapped into the object, drained by the daemon */

@@ -901,6 +901,13 @@ void fp_run_subscriptions(struct server *s)
 	uint64_t now = fp_mono_ns();
 	int i;
 
+	if (s->sample_due_ns <= now) {	/* name sampled ids while targets are readable */
+		for (i = 0; i < FP_MAX_TARGETS; i++)
+			if (s->targets[i])
+				fp_target__sample_name(s->targets[i]);
+		s->sample_due_ns = now + 200000000ULL;
+	}
+
 	for (i = 0; i < s->nsubs; i++) {
 		struct sub *sb = &s->subs[i];
 		struct fp_snapshot *cur, *d;
@@ -948,6 +955,10 @@ int fp_next_timeout_ms(struct server *s)
 {
 	uint64_t now = fp_mono_ns(), due = UINT64_MAX;
 	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (s->targets[i] && s->targets[i]->nsample_links && s->sample_due_ns < due)
+			due = s->sample_due_ns;
 
 	for (i = 0; i < s->nsubs; i++)
 		if (!s->subs[i].dead && s->subs[i].due_ns < due)

@@ -5,7 +5,7 @@ bare uprobes, bpftrace (and bcc where it runs), accuracy against in-target truth
 throughput. Runs are interleaved and repeated in one invocation; results are medians
 with min-max. Needs root.
 
-usage: run_bench.py BUILD_DIR [--out FILE] [--smoke] [--rounds N]
+usage: run_bench.py BUILD_DIR [--out FILE] [--smoke] [--rounds N] [--hot-only]
 --smoke: tiny runs that only check the harness works and its output parses."""
 import argparse
 import json
@@ -24,13 +24,15 @@ ap.add_argument("build")
 ap.add_argument("--out")
 ap.add_argument("--smoke", action="store_true")
 ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--hot-only", action="store_true", help="only the hot-region benchmark")
 A = ap.parse_args()
 B = os.path.abspath(A.build)
 TMP = tempfile.mkdtemp(prefix="featprof-bench-")
 ITERS = 2000 if A.smoke else 1000000
 BODY = 3000  # ~3.2 us of busy-counting body here
 ROUNDS = 1 if A.smoke else A.rounds
-BL = {v: "%s/bench/busyloop_%s" % (B, v) for v in ("dry", "sdt", "fp", "fp_nop1", "static")}
+BL = {v: "%s/bench/busyloop_%s" % (B, v)
+      for v in ("dry", "sdt", "fp", "fp_nop1", "static", "fp_sampling")}
 FP = B + "/featprof"
 
 
@@ -60,6 +62,20 @@ class Daemon:
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
         self.p.wait(20)
+
+
+def request(daemon, verb, **args):
+    """One request on featprofd's socket (for verbs the CLI runs only for a while)."""
+    import socket
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(daemon.sock)
+    f = s.makefile("rwb")
+    f.write((json.dumps(dict(args, id=1, verb=verb)) + "\n").encode())
+    f.flush()
+    r = json.loads(f.readline())
+    s.close()
+    assert "result" in r, r
+    return r["result"]
 
 
 def waiting(binary, *args):
@@ -151,6 +167,13 @@ def main():
         return 77
     for b in list(BL.values()) + [FP, B + "/featprofd"]:
         assert os.path.exists(b), b + " missing (make bench builds it)"
+    if A.hot_only:
+        d = Daemon("hot")
+        for row in hot_region(d):
+            print("| %s | %.2f ns/iter (%.2f-%.2f) | %s |" % (row[0], row[2], row[3], row[4],
+                                                            row[5]))
+        d.stop()
+        return 0
     d1 = Daemon("auto")  # the default: the attach point measured cheaper
     dn1 = Daemon("nop1", "--site", "nop1")
     d5 = Daemon("nop5", "--site", "nop5")
@@ -240,6 +263,7 @@ def main():
         ev = 2 * n * threads / (out["loop_ns"] / 1e9)
         thr.append((threads, ev))
         print("throughput %d thread(s): %.0f events/s" % (threads, ev), flush=True)
+    hot = hot_region(d1)
     cal = d1.status()
     d1.stop()
     dn1.stop()
@@ -255,7 +279,7 @@ def main():
     # instruction counts (callgrind), inactive sites
     ir = {}
     if shutil.which("valgrind"):
-        for v in ("dry", "sdt", "fp", "fp_nop1"):
+        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling"):
             counts = []
             for n in (1000, 2000):
                 f = os.path.join(TMP, "cg.%s.%d" % (v, n))
@@ -265,7 +289,7 @@ def main():
             ir[v] = (counts[1] - counts[0]) / 1000.0  # per iteration, start-up cancels out
         print("instructions per iteration:", ir, flush=True)
 
-    text = report(rows, dry, bcc, acc, thr, ir, cal)
+    text = report(rows, dry, bcc, acc, thr, ir, cal, hot)
     if A.out:
         open(A.out, "w").write(text)
     else:
@@ -276,7 +300,66 @@ def main():
     return 0
 
 
-def report(rows, dry, bcc, acc, thr, ir, cal):
+HOT_BODY = 20  # a region entered at well over 10 M/s when nothing is attached
+
+
+def hot_region(d):
+    """The hot-region benchmark (issue 11): one region around a 20-step body, built with
+    FEATPROF_SAMPLING; dry, the sampling build idle, sampled at 97 and 997 Hz, and traced
+    (fewer iterations: each costs a kernel entry) for contrast. Interleaved rounds."""
+    n = 2000 if A.smoke else 50000000
+    n_traced = 2000 if A.smoke else 200000
+
+    def idle(variant):
+        return lambda: json.loads(sh([BL[variant], str(n), str(HOT_BODY)]).stdout)
+
+    def sampled(hz):
+        def run():
+            p, pid = waiting(BL["fp_sampling"], n, HOT_BODY)
+            request(d, "sample", pid=pid, hz=hz)
+            out = finish(p)
+            st = json.loads(sh([FP, "--socket", d.sock, "stats", str(pid), "--json"]).stdout)
+            out["samples"] = st["sampling"]["samples"]
+            out["busy_share"] = next(x["samples"] for x in st["sampling"]["regions"]
+                                     if x["name"] == "busy") / max(out["samples"], 1)
+            sh([FP, "--socket", d.sock, "detach", str(pid)])
+            return out
+        return run
+
+    def traced():
+        p, pid = waiting(BL["fp_sampling"], n_traced, HOT_BODY)
+        sh([FP, "--socket", d.sock, "enable", str(pid), "Busy"])
+        out = finish(p)
+        sh([FP, "--socket", d.sock, "detach", str(pid)])
+        return out
+
+    configs = [("dry", "no probes", idle("dry")),
+               ("featprof inactive", "shielded sites, nothing attached", idle("fp")),
+               ("sampling build, idle", "FEATPROF_SAMPLING, nothing attached",
+                idle("fp_sampling")),
+               ("sampled 97 Hz", "featprof sample, 97 Hz", sampled(97)),
+               ("sampled 997 Hz", "featprof sample, 997 Hz", sampled(997)),
+               ("traced", "featprof enable (each boundary a kernel entry)", traced)]
+    res = {c[0]: [] for c in configs}
+    for rnd in range(ROUNDS):
+        for name, _, fn in configs:
+            out = fn()
+            res[name].append(out)
+            print("hot round %d %-22s %8.2f ns/iteration" % (rnd + 1, name,
+                                                            out["ns_per_iteration"]), flush=True)
+    rows = []
+    for name, what, _ in configs:
+        v = [x["ns_per_iteration"] for x in res[name]]
+        extra = ""
+        if "samples" in res[name][0]:
+            extra = "%d samples, busy %.1f%%" % (statistics.median(
+                x["samples"] for x in res[name]), 100 * statistics.median(
+                x["busy_share"] for x in res[name]))
+        rows.append((name, what, statistics.median(v), min(v), max(v), extra))
+    return rows
+
+
+def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
     r = {x[0]: x for x in rows}
     L = []
     L.append("# Benchmarks\n")
@@ -340,10 +423,29 @@ def report(rows, dry, bcc, acc, thr, ir, cal):
                  "difference / 1000 (start-up cancels out).\n")
         L.append("| variant | instructions per iteration | beyond dry |")
         L.append("|---|---|---|")
-        for v in ("dry", "sdt", "fp", "fp_nop1"):
+        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling"):
             L.append("| %s | %.1f | %+.1f |" % (v, ir[v], ir[v] - ir["dry"]))
         L.append("\nA featprof site is 4 instructions (nop, lea, nop5, lea), a sys/sdt.h site "
-                 "1 (nop), a FP_SHAPE_NOP1 site 1: two sites per iteration.\n")
+                 "1 (nop), a FP_SHAPE_NOP1 site 1: two sites per iteration. fp_sampling: "
+                 "shielded sites built with FEATPROF_SAMPLING (the region stack kept in "
+                 "TLS at every begin and end, sampled or not).\n")
+    if hot:
+        base = {r[0]: r[2] for r in hot}
+        L.append("## Hot region: sampling against tracing\n")
+        L.append("One region around a %d-step body, entered once per iteration "
+                 "(`busyloop N %d`), built with FEATPROF_SAMPLING unless said; median of %d "
+                 "interleaved rounds. Sampling: `featprof sample` (cpu-clock, one event per "
+                 "CPU). Overhead against the same build idle, and against dry.\n" % (
+                     HOT_BODY, HOT_BODY, ROUNDS))
+        L.append("| configuration | what | ns/iter | min-max | regions/s | over idle build "
+                 "| over dry | samples |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        idle = base["sampling build, idle"]
+        for name, what, m, lo, hi, extra in hot:
+            L.append("| %s | %s | %.2f | %.2f-%.2f | %.1f M | %+.2f%% | %+.2f%% | %s |" % (
+                name, what, m, lo, hi, 1e3 / m, (m - idle) / idle * 100,
+                (m - base["dry"]) / base["dry"] * 100, extra))
+        L.append("")
     L.append("## Accuracy\n")
     L.append("Regions busy-wait to a clock deadline and measure their own time inside "
              "(`busyloop --truth NS [--nested]`); featprof default daemon (%s), compensation "
