@@ -262,6 +262,32 @@ static const char *cut(const char *name, int w, char *buf, size_t len)
  * CPU is wall less off-CPU; SHARE, of the measured threads' time (features overlap
  * where regions belong to several). Raw times and min/max are in --json.
  */
+/* The sampled figures (featprof sample), when the target is or was sampled: cumulative
+ * since sampling started, CPU time, with the standard error. */
+static void print_sampled(struct json_object *st)
+{
+	struct json_object *sm, *a, *x;
+	char b1[40], b2[40];
+	size_t i;
+
+	if (!json_object_object_get_ex(st, "sampling", &sm))
+		return;
+	printf("\n%-22s %10s %10s %10s %6s   (%s%lld samples at %lld Hz since start)\n",
+	       "SAMPLED", "SAMPLES", "CPU", "± SE", "SHARE",
+	       json_object_get_boolean(json_object_object_get(sm, "active")) ? "" : "stopped: ",
+	       (long long)geti(sm, "samples"), (long long)geti(sm, "hz"));
+	for (a = geta(sm, "features"), i = 0; a && i < json_object_array_length(a); i++) {
+		x = json_object_array_get_idx(a, i);
+		printf("%-22.22s %10lld %10s %10s %5.1f%%\n", gets_(x, "name"),
+		       (long long)geti(x, "samples"), fmt_ns(getd(x, "sampled_ns"), b1, 40),
+		       fmt_ns(getd(x, "sampled_stderr_ns"), b2, 40), 100 * getd(x, "share"));
+	}
+	if (json_object_object_get_ex(sm, "base", &x))
+		printf("%-22s %10lld %10s %10s %5.1f%%\n", "(outside regions)",
+		       (long long)geti(x, "samples"), fmt_ns(getd(x, "sampled_ns"), b1, 40),
+		       fmt_ns(getd(x, "sampled_stderr_ns"), b2, 40), 100 * getd(x, "share"));
+}
+
 static void print_stats(struct json_object *st, long pid, const char *title)
 {
 	struct json_object *regs = geta(st, "regions"), *feats = geta(st, "features"), *an;
@@ -289,6 +315,7 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 		       total > 0 ? ns / total * 100 : 0);
 	}
 	printf("%-22s %10s\n", "(outside regions)", fmt_ns((double)geti(st, "base_ns"), b1, 40));
+	print_sampled(st);
 	for (i = 0; regs && i < json_object_array_length(regs) && n < 4096; i++)
 		arr[n++] = json_object_array_get_idx(regs, i);
 	qsort(arr, n, sizeof(arr[0]), cmp_excl);

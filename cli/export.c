@@ -6,7 +6,8 @@
  * formats):
  *  - folded: one line per region path, "outer;inner;leaf VALUE" (flamegraph.pl,
  *    speedscope, inferno). VALUE is the path's exclusive time in ns (--value wall,
- *    the default; cpu, offcpu) or its instance count (--value count). Paths of zero
+ *    the default; cpu, offcpu), its instance count (--value count), or the sampled
+ *    CPU time of that stack (--value sampled, after featprof sample). Paths of zero
  *    value are left out, as flame graph tools expect.
  *  - pprof: a gzip-compressed profile.proto (cli/pprof.c) for go tool pprof, Pyroscope,
  *    Parca: one sample per region path, values wall/cpu/offcpu ns and count.
@@ -103,6 +104,8 @@ static const char *value_key(const char *value)
 		return "offcpu_ns";
 	if (!strcmp(value, "count"))
 		return "count";
+	if (!strcmp(value, "sampled"))
+		return "sampled_ns";
 	return NULL;
 }
 
@@ -112,6 +115,16 @@ static int write_folded(FILE *f, struct json_object *st, const char *key)
 	struct json_object *paths, *p, *names;
 	size_t i, k;
 
+	if (!strcmp(key, "sampled_ns")) {	/* the sampler's stacks (featprof sample) */
+		struct json_object *sm;
+
+		if (!json_object_object_get_ex(st, "sampling", &sm)) {
+			fprintf(stderr, "featprof export: --value sampled: the target was not "
+				"sampled (featprof sample PID)\n");
+			return -EIO;	/* said */
+		}
+		st = sm;
+	}
 	if (!json_object_object_get_ex(st, "paths", &paths))
 		return -EINVAL;
 	for (i = 0; i < json_object_array_length(paths); i++) {
@@ -180,7 +193,8 @@ int cmd_export(int argc, char **argv)
 	}
 	key = value_key(value);
 	if (!key) {
-		fprintf(stderr, "featprof export: --value takes wall, cpu, offcpu or count\n");
+		fprintf(stderr, "featprof export: --value takes wall, cpu, offcpu, count or "
+			"sampled\n");
 		return 2;
 	}
 	if (out && !(f = fp_open_tmp(out, "export", tmp, sizeof(tmp))))	/* before waiting */

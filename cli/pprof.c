@@ -8,7 +8,10 @@
  * Mapping from featprof's figures:
  *  - one sample per region path; its stack is the path's regions, innermost first
  *    (pprof's order: leaf first); values: wall ns, CPU ns, off-CPU ns (exclusive time
- *    of the path, compensated) and the count of instances ended on that path;
+ *    of the path, compensated) and the count of instances ended on that path; when the
+ *    target was sampled (featprof sample), one sample per sampled stack too, its CPU
+ *    time in a fifth value, sampled_cpu (the traced values 0 there, and it 0 in the
+ *    traced samples);
  *  - one function and one location per region: name "region [Feature,Feature]",
  *    filename and line of its first begin site;
  *  - labels on every sample: pid (number) and exe (the target's executable, or its
@@ -190,14 +193,24 @@ static void label(struct pb *s, struct pb *m, struct strtab *t, const char *key,
 	f_msg(s, 3, m);
 }
 
+#define NVALS 5
+
+static const char *name_at(struct json_object *names, size_t k)
+{
+	return json_object_get_string(json_object_array_get_idx(names, k));
+}
+
 int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, long pid,
 		   int64_t duration_ns)
 {
-	static const char *const vals[4][3] = { { "wall", "nanoseconds", "ns" },
-						 { "cpu", "nanoseconds", "cpu_ns" },
-						 { "offcpu", "nanoseconds", "offcpu_ns" },
-						 { "count", "count", "count" } };
-	struct json_object *regions = geta(cat, "regions"), *paths = geta(st, "paths");
+	static const char *const vals[NVALS][3] = {
+		{ "wall", "nanoseconds", "ns" },	{ "cpu", "nanoseconds", "cpu_ns" },
+		{ "offcpu", "nanoseconds", "offcpu_ns" }, { "count", "count", "count" },
+		{ "sampled_cpu", "nanoseconds", "sampled_ns" },
+	};
+	struct json_object *regions = geta(cat, "regions"), *paths, *sm;
+	struct json_object *lists[2] = { geta(st, "paths"), NULL };
+	int which;
 	struct pb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, pk = { 0 };
 	struct strtab t = { 0 };
 	char exe[4096], link[64];
@@ -214,7 +227,7 @@ int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, lon
 		exe[n] = 0;
 	else
 		snprintf(exe, sizeof(exe), "%s", gets_(st, "comm"));
-	for (v = 0; v < 4; v++)
+	for (v = 0; v < NVALS; v++)
 		value_type(&p, &m, &t, 1, vals[v][0], vals[v][1]);
 	f_varint(&m, 1, 1);	/* Mapping: the executable, already symbolic */
 	f_varint(&m, 5, (uint64_t)str_id(&t, exe));
@@ -222,27 +235,31 @@ int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, lon
 	f_varint(&m, 9, 1);
 	f_msg(&p, 3, &m);
 	functions(&p, &m, &l, &t, regions);
-	for (i = 0; paths && i < json_object_array_length(paths); i++) {
-		struct json_object *ph = json_object_array_get_idx(paths, i);
-		struct json_object *names = geta(ph, "path");
-		size_t np = names ? json_object_array_length(names) : 0;
+	/* the traced paths, then the sampler's stacks (featprof sample): each kind has zeros
+	 * in the other's values */
+	lists[1] = json_object_object_get_ex(st, "sampling", &sm) ? geta(sm, "paths") : NULL;
+	for (which = 0; which < 2; which++) {
+		paths = lists[which];
+		for (i = 0; paths && i < json_object_array_length(paths); i++) {
+			struct json_object *ph = json_object_array_get_idx(paths, i);
+			struct json_object *names = geta(ph, "path");
+			size_t np = names ? json_object_array_length(names) : 0;
 
-		for (k = 0; k < np; k++)	/* a path with an unknown region: left out */
-			if (region_index(regions, json_object_get_string(
-							  json_object_array_get_idx(names, k))) < 0)
-				break;
-		if (!np || k < np)
-			continue;
-		for (k = np; k-- > 0;)	/* leaf first */
-			varint(&pk, (uint64_t)region_index(regions, json_object_get_string(
-							json_object_array_get_idx(names, k))) + 1);
-		f_msg(&s, 1, &pk);
-		for (v = 0; v < 4; v++)
-			varint(&pk, (uint64_t)geti(ph, vals[v][2]));
-		f_msg(&s, 2, &pk);
-		label(&s, &m, &t, "pid", NULL, pid);
-		label(&s, &m, &t, "exe", exe, 0);
-		f_msg(&p, 2, &s);
+			for (k = 0; k < np; k++)	/* with an unknown region: left out */
+				if (region_index(regions, name_at(names, k)) < 0)
+					break;
+			if (!np || k < np)
+				continue;
+			for (k = np; k-- > 0;)	/* leaf first */
+				varint(&pk, (uint64_t)region_index(regions, name_at(names, k)) + 1);
+			f_msg(&s, 1, &pk);
+			for (v = 0; v < NVALS; v++)
+				varint(&pk, (uint64_t)getd(ph, vals[v][2]));
+			f_msg(&s, 2, &pk);
+			label(&s, &m, &t, "pid", NULL, pid);
+			label(&s, &m, &t, "exe", exe, 0);
+			f_msg(&p, 2, &s);
+		}
 	}
 	f_varint(&p, 9, (uint64_t)time(NULL) * 1000000000ULL);
 	f_varint(&p, 10, (uint64_t)duration_ns);

@@ -29,7 +29,8 @@
  *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
  *             an "event" (exit, detached) that voids it (daemon/verbs.c, do_record)
  *   sample    pid, hz, on         -> starts/stops sampling (daemon/sample.c); stats then
- *             carries "sampling" and per region/feature "samples","sampled_ns",...
+ *             carries "sampling" and per region/feature "samples","sampled_ns",...;
+ *             subscription pushes carry "sampling" only (cumulative since its start)
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
  * no_probes, unknown_name, not_attached, busy, internal.

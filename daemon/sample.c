@@ -327,7 +327,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	uint64_t *incl, *excl, feat[FP_MAX_FEATURES] = { 0 }, n = 0, base = 0, unknown = 0;
 	uint64_t deeper = 0, set_mask[256], set_n[256], an[FP_SA_MAX] = { 0 }, overflow_sets = 0;
 	struct fp_sample_key key, prev;
-	struct json_object *o, *regs, *feats, *sets, *ano, *x;
+	struct json_object *o, *regs, *feats, *sets, *ano, *x, *paths = json_object_new_array();
 	int ncpu = libbpf_num_possible_cpus(), mfd, have;
 	double period = t->sample_hz ? 1e9 / t->sample_hz : 0;
 	__u32 a;
@@ -341,6 +341,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	if (!incl || !excl) {
 		free(incl);
 		free(excl);
+		json_object_put(paths);
 		return NULL;
 	}
 	mfd = bpf_map__fd(t->skel->maps.samples);
@@ -374,6 +375,19 @@ struct json_object *fp_sample_report(struct fp_target *t)
 		unknown += bad ? c : 0;
 		if (top >= 0 && !key.deeper)
 			excl[top] += c;
+		if (!bad && !key.deeper) {	/* the stack, outermost first: for exports */
+			struct json_object *ph = json_object_new_object();
+			struct json_object *names = json_object_new_array();
+
+			for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
+				json_object_array_add(names, json_object_new_string(
+					t->cat->regions[region_of(t, key.ids[k])].name));
+			json_object_object_add(ph, "path", names);
+			json_object_object_add(ph, "samples", json_object_new_int64((int64_t)c));
+			json_object_object_add(ph, "sampled_ns", json_object_new_double(
+							   (double)c * period));
+			json_object_array_add(paths, ph);
+		}
 		for (f = 0; f < nf && f < FP_MAX_FEATURES; f++)
 			if (mask & (1ULL << f))
 				feat[f] += c;
@@ -438,6 +452,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	}
 	json_object_object_add(o, "feature_sets", sets);
 	json_object_object_add(o, "base", figure(base, n, period));
+	json_object_object_add(o, "paths", paths);
 	ano = json_object_new_object();
 	json_object_object_add(ano, "read_failed", json_object_new_int64((int64_t)an[0]));
 	json_object_object_add(ano, "bad_magic", json_object_new_int64((int64_t)an[1]));

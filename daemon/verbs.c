@@ -911,6 +911,7 @@ void fp_run_subscriptions(struct server *s)
 	for (i = 0; i < s->nsubs; i++) {
 		struct sub *sb = &s->subs[i];
 		struct fp_snapshot *cur, *d;
+		struct json_object *sr;
 		uint64_t elapsed;
 		struct json_object *o, *st;
 		struct fp_target *t;
@@ -938,6 +939,8 @@ void fp_run_subscriptions(struct server *s)
 			continue;
 		st = fp_report_stats(t->cat, d, cal_of(s, t), t->enabled);
 		json_object_object_add(st, "comm", json_object_new_string(t->comm));
+		if ((sr = fp_sample_report(t)))	/* cumulative, since sampling began: */
+			json_object_object_add(st, "sampling", sr);	/* not merged */
 		json_object_object_add(st, "interval_ns", json_object_new_int64(
 					       (int64_t)sb->interval_ms * 1000000));
 		/* the delta's real span: between the two snapshots */

@@ -689,6 +689,11 @@ def t_record(d):
     exit_midway(d, "record")
 
 
+def proc_cpu_ns(pid):
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
+
+
 def t_sample(d):
     """featprof sample: at 997 Hz, per-feature and per-region sampled CPU time agree with
     traced CPU time within 2 points of the thread's samples and 3 standard errors, also
@@ -705,14 +710,20 @@ def t_sample(d):
         r = c.call("sample", pid=p.pid, hz=997)
         check("result" in r, "sample on: %s" % r)
         c.call("reset", pid=p.pid)
+        c0 = proc_cpu_ns(p.pid)
         time.sleep(5)
         st = c.call("stats", pid=p.pid)["result"]
+        c1 = proc_cpu_ns(p.pid)
         c.call("sample", pid=p.pid, hz=997, on=False)
         sm = st["sampling"]
         n, period = sm["samples"], sm["period_ns"]
         an = sm["anomalies"]
-        print("    %d samples at %d Hz; anomalies %s" % (n, sm["hz"], an))
-        check(n > 0.8 * 5 * 997 and not any(an.values()), "samples taken, no anomaly")
+        print("    %d samples at %d Hz (the process ran %.2f s of CPU: %.0f periods); "
+              "anomalies %s" % (n, sm["hz"], (c1 - c0) / 1e9, (c1 - c0) / period, an))
+        # one sample per period of the threads' CPU time (per-thread events); /proc's
+        # clock ticks are 10 ms, and the two windows differ by a call or two
+        check(abs(n * period - (c1 - c0)) <= 0.05 * (c1 - c0) + 0.05e9 and
+              not any(an.values()), "one sample per period of CPU time, no anomaly")
         for kind in ("features", "regions"):
             for x in st[kind]:
                 if x.get("measured") != "traced+sampled":
@@ -726,6 +737,23 @@ def t_sample(d):
                                           abs(diff) / max(x["sampled_stderr_ns"], 1)))
                 check(pts <= 2 and abs(diff) <= 3 * x["sampled_stderr_ns"] + 0.01 * x["cpu_ns"],
                       "%s %s: sampled agrees with traced" % (kind[:-1], x["name"]))
+        # the sampler's stacks in the exports: folded and pprof (go tool pprof) agree
+        sm = c.call("stats", pid=p.pid)["result"]["sampling"]  # stopped: fixed now
+        want = sum(int(x["sampled_ns"]) for x in sm["paths"])
+        r = cli(d, "export", p.pid, "--format", "folded", "--value", "sampled")
+        got = sum(int(l.rsplit(" ", 1)[1]) for l in r.stdout.splitlines() if l)
+        check(r.returncode == 0 and "execute;scan " in r.stdout and got == want,
+              "folded --value sampled: %d vs %d" % (got, want))
+        prof = os.path.join(TMP, "sampled.pb.gz")
+        r = cli(d, "export", p.pid, "--format", "pprof", "-o", prof)
+        top = subprocess.run(["go", "tool", "pprof", "-top", "-unit=ns",
+                              "-sample_index=sampled_cpu", prof], capture_output=True,
+                             text=True, timeout=120)
+        m = [l for l in top.stdout.splitlines() if "% of " in l and " total" in l]
+        got = int(m[0].split("% of ")[1].split()[0].rstrip("ns")) if m else -1
+        print("    go tool pprof -sample_index=sampled_cpu: total %d ns, sampled paths %d ns"
+              % (got, want))
+        check(abs(got - want) <= len(sm["paths"]), "pprof sampled_cpu total")
         r = cli(d, "sample", q.pid, "--duration", "1")
         check(r.returncode == 1 and "FEATPROF_SAMPLING" in r.stderr and
               len(r.stderr.strip().splitlines()) == 1, "no TLS symbol: %r" % r.stderr.strip())
