@@ -435,7 +435,7 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
         L.append("One region around a %d-step body, entered once per iteration "
                  "(`busyloop N %d`), built with FEATPROF_SAMPLING unless said; median of %d "
                  "interleaved rounds. Sampling: `featprof sample` (cpu-clock, one event per "
-                 "CPU). Overhead against the same build idle, and against dry.\n" % (
+                 "thread). Overhead against the same build idle, and against dry.\n" % (
                      HOT_BODY, HOT_BODY, ROUNDS))
         L.append("| configuration | what | ns/iter | min-max | regions/s | over idle build "
                  "| over dry | samples |")
