@@ -1,7 +1,8 @@
 #!/bin/bash
 # make demo: the main job on the built-in demo target. Starts featprofd on a private
 # socket, starts featprof-demo (4 threads: compression, checksums, encryption, a
-# cache), enables its features one at a time and shows the live table after each.
+# cache), enables its features one at a time and shows the live table after each, then
+# writes folded stacks, a timeline and an HTML report to $DEMO_OUT (/tmp/featprof-demo).
 set -eu
 B=${1:-build}
 if [ "$(id -u)" != 0 ]; then echo "demo: featprofd needs root (sudo make demo)" >&2; exit 1; fi
@@ -27,6 +28,14 @@ for f in Compression Checksum Encryption Cache; do
 	step "$B/featprof" top "$demo" --interval 1500 --count 1
 done
 step "$B/featprof" status
+# the ways out: folded stacks (flame graphs), a timeline, one HTML page
+out=${DEMO_OUT:-/tmp/featprof-demo}
+mkdir -p "$out"
+step "$B/featprof" export "$demo" --format folded -o "$out/demo.folded"
+sort -k2 -n -r "$out/demo.folded" | head -5
+step "$B/featprof" record "$demo" --duration 1 -o "$out/trace.json"
+step "$B/featprof" report "$demo" -o "$out/report.html"
+echo "(open $out/trace.json in ui.perfetto.dev, $out/report.html in a browser)"
 step "$B/featprof" disable "$demo" --all
 echo
 echo "featprofd log:"; sed 's/^/  /' "$run/featprofd.log"
