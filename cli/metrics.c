@@ -18,6 +18,7 @@
  *   featprof_region_cpu_seconds_total, featprof_region_offcpu_seconds_total{state},
  *   featprof_region_events_total, featprof_feature_seconds_total,
  *   featprof_feature_cpu_seconds_total, featprof_feature_offcpu_seconds_total{state},
+ *   featprof_feature_sampled_seconds_total (sampled targets only),
  *   featprof_base_seconds_total, featprof_anomalies_total{kind} (counters; a reset or
  *   re-enable makes them start again, which Prometheus treats as a counter reset);
  *   featprof_region_duration_seconds (histogram of instances' raw inclusive time, from
@@ -100,8 +101,10 @@ static void per_item(FILE *f, struct target *ts, int n, const char *arr, const c
 		struct json_object *a = geta(ts[i].st, arr);
 
 		for (k = 0; a && k < json_object_array_length(a); k++) {
-			struct json_object *o = json_object_array_get_idx(a, k);
+			struct json_object *o = json_object_array_get_idx(a, k), *v;
 
+			if (!json_object_object_get_ex(o, key, &v))	/* e.g. not sampled */
+				continue;
 			fprintf(f, "%s{", name);
 			base_labels(f, &ts[i]);
 			fprintf(f, ",%s=\"", label);
@@ -271,6 +274,11 @@ static void scrape(FILE *f, char **pids, int npids)
 		 "offcpu_preempted_ns", ",state=\"preempted\"", 1e-9);
 	per_item(f, ts, n, "features", "feature", "featprof_feature_offcpu_seconds_total",
 		 "offcpu_blocked_ns", ",state=\"blocked\"", 1e-9);
+	family(f, "featprof_feature_sampled_seconds_total", "counter",
+	       "CPU time with the feature open, from samples (featprof sample): samples x "
+	       "period; only for sampled targets.");
+	per_item(f, ts, n, "features", "feature", "featprof_feature_sampled_seconds_total",
+		 "sampled_ns", "", 1e-9);
 	family(f, "featprof_base_seconds_total", "counter",
 	       "Time of measured threads outside every region.");
 	for (i = 0; i < n; i++) {

@@ -85,6 +85,13 @@ static void features(FILE *f, struct json_object *st)
 		double ns = getd(x, "ns"), pre = getd(x, "offcpu_preempted_ns");
 		double blk = getd(x, "offcpu_blocked_ns"), cpu = ns - pre - blk;
 		double s = 480 / max;
+		char sampled[96] = "", b5[32], b6[32];
+		struct json_object *v;
+
+		if (json_object_object_get_ex(x, "sampled_ns", &v))	/* featprof sample */
+			snprintf(sampled, sizeof(sampled), "; sampled CPU %s ± %s",
+				 human(getd(x, "sampled_ns"), b5, sizeof(b5)),
+				 human(getd(x, "sampled_stderr_ns"), b6, sizeof(b6)));
 
 		if (cpu < 0)
 			cpu = 0;
@@ -94,10 +101,10 @@ static void features(FILE *f, struct json_object *st)
 			"<rect class=\"cpu\" x=\"0\" width=\"%.1f\" height=\"14\"/>"
 			"<rect class=\"pre\" x=\"%.1f\" width=\"%.1f\" height=\"14\"/>"
 			"<rect class=\"blk\" x=\"%.1f\" width=\"%.1f\" height=\"14\"/></svg></td>"
-			"<td class=\"n\">%s</td><td class=\"d\">cpu %s, preempted %s, blocked %s"
+			"<td class=\"n\">%s</td><td class=\"d\">cpu %s, preempted %s, blocked %s%s"
 			"</td></tr>\n", 480, cpu * s, cpu * s, pre * s, (cpu + pre) * s, blk * s,
 			human(ns, b1, sizeof(b1)), human(cpu, b2, sizeof(b2)),
-			human(pre, b3, sizeof(b3)), human(blk, b4, sizeof(b4)));
+			human(pre, b3, sizeof(b3)), human(blk, b4, sizeof(b4)), sampled);
 	}
 	fputs("</table></section>\n", f);
 }

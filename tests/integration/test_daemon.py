@@ -754,6 +754,10 @@ def t_sample(d):
         print("    go tool pprof -sample_index=sampled_cpu: total %d ns, sampled paths %d ns"
               % (got, want))
         check(abs(got - want) <= len(sm["paths"]), "pprof sampled_cpu total")
+        html = os.path.join(TMP, "sampled.html")
+        r = cli(d, "report", p.pid, "-o", html)
+        check(r.returncode == 0 and open(html).read().count("sampled CPU") == len(st["features"]),
+              "the report shows the sampled CPU of every feature")
         r = cli(d, "sample", q.pid, "--duration", "1")
         check(r.returncode == 1 and "FEATPROF_SAMPLING" in r.stderr and
               len(r.stderr.strip().splitlines()) == 1, "no TLS symbol: %r" % r.stderr.strip())
