@@ -201,6 +201,36 @@ static int parse_stapsdt(struct fp_object *obj, const uint8_t *d, size_t dsz, ui
 	return 0;
 }
 
+/*
+ * The sampler's TLS ABI note (FP_NOTE_TYPE_TLS): u32 version, u32 depth, u32 magic. One
+ * per translation unit built with FEATPROF_SAMPLING; they must agree.
+ */
+static int parse_tls(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64_t off,
+		     char *err, size_t errlen)
+{
+	uint32_t v, depth, magic;
+
+	if (n < 12) {
+		seterr(err, errlen, "%s: TLS note at offset 0x%llx: %llu bytes, 12 expected",
+		       obj->path, (unsigned long long)off, (unsigned long long)n);
+		return -EINVAL;
+	}
+	v = rd32(d);
+	depth = rd32(d + 4);
+	magic = rd32(d + 8);
+	if (obj->tls_version && (obj->tls_version != v || obj->tls_depth != depth ||
+				 obj->tls_magic != magic)) {
+		seterr(err, errlen, "%s: TLS note at offset 0x%llx disagrees with an earlier "
+		       "one (version %u/%u): translation units built with different headers",
+		       obj->path, (unsigned long long)off, v, obj->tls_version);
+		return -EINVAL;
+	}
+	obj->tls_version = v;
+	obj->tls_depth = depth;
+	obj->tls_magic = magic;
+	return 0;
+}
+
 static int parse_catalog(struct fp_object *obj, const uint8_t *d, size_t dsz, uint64_t off,
 			 char *err, size_t errlen)
 {
@@ -309,6 +339,11 @@ int fp_notes_parse(struct fp_object *obj, const uint8_t *buf, size_t size, uint6
 		} else if (featprof_section && type == FP_NOTE_TYPE_SITE && namesz == 9 &&
 			   !memcmp(buf + pos + 12, "featprof", 9)) {
 			ret = parse_catalog(obj, buf + desc_off, descsz, off, err, errlen);
+			if (ret)
+				return ret;
+		} else if (featprof_section && type == FP_NOTE_TYPE_TLS && namesz == 9 &&
+			   !memcmp(buf + pos + 12, "featprof", 9)) {
+			ret = parse_tls(obj, buf + desc_off, descsz, off, err, errlen);
 			if (ret)
 				return ret;
 		}

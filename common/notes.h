@@ -38,6 +38,8 @@ struct fp_object {
 	int nsites;
 	int nfeatprof;		/* sites with provider featprof */
 	int orphans;		/* catalog notes without a stapsdt note */
+	/* the sampler's TLS ABI (FP_NOTE_TYPE_TLS), 0 when the object has none */
+	uint32_t tls_version, tls_depth, tls_magic;
 	struct fp_site *cat;	/* catalog notes, merged into sites after reading */
 	int ncat;
 };

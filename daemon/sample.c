@@ -38,6 +38,7 @@
 
 #include "featprof.h"
 #include "featprof.skel.h"
+#include "notes.h"
 #include "sample.h"
 
 _Static_assert(sizeof(struct featprof_tls) == sizeof(struct fp_tls_user),
@@ -51,6 +52,33 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The executable's TLS ABI note must say what this daemon reads: checked before any
+ * read of the target's memory. */
+static int tls_abi(pid_t pid, char *err, size_t errlen)
+{
+	char path[64];
+	struct fp_object *obj = NULL;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ret = fp_object__read(path, path, &obj, err, errlen);
+	if (ret)
+		return ret;
+	if (!obj->tls_version) {
+		snprintf(err, errlen, "pid %d: its executable has no featprof TLS note: sampling "
+			 "needs a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
+		ret = -ENOENT;
+	} else if (obj->tls_version != FP_TLS_ABI_VERSION || obj->tls_depth != FP_TLS_DEPTH ||
+		   obj->tls_magic != FP_TLS_MAGIC) {
+		snprintf(err, errlen, "pid %d: sampling ABI version %u (depth %u) in its "
+			 "executable; this featprofd reads version %d (depth %d)", (int)pid,
+			 obj->tls_version, obj->tls_depth, FP_TLS_ABI_VERSION, FP_TLS_DEPTH);
+		ret = -EPROTO;
+	}
+	fp_object__free(obj);
+	return ret;
 }
 
 /* featprof_tls's offset from the thread pointer in the executable of pid. */
@@ -161,7 +189,9 @@ int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errle
 		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
 		return -EBUSY;
 	}
-	ret = tls_offset(t->pid, &off, err, errlen);
+	ret = tls_abi(t->pid, err, errlen);
+	if (!ret)
+		ret = tls_offset(t->pid, &off, err, errlen);
 	if (ret)
 		return ret;
 	fp_target__sample_reset(t);	/* a fresh start */

@@ -98,10 +98,14 @@
  * ids[k], for k < min(depth, FP_TLS_DEPTH), is the region open at depth k: the address of
  * a NUL-terminated copy of the region's name (one per region per object, symbol
  * featprof_rgn_<region> in a COMDAT group), so that the sampler names it by reading the
- * string once. depth counts regions beyond FP_TLS_DEPTH too (not stored).
+ * string once. depth counts regions beyond FP_TLS_DEPTH too (not stored). A build with
+ * FEATPROF_SAMPLING also carries a catalog note of type FP_NOTE_TYPE_TLS (version, depth,
+ * magic), which featprofd checks before it reads anything.
  */
-#define FP_TLS_MAGIC 0x31545046u
+#define FP_TLS_MAGIC 0x31545046	/* "FPT1", also in the note below (no suffix: asm) */
 #define FP_TLS_DEPTH 16
+#define FP_TLS_ABI_VERSION 1
+#define FP_NOTE_TYPE_TLS 2	/* owner "featprof": u32 version, u32 depth, u32 magic */
 struct featprof_tls {
 	unsigned int magic;
 	unsigned int depth;
@@ -199,6 +203,14 @@ struct featprof_tls {
 #error "featprof.h: FEATPROF_SAMPLING is implemented for x86-64 only"
 #endif
 __attribute__((weak)) __thread struct featprof_tls featprof_tls = { FP_TLS_MAGIC, 0, { 0 } };
+__asm__(".pushsection .note.featprof,\"?\",\"note\"\n"
+	".balign 4\n"
+	".4byte 9,12," __fp_xstr(FP_NOTE_TYPE_TLS) "\n"
+	".asciz \"featprof\"\n"
+	".balign 4\n"
+	".4byte " __fp_xstr(FP_TLS_ABI_VERSION) "," __fp_xstr(FP_TLS_DEPTH) ","
+	__fp_xstr(FP_TLS_MAGIC) "\n"
+	".popsection\n");
 
 /* The region's id: featprof_rgn_<region>, defined once per object (COMDAT), its address
  * taken PC-relative (the same in C and C++, any namespace). */

@@ -761,6 +761,27 @@ def t_sample(d):
         r = cli(d, "sample", q.pid, "--duration", "1")
         check(r.returncode == 1 and "FEATPROF_SAMPLING" in r.stderr and
               len(r.stderr.strip().splitlines()) == 1, "no TLS symbol: %r" % r.stderr.strip())
+        # a build whose TLS ABI note says version 2: refused before anything is read
+        src = os.path.join(TMP, "abi2.c")
+        with open(src, "w") as f:
+            f.write('#include "featprof.h"\n#include <unistd.h>\n'
+                    '__thread struct featprof_tls featprof_tls;\n'
+                    '__asm__(".pushsection .note.featprof,\\"a\\",\\"note\\"\\n.balign 4\\n'
+                    '.4byte 9,12,2\\n.asciz \\"featprof\\"\\n.balign 4\\n'
+                    '.4byte 2,16,0x31545046\\n.popsection\\n");\n'
+                    'int main(void) { for (;;) { FP_BEGIN(r, "F"); FP_END(r); usleep(1000); } }\n')
+        exe = os.path.join(TMP, "abi2")
+        subprocess.run(["cc", "-O2", "-Iusdt", src, "-o", exe], check=True)
+        v2 = subprocess.Popen([exe])
+        try:
+            time.sleep(0.2)
+            r = cli(d, "sample", v2.pid, "--duration", "1")
+            check(r.returncode == 1 and "ABI version 2" in r.stderr and
+                  len(r.stderr.strip().splitlines()) == 1, "TLS ABI 2 refused: %r"
+                  % r.stderr.strip())
+        finally:
+            v2.kill()
+            v2.wait()
         r = c.call("sample", pid=p.pid, hz=0)
         check(r.get("error", {}).get("code") == "bad_request", "hz 0 refused")
         c.close()
