@@ -38,6 +38,10 @@ struct json_object *geta(struct json_object *o, const char *k);
 int client_connect(void);
 struct json_object *client_read(int fd);
 struct json_object *client_call(int fd, const char *what, struct json_object *req);
+/* One request on its own connection: verb and pid (0: none) added to req (NULL: {}),
+ * which it consumes. The result, or NULL after a one-line error. */
+struct json_object *client_request(const char *what, const char *verb, long pid,
+				   struct json_object *req);
 
 int cmd_list(int argc, char **argv);
 int cmd_enable(int argc, char **argv);

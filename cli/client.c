@@ -153,3 +153,23 @@ struct json_object *client_call(int fd, const char *what, struct json_object *re
 	json_object_put(rep);
 	return res;
 }
+
+struct json_object *client_request(const char *what, const char *verb, long pid,
+				   struct json_object *req)
+{
+	struct json_object *res;
+	int fd = client_connect();
+
+	if (!req)
+		req = json_object_new_object();
+	if (fd < 0) {
+		json_object_put(req);
+		return NULL;
+	}
+	json_object_object_add(req, "verb", json_object_new_string(verb));
+	if (pid)
+		json_object_object_add(req, "pid", json_object_new_int64(pid));
+	res = client_call(fd, what, req);
+	close(fd);
+	return res;
+}

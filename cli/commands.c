@@ -107,19 +107,7 @@ int cmd_disable(int argc, char **argv)
 
 static struct json_object *simple_call(const char *verb, long pid)
 {
-	struct json_object *req = json_object_new_object(), *res;
-	int fd = client_connect();
-
-	if (fd < 0) {
-		json_object_put(req);
-		return NULL;
-	}
-	json_object_object_add(req, "verb", json_object_new_string(verb));
-	if (pid)
-		json_object_object_add(req, "pid", json_object_new_int64(pid));
-	res = client_call(fd, verb, req);
-	close(fd);
-	return res;
+	return client_request(verb, verb, pid, NULL);
 }
 
 /* Parses "PID [--json]"; 0, or the exit code to return (usage printed). */

@@ -80,18 +80,7 @@ static struct json_object *fetch(long pid, long secs, const char *what)
 /* The catalog of pid (the daemon's list reply): region sites' files and lines. */
 static struct json_object *catalog(long pid)
 {
-	struct json_object *req = json_object_new_object(), *res;
-	int fd = client_connect();
-
-	if (fd < 0) {
-		json_object_put(req);
-		return NULL;
-	}
-	json_object_object_add(req, "verb", json_object_new_string("list"));
-	json_object_object_add(req, "pid", json_object_new_int64(pid));
-	res = client_call(fd, "export", req);
-	close(fd);
-	return res;
+	return client_request("export", "list", pid, NULL);
 }
 
 static const char *value_key(const char *value)

@@ -436,11 +436,11 @@ static struct json_object *from_file(const char *path, struct json_object **whol
 
 int cmd_report(int argc, char **argv)
 {
-	struct json_object *st = NULL, *whole = NULL, *req;
+	struct json_object *st = NULL, *whole = NULL;
 	struct cli_opts o;
 	char tmp[4096];
 	long pid;
-	int rc = cli_parse(argc, argv, O_OUTPUT, &o), fd;
+	int rc = cli_parse(argc, argv, O_OUTPUT, &o);
 	FILE *f;
 
 	if (rc || o.npos != 1 || !o.output) {
@@ -451,14 +451,7 @@ int cmd_report(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 	}
 	if (!parse_pid(o.pos[0], &pid) && access(o.pos[0], F_OK)) {
-		fd = client_connect();
-		if (fd < 0)
-			return 1;
-		req = json_object_new_object();
-		json_object_object_add(req, "verb", json_object_new_string("stats"));
-		json_object_object_add(req, "pid", json_object_new_int64(pid));
-		st = client_call(fd, "report", req);
-		close(fd);
+		st = client_request("report", "stats", pid, NULL);
 		if (!st)
 			return 1;
 		whole = st;

@@ -29,22 +29,13 @@ static void on_int(int sig)
 
 static struct json_object *call(const char *verb, long pid, long hz, int on)
 {
-	struct json_object *req = json_object_new_object(), *res;
-	int fd = client_connect();
+	struct json_object *req = json_object_new_object();
 
-	if (fd < 0) {
-		json_object_put(req);
-		return NULL;
-	}
-	json_object_object_add(req, "verb", json_object_new_string(verb));
-	json_object_object_add(req, "pid", json_object_new_int64(pid));
 	if (hz) {
 		json_object_object_add(req, "hz", json_object_new_int64(hz));
 		json_object_object_add(req, "on", json_object_new_boolean(on));
 	}
-	res = client_call(fd, "sample", req);
-	close(fd);
-	return res;
+	return client_request("sample", verb, pid, req);
 }
 
 static void row(const char *kind, const char *name, struct json_object *x, double traced)
