@@ -173,6 +173,40 @@ static void histograms(FILE *f, struct target *ts, int n)
 	}
 }
 
+/* The per-region and per-feature counters: one sample per item of stats' array arr
+ * ("regions" or "features"), value key x scale. */
+struct counter {
+	const char *name, *help, *arr, *key, *extra;
+	double scale;
+};
+
+static const struct counter counters[] = {
+	{ "featprof_region_seconds_total", "Inclusive time in the region.", "regions",
+	  "inclusive_ns", "", 1e-9 },
+	{ "featprof_region_exclusive_seconds_total", "Time in the region outside nested regions.",
+	  "regions", "exclusive_ns", "", 1e-9 },
+	{ "featprof_region_cpu_seconds_total", "On-CPU time in the region.", "regions", "cpu_ns",
+	  "", 1e-9 },
+	{ "featprof_region_offcpu_seconds_total",
+	  "Off-CPU time in the region: preempted (runnable) or blocked (sleeping).", "regions",
+	  "offcpu_preempted_ns", ",state=\"preempted\"", 1e-9 },
+	{ "featprof_region_offcpu_seconds_total", NULL, "regions", "offcpu_blocked_ns",
+	  ",state=\"blocked\"", 1e-9 },
+	{ "featprof_region_events_total", "Completed region instances.", "regions", "count", "",
+	  1 },
+	{ "featprof_feature_seconds_total", "Time with the feature open (any region of it).",
+	  "features", "ns", "", 1e-9 },
+	{ "featprof_feature_cpu_seconds_total", "On-CPU time with the feature open.", "features",
+	  "cpu_ns", "", 1e-9 },
+	{ "featprof_feature_offcpu_seconds_total", "Off-CPU time with the feature open.",
+	  "features", "offcpu_preempted_ns", ",state=\"preempted\"", 1e-9 },
+	{ "featprof_feature_offcpu_seconds_total", NULL, "features", "offcpu_blocked_ns",
+	  ",state=\"blocked\"", 1e-9 },
+	{ "featprof_feature_sampled_seconds_total",
+	  "CPU time with the feature open, from samples (featprof sample): samples x period; "
+	  "only for sampled targets.", "features", "sampled_ns", "", 1e-9 },
+};
+
 static int wanted(long pid, char **pids, int npids)
 {
 	long p;
@@ -241,44 +275,16 @@ static void scrape(FILE *f, char **pids, int npids)
 		base_labels(f, &ts[i]);
 		fprintf(f, "} %d\n", ts[i].sites);
 	}
-	family(f, "featprof_region_seconds_total", "counter", "Inclusive time in the region.");
-	per_item(f, ts, n, "regions", "region", "featprof_region_seconds_total", "inclusive_ns",
-		 "", 1e-9);
-	family(f, "featprof_region_exclusive_seconds_total", "counter",
-	       "Time in the region outside nested regions.");
-	per_item(f, ts, n, "regions", "region", "featprof_region_exclusive_seconds_total",
-		 "exclusive_ns", "", 1e-9);
-	family(f, "featprof_region_cpu_seconds_total", "counter", "On-CPU time in the region.");
-	per_item(f, ts, n, "regions", "region", "featprof_region_cpu_seconds_total", "cpu_ns", "",
-		 1e-9);
-	family(f, "featprof_region_offcpu_seconds_total", "counter",
-	       "Off-CPU time in the region: preempted (runnable) or blocked (sleeping).");
-	per_item(f, ts, n, "regions", "region", "featprof_region_offcpu_seconds_total",
-		 "offcpu_preempted_ns", ",state=\"preempted\"", 1e-9);
-	per_item(f, ts, n, "regions", "region", "featprof_region_offcpu_seconds_total",
-		 "offcpu_blocked_ns", ",state=\"blocked\"", 1e-9);
-	family(f, "featprof_region_events_total", "counter", "Completed region instances.");
-	per_item(f, ts, n, "regions", "region", "featprof_region_events_total", "count", "", 1);
-	histograms(f, ts, n);
-	family(f, "featprof_feature_seconds_total", "counter",
-	       "Time with the feature open (any region of it).");
-	per_item(f, ts, n, "features", "feature", "featprof_feature_seconds_total", "ns", "",
-		 1e-9);
-	family(f, "featprof_feature_cpu_seconds_total", "counter",
-	       "On-CPU time with the feature open.");
-	per_item(f, ts, n, "features", "feature", "featprof_feature_cpu_seconds_total", "cpu_ns",
-		 "", 1e-9);
-	family(f, "featprof_feature_offcpu_seconds_total", "counter",
-	       "Off-CPU time with the feature open.");
-	per_item(f, ts, n, "features", "feature", "featprof_feature_offcpu_seconds_total",
-		 "offcpu_preempted_ns", ",state=\"preempted\"", 1e-9);
-	per_item(f, ts, n, "features", "feature", "featprof_feature_offcpu_seconds_total",
-		 "offcpu_blocked_ns", ",state=\"blocked\"", 1e-9);
-	family(f, "featprof_feature_sampled_seconds_total", "counter",
-	       "CPU time with the feature open, from samples (featprof sample): samples x "
-	       "period; only for sampled targets.");
-	per_item(f, ts, n, "features", "feature", "featprof_feature_sampled_seconds_total",
-		 "sampled_ns", "", 1e-9);
+	for (i = 0; i < (int)(sizeof(counters) / sizeof(counters[0])); i++) {
+		const struct counter *c = &counters[i];
+
+		if (c->help)	/* a row without help continues the family above */
+			family(f, c->name, "counter", c->help);
+		per_item(f, ts, n, c->arr, c->arr[0] == 'r' ? "region" : "feature", c->name,
+			 c->key, c->extra, c->scale);
+		if (!strcmp(c->key, "count"))	/* the histogram goes after the events */
+			histograms(f, ts, n);
+	}
 	family(f, "featprof_base_seconds_total", "counter",
 	       "Time of measured threads outside every region.");
 	for (i = 0; i < n; i++) {
