@@ -10,6 +10,7 @@ SBINDIR ?= $(PREFIX)/sbin
 INCLUDEDIR ?= $(PREFIX)/include
 LIBDIR ?= $(PREFIX)/lib
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+REGIONSDIR ?= $(PREFIX)/share/featprof/regions.d
 
 CC ?= gcc
 CXX ?= g++
@@ -50,12 +51,14 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # --- objects ---------------------------------------------------------------------------
-COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o
+COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
 	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o) $(COMMON_OBJS)
+
+$(O)/common/regdefs.o: ALL_CFLAGS += -DFP_REGIONS_DIR='"$(REGIONSDIR)"'
 
 $(O)/%.o: %.c
 	$(call msg,CC,$@)
@@ -79,6 +82,16 @@ $(O)/featprof.skel.h: $(O)/featprof.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name featprof_bpf > $@
 
 $(O)/daemon/target.o $(O)/daemon/calibrate.o: $(O)/featprof.skel.h
+
+$(O)/watch.bpf.o: bpf/watch.bpf.c bpf/featprof_bpf.h $(O)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(O)/watch.skel.h: $(O)/watch.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name watch_bpf > $@
+
+$(O)/daemon/watch.o: $(O)/watch.skel.h
 
 # --- programs --------------------------------------------------------------------------
 all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
@@ -170,13 +183,19 @@ $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/notes.
 		-D_GNU_SOURCE -Icommon -Iusdt tests/unit/fuzz_notes.c common/notes.c -o $@ \
 		$(LIBS_NOTES)
 
+$(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-D_GNU_SOURCE -Icommon tests/unit/fuzz_regdefs.c common/regdefs.c -o $@
+
 # --- top-level targets -----------------------------------------------------------------
 deps:
 	$(Q)scripts/install-deps.sh
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(UNIT_BINS) \
-		$(O)/tests/unit/fuzz_notes $(BENCH_BINS)
+		$(O)/tests/unit/fuzz_notes $(O)/tests/unit/fuzz_regdefs $(BENCH_BINS)
 	$(Q)tests/run.sh
 
 # The project's own limits (.clang-format): 100 columns with 8-wide tabs, no trailing
@@ -201,8 +220,9 @@ demo: deps
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(UNITDIR) $(DESTDIR)$(REGIONSDIR)
 	install -m 0755 $(O)/featprof $(DESTDIR)$(BINDIR)/featprof
+	install -m 0644 usdt/regions.d/*.regions $(DESTDIR)$(REGIONSDIR)/
 	install -m 0755 $(O)/featprofd $(DESTDIR)$(SBINDIR)/featprofd
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/featprofd.service > $(DESTDIR)$(UNITDIR)/featprofd.service
 	install -m 0644 systemd/featprofd.socket $(DESTDIR)$(UNITDIR)/featprofd.socket

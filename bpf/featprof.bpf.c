@@ -9,7 +9,9 @@
  * pushes a frame; an end searches the stack from the top for its region: frames above
  * it were begun and never ended (longjmp, a region left by a path without its end) and
  * are dropped as "abandoned"; no frame at all means the thread was inside the region
- * when it was enabled ("end without begin"). Neither is attributed to any region.
+ * when it was enabled ("end without begin"). Neither is attributed to any region. A
+ * region that may not nest (FP_RI_NONEST: third-party begin/end pairs) begun while open
+ * lost its end: the open instance and the frames above it are dropped, counted.
  *
  * Each frame carries the hash of the region path up to it, so the path open on the
  * thread is the top frame's. Every event first closes the interval since the thread's
@@ -311,8 +313,14 @@ static __always_inline int on_begin(__u32 region, __u32 gen)
 		if (i >= d)
 			break;
 		if (st->f[i].region == region) {
-			struct fp_region_stats *rs = bpf_map_lookup_elem(&region_stats, &region);
+			struct fp_region_stats *rs;
 
+			if (info->flags & FP_RI_NONEST) {	/* its end was missed */
+				count(FP_AN_BEGIN_TWICE, d - i);
+				d = i;
+				break;
+			}
+			rs = bpf_map_lookup_elem(&region_stats, &region);
 			if (rs)
 				rs->recursion++;
 			break;

@@ -20,8 +20,12 @@
 #define FP_COOKIE_GEN(c) ((__u32)(((c) >> 1) & 1))
 #define FP_COOKIE_IS_END(c) ((c) & 1)
 
+#define FP_RI_NONEST 1	/* may not be open twice on a thread (a definition's pair) */
+
 struct fp_region_info {
 	__u64 mask;		/* features of the region, bit i = feature i of the target */
+	__u32 flags;		/* FP_RI_* */
+	__u32 pad;
 };
 
 /* Per region, per CPU. Times are raw: compensation is done in user space. */
@@ -78,6 +82,8 @@ enum fp_anomaly {
 	FP_AN_DISABLED_OPEN,		/* region disabled while a thread was inside */
 	FP_AN_NO_STATE,			/* per-thread state could not be allocated */
 	FP_AN_PATHS_FULL,		/* the path map was full: an interval not kept */
+	FP_AN_BEGIN_TWICE,		/* a FP_RI_NONEST region begun while open: the
+					 * older instance (and frames above it) dropped */
 	FP_AN_MAX,
 };
 
@@ -117,6 +123,19 @@ enum fp_sample_anomaly {
 	FP_SA_BAD_MAGIC,	/* no featprof_tls there (another FS base, other layout) */
 	FP_SA_MAP_FULL,		/* too many distinct stacks */
 	FP_SA_MAX,
+};
+
+/* bpf/watch.bpf.c: what happened to a watched process. */
+enum fp_watch_kind {
+	FP_WATCH_MMAP = 1,	/* an executable file mapping (dlopen) */
+};
+
+struct fp_watch_event {
+	__u32 kind;		/* FP_WATCH_* */
+	__u32 tgid;
+	__u32 other;		/* unused for MMAP */
+	__u32 pad;
+	__u64 ts;		/* bpf_ktime_get_ns */
 };
 
 #define FP_EV_BEGIN 1

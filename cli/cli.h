@@ -14,12 +14,13 @@ int usage_error(const char *msg);
 enum {
 	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
 	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
-	O_THRESHOLD = 1024, O_HZ = 2048,
+	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096,
 };
 struct cli_opts {
 	int json, all, regions;
 	long interval, count, duration, hz;
 	const char *format, *output, *value, *listen, *threshold;
+	const char *defs_file;	/* --regions FILE: region definitions */
 	char **pos;		/* the arguments that are not options */
 	int npos;
 };
@@ -29,7 +30,13 @@ int parse_long(const char *s, long min, long max, long *out);
 int parse_pid(const char *s, long *pid);
 
 struct json_object;
+struct fp_regdefs;
 extern const char *socket_path;
+/* cli/list.c: reads --regions FILE (checked here) into {"name", "text"} for a request;
+ * NULL after a one-line error. */
+struct json_object *cli_definitions(const char *path);
+/* The installed definitions and FILE's (may be NULL); 0, or 1 after a one-line error. */
+int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd);
 /* A reply's key k: 0, "" or NULL when absent. */
 int64_t geti(struct json_object *o, const char *k);
 double getd(struct json_object *o, const char *k);

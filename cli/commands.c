@@ -56,25 +56,31 @@ static int json_done(struct json_object *res)
 	return 0;
 }
 
-/* featprof enable|disable PID NAME...|--all [--regions] [--json] */
+/* featprof enable|disable PID NAME...|--all [--by-region] [--regions FILE] [--json] */
 static int do_toggle(int argc, char **argv, int on)
 {
 	struct json_object *req, *names, *res;
 	const char *verb = on ? "enable" : "disable";
 	struct cli_opts o;
-	int i, fd, n, rc = cli_parse(argc, argv, O_ALL | O_REGIONS | O_JSON, &o);
+	int i, fd, n, rc = cli_parse(argc, argv, O_ALL | O_REGIONS | O_JSON | (on ? O_DEFS : 0),
+				     &o);
+	struct json_object *defs = NULL;
 	long pid;
 
 	if (rc || o.npos < 1 || parse_pid(o.pos[0], &pid) || (!o.all && o.npos < 2)) {
 		if (rc >= 0 && o.npos >= 1 && parse_pid(o.pos[0], &pid))
 			fprintf(stderr, "featprof %s: not a pid: '%s'\n", verb, o.pos[0]);
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s PID FEATURE...|--all "
-			"[--regions] [--json]\n", verb);
+			"[--by-region]%s [--json]\n", verb, on ? " [--regions FILE]" : "");
 		return rc == 1 ? 0 : 2;
 	}
-	fd = client_connect();
-	if (fd < 0)
+	if (o.defs_file && !(defs = cli_definitions(o.defs_file)))
 		return 1;
+	fd = client_connect();
+	if (fd < 0) {
+		json_object_put(defs);
+		return 1;
+	}
 	names = json_object_new_array();
 	for (i = 1; i < o.npos; i++)
 		json_object_array_add(names, json_object_new_string(o.pos[i]));
@@ -84,6 +90,8 @@ static int do_toggle(int argc, char **argv, int on)
 	if (o.all)
 		json_object_object_add(req, "all", json_object_new_boolean(1));
 	json_object_object_add(req, o.regions ? "regions" : "features", names);
+	if (defs)
+		json_object_object_add(req, "definitions", defs);
 	res = client_call(fd, verb, req);
 	close(fd);
 	if (!res || o.json)

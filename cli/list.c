@@ -8,6 +8,52 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "regdefs.h"
+
+int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd)
+{
+	char err[1024];
+
+	if (fp_regdefs__load_dir(defs, fp_regdefs__default_dir(), err, sizeof(err)) ||
+	    (file && fp_regdefs__load_file(defs, file, err, sizeof(err)))) {
+		fprintf(stderr, "featprof %s: %s\n", cmd, err);
+		fp_regdefs__clear(defs);
+		return 1;
+	}
+	return 0;
+}
+
+struct json_object *cli_definitions(const char *path)
+{
+	struct fp_regdefs check = { 0 };
+	struct json_object *o;
+	char err[1024], *text;
+	size_t len = 0;
+	FILE *f;
+
+	/* checked here for a message that names the file; the daemon checks again */
+	if (fp_regdefs__load_file(&check, path, err, sizeof(err))) {
+		fprintf(stderr, "featprof: %s\n", err);
+		return NULL;
+	}
+	fp_regdefs__clear(&check);
+	f = fopen(path, "re");
+	text = malloc(FP_REGDEF_MAX_FILE + 1);
+	if (!f || !text) {
+		fprintf(stderr, "featprof: %s: %s\n", path, strerror(errno));
+		if (f)
+			fclose(f);
+		free(text);
+		return NULL;
+	}
+	len = fread(text, 1, FP_REGDEF_MAX_FILE, f);
+	fclose(f);
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(path));
+	json_object_object_add(o, "text", json_object_new_string_len(text, (int)len));
+	free(text);
+	return o;
+}
 
 static void print_human(const struct fp_catalog *cat, const char *what)
 {
@@ -37,17 +83,28 @@ static void print_human(const struct fp_catalog *cat, const char *what)
 		printf("  %s  [", r->name);
 		for (j = 0; j < r->nfeatures; j++)
 			printf("%s%s", j ? "," : "", r->features[j]);
-		printf("]%s\n", r->nfeatures > 1 ? "  (interaction)" : "");
+		printf("]%s", r->nfeatures > 1 ? "  (interaction)" : "");
+		if (r->origin)
+			printf("  (defined at %s)", r->origin);
+		printf("\n");
 		for (j = 0; j < r->nsites; j++) {
 			const struct fp_object *ob = cat->objs[r->sites[j].obj];
 			const struct fp_site *s = &ob->sites[r->sites[j].site];
-			const char *base = strrchr(s->file, '/');
 			char loc[512];
 
-			snprintf(loc, sizeof(loc), "%s:%u", base ? base + 1 : s->file, s->line);
-			printf("    %-5s  %-28s %s+0x%llx%s\n",
-			       s->kind == FP_KIND_BEGIN ? "begin" : "end", loc, ob->path,
-			       (unsigned long long)s->loc_off, s->opt_off ? "" : " (nop1)");
+			if (s->file) {
+				const char *base = strrchr(s->file, '/');
+
+				snprintf(loc, sizeof(loc), "%s:%u", base ? base + 1 : s->file,
+					 s->line);
+			} else {
+				snprintf(loc, sizeof(loc), "%s:%s", s->provider, s->name);
+			}
+			printf("    %-5s  %-28s %s+0x%llx%s%s\n",
+			       r->sites[j].kind == FP_KIND_BEGIN ? "begin" : "end", loc, ob->path,
+			       (unsigned long long)s->loc_off,
+			       s->kind && !s->opt_off ? " (nop1)" : "",
+			       s->sem_off ? " (semaphore)" : "");
 		}
 	}
 }
@@ -59,14 +116,15 @@ int cmd_list(int argc, char **argv)
 	struct fp_catalog *cat = NULL;
 	char err[1024], what[300];
 	int json = 0, nobjs = 0, ret = 1, i;
+	struct fp_regdefs defs = { 0 };
 	const char *target = NULL;
 	long pid;
 
 	struct cli_opts o;
-	int rc = cli_parse(argc, argv, O_JSON, &o);
+	int rc = cli_parse(argc, argv, O_JSON | O_DEFS, &o);
 
 	if (rc == 1) {
-		printf("usage: featprof list PID|PATH [--json]\n");
+		printf("usage: featprof list PID|PATH [--regions FILE] [--json]\n");
 		return 0;
 	}
 	if (rc)
@@ -76,6 +134,8 @@ int cmd_list(int argc, char **argv)
 					  : "list: missing PID or PATH");
 	json = o.json;
 	target = o.pos[0];
+	if (cli_load_defs(&defs, o.defs_file, "list"))
+		return 1;
 
 	if (parse_pid(target, &pid) == 0) {
 		int r = fp_proc__read((pid_t)pid, &proc, err, sizeof(err));
@@ -104,7 +164,18 @@ int cmd_list(int argc, char **argv)
 		snprintf(what, sizeof(what), "%s", target);
 	}
 
-	cat = fp_catalog__new(objs, nobjs);
+	cat = fp_catalog__new(objs, nobjs, &defs);
+	for (i = 0; cat && o.defs_file && i < defs.ndefs; i++) {
+		const struct fp_probe_name *p = fp_regdef__missing(objs, nobjs, &defs.defs[i]);
+
+		/* the file named on the command line must fit the target: its typo shows */
+		if (p && !strncmp(defs.defs[i].origin, o.defs_file, strlen(o.defs_file)) &&
+		    defs.defs[i].origin[strlen(o.defs_file)] == ':') {
+			fprintf(stderr, "featprof: list: %s: %s has no probe %s:%s\n",
+				defs.defs[i].origin, what, p->provider, p->probe);
+			goto out;
+		}
+	}
 	if (!cat) {
 		fprintf(stderr, "featprof: list: %s\n", strerror(errno));
 		goto out;
@@ -113,7 +184,8 @@ int cmd_list(int argc, char **argv)
 		struct json_object *prov = fp_catalog__providers_json(cat);
 		size_t n = json_object_array_length(prov);
 
-		fprintf(stderr, "featprof: list: %s has no featprof probes", what);
+		fprintf(stderr, "featprof: list: %s has no featprof probes and no defined regions",
+			what);
 		if (n) {
 			fprintf(stderr, " (other stapsdt providers:");
 			for (size_t k = 0; k < n; k++)
@@ -137,6 +209,7 @@ int cmd_list(int argc, char **argv)
 	}
 	ret = 0;
 out:
+	fp_regdefs__clear(&defs);
 	fp_catalog__free(cat);
 	fp_proc__free(proc);
 	fp_object__free(single);

@@ -14,9 +14,9 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "list", cmd_list, "list PID|PATH [--json]              features, regions, probe sites" },
-	{ "enable", cmd_enable, "enable PID FEATURE...|--all [--regions]  start measuring" },
-	{ "disable", cmd_disable, "disable PID FEATURE...|--all [--regions] stop, detach probes" },
+	{ "list", cmd_list, "list PID|PATH [--regions FILE] [--json]  features, regions, sites" },
+	{ "enable", cmd_enable, "enable PID FEATURE...|--all [--by-region] [--regions FILE]" },
+	{ "disable", cmd_disable, "disable PID FEATURE...|--all [--by-region]  stop, detach" },
 	{ "status", cmd_status, "status [--json]                     targets, probes, anomalies" },
 	{ "stats", cmd_stats, "stats PID [--json]                  figures since enable/reset" },
 	{ "top", cmd_top, "top PID [--interval MS] [--count N] live table" },

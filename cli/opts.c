@@ -37,7 +37,8 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 	static const struct option lopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "all", no_argument, NULL, 'a' },
-		{ "regions", no_argument, NULL, 'r' },
+		{ "by-region", no_argument, NULL, 'r' },
+		{ "regions", required_argument, NULL, 'R' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "format", required_argument, NULL, 'f' },
@@ -54,7 +55,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
-		{ 't', O_THRESHOLD }, { 'z', O_HZ },
+		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS },
 	};
 	int c, k;
 
@@ -107,6 +108,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 't':
 			o->threshold = optarg;
+			break;
+		case 'R':
+			o->defs_file = optarg;
 			break;
 		case 'z':
 			if (parse_long(optarg, 1, 10000, &o->hz)) {

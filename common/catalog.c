@@ -46,6 +46,7 @@ void fp_catalog__free(struct fp_catalog *cat)
 			free(r->features[j]);
 		free(r->features);
 		free(r->sites);
+		free(r->origin);
 	}
 	for (i = 0; i < cat->nfeatures; i++)
 		free(cat->features[i]);
@@ -56,97 +57,212 @@ void fp_catalog__free(struct fp_catalog *cat)
 
 int fp_catalog__region(const struct fp_catalog *cat, const char *name)
 {
-	struct fp_region key = { .name = (char *)name }, *r;
-
-	if (!cat->nregions)
-		return -1;
-	r = bsearch(&key, cat->regions, (size_t)cat->nregions, sizeof(key), cmp_region);
-	return r ? (int)(r - cat->regions) : -1;
-}
-
-int fp_catalog__feature(const struct fp_catalog *cat, const char *name)
-{
-	char **f;
-
-	if (!cat->nfeatures)
-		return -1;
-	f = bsearch(&name, cat->features, (size_t)cat->nfeatures, sizeof(char *), cmp_str);
-	return f ? (int)(f - cat->features) : -1;
-}
-
-int fp_region__has_feature(const struct fp_region *r, const char *feature)
-{
-	return r->nfeatures && bsearch(&feature, r->features, (size_t)r->nfeatures, sizeof(char *),
-				       cmp_str) != NULL;
-}
-
-static struct fp_region *find_or_add(struct fp_catalog *cat, const char *name)
-{
-	struct fp_region *a;
 	int i;
 
 	for (i = 0; i < cat->nregions; i++)
 		if (!strcmp(cat->regions[i].name, name))
-			return &cat->regions[i];
+			return i;
+	return -1;
+}
+
+int fp_catalog__feature(const struct fp_catalog *cat, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cat->nfeatures; i++)
+		if (!strcmp(cat->features[i], name))
+			return i;
+	return -1;
+}
+
+int fp_region__has_feature(const struct fp_region *r, const char *feature)
+{
+	int i;
+
+	for (i = 0; i < r->nfeatures; i++)
+		if (!strcmp(r->features[i], feature))
+			return 1;
+	return 0;
+}
+
+static struct fp_region *find_or_add(struct fp_catalog *cat, const char *name, int nests,
+				     const char *origin)
+{
+	struct fp_region *a;
+	int i = fp_catalog__region(cat, name);
+
+	if (i >= 0)
+		return &cat->regions[i];
 	a = realloc(cat->regions, sizeof(*a) * (size_t)(cat->nregions + 1));
 	if (!a)
 		return NULL;
 	cat->regions = a;
 	memset(&a[cat->nregions], 0, sizeof(*a));
 	a[cat->nregions].name = strdup(name);
-	if (!a[cat->nregions].name)
+	a[cat->nregions].nests = nests;
+	a[cat->nregions].origin = origin ? strdup(origin) : NULL;
+	if (!a[cat->nregions].name || (origin && !a[cat->nregions].origin)) {
+		free(a[cat->nregions].name);
+		free(a[cat->nregions].origin);
 		return NULL;
+	}
 	return &a[cat->nregions++];
 }
 
-struct fp_catalog *fp_catalog__new(struct fp_object **objs, int nobjs)
+/* Adds the site (o, s) to r as kind, once. 1 added, 0 already there, -ENOMEM. */
+static int add_ref(struct fp_region *r, int o, int s, int kind)
 {
-	struct fp_catalog *cat = calloc(1, sizeof(*cat));
-	int o, s, i;
+	struct fp_site_ref *refs;
+	int i;
 
-	if (!cat)
-		return NULL;
+	for (i = 0; i < r->nsites; i++)
+		if (r->sites[i].obj == o && r->sites[i].site == s && r->sites[i].kind == kind)
+			return 0;
+	refs = realloc(r->sites, sizeof(*refs) * (size_t)(r->nsites + 1));
+	if (!refs)
+		return -ENOMEM;
+	r->sites = refs;
+	refs[r->nsites++] = (struct fp_site_ref){ o, s, kind };
+	if (kind == FP_KIND_BEGIN)
+		r->nbegin++;
+	else
+		r->nend++;
+	return 1;
+}
+
+static int add_features(struct fp_catalog *cat, struct fp_region *r, char *const *f, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (set_add(&r->features, &r->nfeatures, f[i]) ||
+		    set_add(&cat->features, &cat->nfeatures, f[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+static int probe_in(const struct fp_site *site, const struct fp_probe_name *p, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(site->provider, p[i].provider) && !strcmp(site->name, p[i].probe))
+			return 1;
+	return 0;
+}
+
+/* Sites of a definition: with begin and end both present, its region and refs. */
+static int add_def(struct fp_catalog *cat, const struct fp_regdef *d, int *added)
+{
+	int o, s, nb = 0, ne = 0, ret;
+	struct fp_region *r;
+
+	for (o = 0; o < cat->nobjs; o++)
+		for (s = 0; s < cat->objs[o]->nsites; s++) {
+			nb += probe_in(&cat->objs[o]->sites[s], d->begin, d->nbegin);
+			ne += probe_in(&cat->objs[o]->sites[s], d->end, d->nend);
+		}
+	if (!nb || !ne)
+		return 0;
+	r = find_or_add(cat, d->name, d->nests, d->origin);
+	if (!r)
+		return -ENOMEM;
+	for (o = 0; o < cat->nobjs; o++)
+		for (s = 0; s < cat->objs[o]->nsites; s++) {
+			const struct fp_site *site = &cat->objs[o]->sites[s];
+
+			ret = 0;
+			if (probe_in(site, d->begin, d->nbegin))
+				ret = add_ref(r, o, s, FP_KIND_BEGIN);
+			if (ret >= 0 && probe_in(site, d->end, d->nend)) {
+				int e = add_ref(r, o, s, FP_KIND_END);
+
+				ret = e < 0 ? e : ret + e;
+			}
+			if (ret < 0)
+				return ret;
+			*added += ret;
+		}
+	return add_features(cat, r, d->features, d->nfeatures);
+}
+
+const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, int nobjs,
+					       const struct fp_regdef *d)
+{
+	int side, i, o, s, found;
+
+	for (side = 0; side < 2; side++) {
+		const struct fp_probe_name *p = side ? d->end : d->begin;
+		int n = side ? d->nend : d->nbegin;
+
+		for (i = 0; i < n; i++) {
+			found = 0;
+			for (o = 0; o < nobjs && !found; o++)
+				for (s = 0; s < objs[o]->nsites && !found; s++)
+					found = probe_in(&objs[o]->sites[s], &p[i], 1);
+			if (!found)
+				return &p[i];
+		}
+	}
+	return NULL;
+}
+
+int fp_catalog__extend(struct fp_catalog *cat, struct fp_object **objs, int nobjs,
+		       const struct fp_regdefs *defs)
+{
+	int o, s, i, ret, added = 0;
+
 	cat->objs = objs;
 	cat->nobjs = nobjs;
 	for (o = 0; o < nobjs; o++) {
 		for (s = 0; s < objs[o]->nsites; s++) {
 			const struct fp_site *site = &objs[o]->sites[s];
-			struct fp_site_ref *refs;
 			struct fp_region *r;
 
 			if (!site->kind)
 				continue;
-			r = find_or_add(cat, site->region);
+			r = find_or_add(cat, site->region, 1, NULL);
 			if (!r)
-				goto nomem;
-			refs = realloc(r->sites, sizeof(*refs) * (size_t)(r->nsites + 1));
-			if (!refs)
-				goto nomem;
-			r->sites = refs;
-			refs[r->nsites++] = (struct fp_site_ref){ o, s };
-			if (site->kind == FP_KIND_BEGIN)
-				r->nbegin++;
-			else
-				r->nend++;
-			for (i = 0; i < site->nfeatures; i++)
-				if (set_add(&r->features, &r->nfeatures, site->features[i]) ||
-				    set_add(&cat->features, &cat->nfeatures, site->features[i]))
-					goto nomem;
+				return -ENOMEM;
+			ret = add_ref(r, o, s, site->kind);
+			if (ret < 0)
+				return ret;
+			added += ret;
+			if (ret && site->kind == FP_KIND_BEGIN &&
+			    add_features(cat, r, site->features, site->nfeatures))
+				return -ENOMEM;
 		}
+	}
+	for (i = 0; defs && i < defs->ndefs; i++) {
+		ret = add_def(cat, &defs->defs[i], &added);
+		if (ret)
+			return ret;
 	}
 	for (i = 0; i < cat->nregions; i++)
 		if (cat->regions[i].nfeatures)
 			qsort(cat->regions[i].features, (size_t)cat->regions[i].nfeatures,
 			      sizeof(char *), cmp_str);
+	return added;
+}
+
+struct fp_catalog *fp_catalog__new(struct fp_object **objs, int nobjs,
+				   const struct fp_regdefs *defs)
+{
+	struct fp_catalog *cat = calloc(1, sizeof(*cat));
+
+	if (!cat)
+		return NULL;
+	if (fp_catalog__extend(cat, objs, nobjs, defs) < 0) {
+		fp_catalog__free(cat);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* a new catalog has no indices in use yet: names in order */
 	if (cat->nregions)
 		qsort(cat->regions, (size_t)cat->nregions, sizeof(*cat->regions), cmp_region);
 	if (cat->nfeatures)
 		qsort(cat->features, (size_t)cat->nfeatures, sizeof(char *), cmp_str);
 	return cat;
-nomem:
-	fp_catalog__free(cat);
-	errno = ENOMEM;
-	return NULL;
 }
 
 struct json_object *fp_catalog__providers_json(const struct fp_catalog *cat)
@@ -211,20 +327,33 @@ struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
 
 		json_object_object_add(jr, "name", json_object_new_string(r->name));
 		json_object_object_add(jr, "features", strings_json(r->features, r->nfeatures));
+		if (r->origin)
+			json_object_object_add(jr, "definition", json_object_new_string(r->origin));
+		json_object_object_add(jr, "nests", json_object_new_boolean(r->nests));
 		for (j = 0; j < r->nsites; j++) {
 			const struct fp_object *ob = cat->objs[r->sites[j].obj];
 			const struct fp_site *s = &ob->sites[r->sites[j].site];
 			struct json_object *js = json_object_new_object();
 
-			json_object_object_add(js, "kind", json_object_new_string(
-						   s->kind == FP_KIND_BEGIN ? "begin" : "end"));
-			json_object_object_add(js, "file", json_object_new_string(s->file));
-			json_object_object_add(js, "line", json_object_new_int64(s->line));
+			int begin = r->sites[j].kind == FP_KIND_BEGIN;
+
+			json_object_object_add(js, "kind",
+					       json_object_new_string(begin ? "begin" : "end"));
+			json_object_object_add(js, "provider", json_object_new_string(s->provider));
+			json_object_object_add(js, "probe", json_object_new_string(s->name));
+			if (s->file) {
+				json_object_object_add(js, "file", json_object_new_string(s->file));
+				json_object_object_add(js, "line", json_object_new_int64(s->line));
+			}
 			json_object_object_add(js, "object", json_object_new_string(ob->path));
 			json_object_object_add(js, "offset", json_object_new_int64(
 						   (int64_t)s->loc_off));
-			json_object_object_add(js, "shape", json_object_new_string(
-						   s->opt_off ? "shielded-nop5" : "nop1"));
+			if (s->kind)
+				json_object_object_add(js, "shape", json_object_new_string(
+							   s->opt_off ? "shielded-nop5" : "nop1"));
+			if (s->sem_off)
+				json_object_object_add(js, "semaphore_offset",
+						       json_object_new_int64((int64_t)s->sem_off));
 			if (s->opt_off)
 				json_object_object_add(js, "optimizable_offset",
 						       json_object_new_int64((int64_t)s->opt_off));

@@ -4,12 +4,14 @@
 #define FP_CATALOG_H
 
 #include "notes.h"
+#include "regdefs.h"
 
 struct json_object;
 
 struct fp_site_ref {
 	int obj;	/* index into fp_catalog.objs */
 	int site;	/* index into that object's sites */
+	int kind;	/* FP_KIND_BEGIN or FP_KIND_END: in this region (a definition's role) */
 };
 
 struct fp_region {
@@ -19,6 +21,8 @@ struct fp_region {
 	struct fp_site_ref *sites;
 	int nsites;
 	int nbegin, nend;
+	int nests;		/* may be open twice on a thread (featprof regions: yes) */
+	char *origin;		/* "FILE:LINE" of its definition; NULL: featprof notes */
 };
 
 struct fp_catalog {
@@ -26,13 +30,30 @@ struct fp_catalog {
 	int nobjs;
 	struct fp_region *regions;	/* sorted by name */
 	int nregions;
-	char **features;		/* sorted */
+	char **features;
 	int nfeatures;
 };
 
-/* Groups the featprof sites of objs by region name. Returns NULL with errno set. */
-struct fp_catalog *fp_catalog__new(struct fp_object **objs, int nobjs);
+/*
+ * Groups the featprof sites of objs by region name, and the sites of defs' probes
+ * (defs may be NULL) into their regions: a definition becomes a region where at least
+ * one begin and one end probe are present. Regions and features sorted by name.
+ * Returns NULL with errno set.
+ */
+struct fp_catalog *fp_catalog__new(struct fp_object **objs, int nobjs,
+				   const struct fp_regdefs *defs);
+/*
+ * The same over objs (the catalog's objects first, at the same indices, then new ones)
+ * and defs: existing regions
+ * and features keep their indices, new ones are appended. Returns the number of sites
+ * added, or -ENOMEM (the catalog stays usable: it may hold part of the additions).
+ */
+int fp_catalog__extend(struct fp_catalog *cat, struct fp_object **objs, int nobjs,
+		       const struct fp_regdefs *defs);
 void fp_catalog__free(struct fp_catalog *cat);
+/* The first probe of d that none of objs has, or NULL when all are there. */
+const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, int nobjs,
+					       const struct fp_regdef *d);
 int fp_catalog__region(const struct fp_catalog *cat, const char *name);
 int fp_catalog__feature(const struct fp_catalog *cat, const char *name);
 int fp_region__has_feature(const struct fp_region *r, const char *feature);

@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "notes.h"
@@ -139,6 +141,8 @@ void fp_object__free(struct fp_object *obj)
 	free(obj->cat);
 	free(obj->path);
 	free(obj->host_path);
+	if (obj->fd >= 0)
+		close(obj->fd);
 	free(obj);
 }
 
@@ -549,6 +553,7 @@ static struct fp_object *object_new(const char *host_path, const char *path)
 
 	if (!obj)
 		return NULL;
+	obj->fd = -1;
 	obj->path = strdup(path);
 	obj->host_path = strdup(host_path);
 	if (!obj->path || !obj->host_path) {
@@ -586,26 +591,19 @@ int fp_object__read_mem(const void *image, size_t size, const char *path,
 	return 0;
 }
 
-int fp_object__read(const char *host_path, const char *path, struct fp_object **out,
-		    char *err, size_t errlen)
+/* Reads the notes of the file open at fd (not closed here). */
+static int read_fd(int fd, const char *host_path, const char *path, struct fp_object **out,
+		   char *err, size_t errlen)
 {
 	struct fp_object *obj;
 	Elf *elf;
-	int fd, ret;
+	int ret;
 
 	*out = NULL;
 	elf_version(EV_CURRENT);
-	fd = open(host_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return ret;
-	}
 	obj = object_new(host_path, path);
-	if (!obj) {
-		close(fd);
+	if (!obj)
 		return -ENOMEM;
-	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
 		seterr(err, errlen, "%s: not an ELF file", path);
@@ -614,13 +612,29 @@ int fp_object__read(const char *host_path, const char *path, struct fp_object **
 		ret = read_elf(elf, obj, err, errlen);
 		elf_end(elf);
 	}
-	close(fd);
 	if (ret) {
 		fp_object__free(obj);
 		return ret;
 	}
 	*out = obj;
 	return 0;
+}
+
+int fp_object__read(const char *host_path, const char *path, struct fp_object **out,
+		    char *err, size_t errlen)
+{
+	int fd, ret;
+
+	*out = NULL;
+	fd = open(host_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return ret;
+	}
+	ret = read_fd(fd, host_path, path, out, err, errlen);
+	close(fd);
+	return ret;
 }
 
 void fp_proc__free(struct fp_proc *proc)
@@ -635,6 +649,7 @@ void fp_proc__free(struct fp_proc *proc)
 		free(proc->errors[i]);
 	free(proc->objs);
 	free(proc->errors);
+	free(proc->seen);
 	free(proc);
 }
 
@@ -652,75 +667,129 @@ int fp_strv_add(char ***arr, int *n, const char *s)
 	return 0;
 }
 
-int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen)
+/*
+ * Opens the file of one mapping: map_files first, else the path through the process's
+ * root if that is the mapped inode. The fd, or -errno with err filled.
+ */
+static int open_mapping(pid_t pid, unsigned long long start, unsigned long long end,
+			const char *path, int deleted, uint64_t dev, uint64_t ino, char *err,
+			size_t errlen)
 {
-	char mpath[64], line[4096], **seen = NULL;
-	struct fp_proc *proc;
-	int nseen = 0, ret = 0, i;
+	char p[4200];
+	struct stat st;
+	int fd, e;
+
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	e = errno;
+	if (fd >= 0)	/* the mapped file itself */
+		return fd;
+	if (e != EPERM && e != EACCES) {
+		seterr(err, errlen, "%s: cannot open %s: %s", path, p, strerror(e));
+		return -e;
+	}
+	if (!deleted) {
+		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			e = errno;
+			seterr(err, errlen, "%s: cannot open: %s", path, strerror(e));
+			return -e;
+		}
+	}
+	if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_ino != ino ||
+	    (uint64_t)makedev(major(st.st_dev), minor(st.st_dev)) != dev) {
+		if (fd >= 0)
+			close(fd);
+		seterr(err, errlen,
+		       "%s: %s since it was mapped; reading the mapped file needs "
+		       "/proc/%d/map_files (CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)",
+		       path, deleted ? "deleted" : "replaced on disk", (int)pid);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
+{
+	char mpath[64], line[4096];
+	int ret = 0, added = 0, i;
 	FILE *f;
 
-	*out = NULL;
-	if (pid <= 0) {
-		seterr(err, errlen, "pid %d: not a process id", (int)pid);
-		return -EINVAL;
-	}
-	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)pid);
+	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)proc->pid);
 	f = fopen(mpath, "re");
 	if (!f) {
 		ret = -errno;
-		seterr(err, errlen, "pid %d: %s", (int)pid,
+		seterr(err, errlen, "pid %d: %s", (int)proc->pid,
 		       errno == ENOENT ? "no such process" : strerror(errno));
 		return ret;
 	}
-	proc = calloc(1, sizeof(*proc));
-	if (!proc) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	proc->pid = pid;
 	while (fgets(line, sizeof(line), f)) {
-		char perms[8], host[4200], oerr[512];
+		char perms[8], host[64], oerr[600];
+		unsigned long long start, end, off, ino;
+		unsigned int maj, mnr;
 		struct fp_object *obj, **objs;
-		unsigned long long start, end, off;
-		int n = 0, dup = 0;
+		struct fp_file_id *seen;
+		int n = 0, dup = 0, deleted = 0, fd;
+		uint64_t dev;
 		char *path;
 		size_t len;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &n) <
-			    4 || !n)
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
+			   &maj, &mnr, &ino, &n) < 7 || !n)
 			continue;
 		path = line + n;
 		len = strlen(path);
 		if (len && path[len - 1] == '\n')
 			path[--len] = 0;
-		if (perms[2] != 'x' || path[0] != '/')
+		if (perms[2] != 'x' || path[0] != '/' || !ino)
 			continue;
-		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
-			continue;
-		for (i = 0; i < nseen && !dup; i++)
-			dup = !strcmp(seen[i], path);
+		if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
+			path[len - 10] = 0;
+			deleted = 1;
+		}
+		dev = makedev(maj, mnr);
+		for (i = 0; i < proc->nseen && !dup; i++)
+			dup = proc->seen[i].dev == dev && proc->seen[i].ino == ino;
 		if (dup)
 			continue;
-		if (nseen >= MAX_PROC_OBJECTS || fp_strv_add(&seen, &nseen, path)) {
+		if (proc->nseen >= MAX_PROC_OBJECTS) {
+			ret = -E2BIG;
+			break;
+		}
+		seen = realloc(proc->seen, sizeof(*seen) * (size_t)(proc->nseen + 1));
+		if (!seen) {
 			ret = -ENOMEM;
 			break;
 		}
-		snprintf(host, sizeof(host), "/proc/%d/root%s", (int)pid, path);
-		ret = fp_object__read(host, path, &obj, oerr, sizeof(oerr));
-		if (ret == -ENOEXEC) {
-			ret = 0;
-			continue;
-		}
-		if (ret) {
+		proc->seen = seen;
+		seen[proc->nseen++] = (struct fp_file_id){ dev, ino };
+		fd = open_mapping(proc->pid, start, end, path, deleted, dev, ino, oerr,
+				  sizeof(oerr));
+		if (fd < 0) {
 			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
 			if (ret)
 				break;
 			continue;
 		}
-		if (!obj->nsites) {
+		snprintf(host, sizeof(host), "/proc/self/fd/%d", fd);
+		ret = read_fd(fd, host, path, &obj, oerr, sizeof(oerr));
+		if (ret == -ENOEXEC || (!ret && !obj->nsites)) {
 			fp_object__free(obj);
+			close(fd);
+			ret = 0;
 			continue;
 		}
+		if (ret) {
+			close(fd);
+			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
+			if (ret)
+				break;
+			continue;
+		}
+		obj->fd = fd;
+		obj->dev = dev;
+		obj->ino = ino;
 		objs = realloc(proc->objs, sizeof(*objs) * (size_t)(proc->nobjs + 1));
 		if (!objs) {
 			fp_object__free(obj);
@@ -729,13 +798,32 @@ int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen)
 		}
 		proc->objs = objs;
 		objs[proc->nobjs++] = obj;
+		added++;
 	}
 	fclose(f);
-	for (i = 0; i < nseen; i++)
-		free(seen[i]);
-	free(seen);
 	if (ret) {
-		seterr(err, errlen, "pid %d: %s", (int)pid, strerror(-ret));
+		seterr(err, errlen, "pid %d: %s", (int)proc->pid, strerror(-ret));
+		return ret;
+	}
+	return added;
+}
+
+int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen)
+{
+	struct fp_proc *proc;
+	int ret;
+
+	*out = NULL;
+	if (pid <= 0) {
+		seterr(err, errlen, "pid %d: not a process id", (int)pid);
+		return -EINVAL;
+	}
+	proc = calloc(1, sizeof(*proc));
+	if (!proc)
+		return -ENOMEM;
+	proc->pid = pid;
+	ret = fp_proc__refresh(proc, err, errlen);
+	if (ret < 0) {
 		fp_proc__free(proc);
 		return ret;
 	}

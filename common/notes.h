@@ -42,6 +42,9 @@ struct fp_object {
 	uint32_t tls_version, tls_depth, tls_magic;
 	struct fp_site *cat;	/* catalog notes, merged into sites after reading */
 	int ncat;
+	/* a process's object: the file as mapped (host_path is then /proc/self/fd/N) */
+	int fd;			/* held open while the object lives; -1: none */
+	uint64_t dev, ino;	/* as /proc/PID/maps shows them (0 for a file read by path) */
 };
 
 /*
@@ -62,9 +65,23 @@ struct fp_proc {
 	int nobjs;
 	char **errors;		/* objects skipped because they could not be read */
 	int nerrors;
+	struct fp_file_id {
+		uint64_t dev, ino;
+	} *seen;		/* every file looked at (with notes or not), not read again */
+	int nseen;
 };
 
+/*
+ * Reads a process's executable mappings. Each file is opened through
+ * /proc/PID/map_files/START-END (the mapped inode itself: no race with a rename, works
+ * for a deleted file; needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else through
+ * /proc/PID/root/PATH when that is still the mapped inode; a file that is neither gets
+ * a line in errors. The file stays open (obj->fd) and host_path names the descriptor.
+ */
 int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen);
+/* Reads the mappings again: files not seen before are appended to objs (existing ones
+ * keep their indices). Returns the number of objects added or -errno. */
+int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen);
 void fp_proc__free(struct fp_proc *proc);
 
 /* Appends a copy of s to the array *arr of *n strings. 0 or -ENOMEM. */

@@ -304,7 +304,7 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		ret = -ENOMEM;
 		goto out;
 	}
-	t = fp_target__new(getpid(), 1, err, errlen);
+	t = fp_target__new(getpid(), 1, NULL, NULL, err, errlen);
 	if (!t) {
 		ret = -errno;
 		goto out;

@@ -59,14 +59,16 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: featprofd [--socket PATH] [--group GROUP] [--site auto|nop1|nop5] [-v|-q]\n"
-		"                 [--version]\n"
+		"                 [--regions-dir DIR] [--version]\n"
 		"  --socket PATH  listen here (default %s; systemd socket activation "
 		"is used when LISTEN_FDS is set)\n"
 		"  --group GROUP  members of GROUP may connect (default: root only)\n"
 		"  --site WHERE   auto (default): the attach point measured cheaper at start-up;\n"
 		"                 nop1: the 1-byte nop (int3 path); nop5: the shielded nop5\n"
-		"                 (optimized call) where the kernel optimizes it\n",
-		FP_DEFAULT_SOCKET);
+		"                 (optimized call) where the kernel optimizes it\n"
+		"  --regions-dir DIR  region definitions of other providers' probes, *.regions\n"
+		"                 (default %s)\n",
+		FP_DEFAULT_SOCKET, fp_regdefs__default_dir());
 }
 
 int main(int argc, char **argv)
@@ -79,11 +81,13 @@ int main(int argc, char **argv)
 		{ "site", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "regions-dir", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fp_server_opts o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready };
 	char err[1024];
 	enum fp_site_choice site = FP_SITE_AUTO;	/* see docs/TRACING.md, "attach point" */
+	const char *regions_dir = fp_regdefs__default_dir();
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "s:g:vqh", lopts, NULL)) != -1) {
@@ -111,6 +115,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'R':
+			regions_dir = optarg;
+			break;
 		case 'v':
 			fp_log_level = FP_LOG_DEBUG;
 			break;
@@ -129,6 +136,11 @@ int main(int argc, char **argv)
 		}
 	}
 	o.site = site;
+	if (fp_regdefs__load_dir(&o.defs, regions_dir, err, sizeof(err))) {
+		fp_log(FP_LOG_ERR, "region definitions: %s", err);
+		return 1;
+	}
+	fp_log(FP_LOG_INFO, "%d region definitions from %s", o.defs.ndefs, regions_dir);
 	libbpf_set_print(libbpf_log);
 	ret = fp_calibrate(&cal, site, err, sizeof(err));
 	if (ret) {
@@ -149,6 +161,7 @@ int main(int argc, char **argv)
 	fp_log(FP_LOG_INFO, "attaching at the %s (%s); calibration took %.0f ms",
 	       cal.optimized ? "shielded nop5" : "nop1", cal.why, cal.took_ms);
 	ret = fp_server_run(&o);
+	fp_regdefs__clear(&o.defs);
 	notify("STOPPING=1");
 	return ret ? 1 : 0;
 }

@@ -288,6 +288,11 @@ void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
 	add(o, "pid", json_object_new_int(t->pid));
 	add(o, "comm", json_object_new_string(t->comm));
 	add(o, "exited", json_object_new_boolean(t->exited));
+	{
+		static const char *const pts[] = { "none", "nop1", "nop5", "mixed" };
+
+		add(o, "attach_points", json_object_new_string(pts[fp_target__attach_points(t)]));
+	}
 	add(o, "elapsed_ns", u64(t->enabled_at_ns && snap->taken_ns > t->enabled_at_ns
 					 ? snap->taken_ns - t->enabled_at_ns : 0));
 }

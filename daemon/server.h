@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include "calibrate.h"
+#include "regdefs.h"
 
 struct fp_server_opts {
 	const char *socket_path;
@@ -12,6 +13,7 @@ struct fp_server_opts {
 	struct fp_daemon_cal *cal;
 	enum fp_site_choice site;	/* --site, for recalibration */
 	void (*ready)(void);	/* called once the socket listens */
+	struct fp_regdefs defs;	/* installed region definitions (--regions-dir) */
 };
 
 int fp_server_run(const struct fp_server_opts *opts);

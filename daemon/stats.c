@@ -38,6 +38,7 @@ const char *const fp_anomaly_names[FP_AN_MAX] = {
 	[FP_AN_DISABLED_OPEN] = "disabled_while_open",
 	[FP_AN_NO_STATE] = "no_thread_state",
 	[FP_AN_PATHS_FULL] = "paths_full",
+	[FP_AN_BEGIN_TWICE] = "begin_twice",
 };
 
 struct fp_snapshot *fp_snapshot__new(int nregions)

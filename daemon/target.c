@@ -100,8 +100,10 @@ void fp_target__release(struct fp_target *t)
 		for (r = 0; r < t->cat->nregions; r++)
 			detach_links(&t->links[r]);
 	t->attached_sites = 0;
-	if (t->enabled && t->cat)
+	if (t->enabled && t->cat) {
+		t->points_kept = fp_target__attach_points(t);
 		memset(t->enabled, 0, (size_t)t->cat->nregions);
+	}
 	if (t->skel) {
 		fp_target__record_stop(t);
 		fp_target__sample_stop(t);
@@ -112,6 +114,8 @@ void fp_target__release(struct fp_target *t)
 
 void fp_target__free(struct fp_target *t)
 {
+	int i;
+
 	if (!t)
 		return;
 	fp_target__release(t);
@@ -119,6 +123,13 @@ void fp_target__free(struct fp_target *t)
 	fp_catalog__free(t->cat);
 	fp_proc__free(t->proc);
 	fp_snapshot__free(t->last);
+	fp_regdefs__clear(&t->own_defs);
+	for (i = 0; i < t->nwant_features; i++)
+		free(t->want_features[i]);
+	for (i = 0; i < t->nwant_regions; i++)
+		free(t->want_regions[i]);
+	free(t->want_features);
+	free(t->want_regions);
 	json_object_put(t->sample_last);
 	free(t->sample_ids);
 	free(t->enabled);
@@ -161,10 +172,36 @@ static void read_comm(struct fp_target *t)
 	}
 }
 
-struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errlen)
+static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, size_t errlen);
+
+/* Region r's entry in region_info: its feature mask and flags. */
+static int fill_region_info(struct fp_target *t, int r)
+{
+	struct fp_region_info info = { 0 };
+	__u32 key = (__u32)r;
+	int f;
+
+	for (f = 0; f < t->cat->nfeatures; f++)
+		if (fp_region__has_feature(&t->cat->regions[r], t->cat->features[f]))
+			info.mask |= 1ULL << f;
+	if (!t->cat->regions[r].nests)
+		info.flags |= FP_RI_NONEST;
+	t->region_mask[r] = info.mask;
+	return bpf_map__update_elem(t->skel->maps.region_info, &key, sizeof(key), &info,
+				    sizeof(info), BPF_ANY);
+}
+
+/* Regions beyond those of the first catalog read: room for dlopen and definitions. */
+static int region_capacity(int n)
+{
+	return n * 2 + 64;
+}
+
+struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
+				 struct fp_regdefs *more, char *err, size_t errlen)
 {
 	struct fp_target *t = calloc(1, sizeof(*t));
-	int ret = 0, r, f;
+	int ret = 0, r;
 
 	if (!t) {
 		errno = ENOMEM;
@@ -172,6 +209,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 	}
 	t->pid = pid;
 	t->use_opt = use_opt;
+	t->defs = defs;
 	t->rec_fd = -1;
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
@@ -184,10 +222,14 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 	ret = fp_proc__read(pid, &t->proc, err, errlen);
 	if (ret)
 		goto fail;
-	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs);
-	if (!t->cat) {
-		ret = -errno;
-		snprintf(err, errlen, "pid %d: %s", (int)pid, strerror(errno));
+	ret = more ? take_defs(t, more, err, errlen) : 0;
+	if (ret < 0)
+		goto fail;
+	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs, defs);
+	if (!t->cat || fp_catalog__extend(t->cat, t->proc->objs, t->proc->nobjs,
+					  &t->own_defs) < 0) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "pid %d: out of memory", (int)pid);
 		goto fail;
 	}
 	if (!t->cat->nregions) {
@@ -201,9 +243,10 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 		ret = -E2BIG;
 		goto fail;
 	}
-	t->enabled = calloc((size_t)t->cat->nregions, 1);
-	t->region_mask = calloc((size_t)t->cat->nregions, sizeof(*t->region_mask));
-	t->links = calloc((size_t)t->cat->nregions, sizeof(*t->links));
+	t->cap_regions = region_capacity(t->cat->nregions);
+	t->enabled = calloc((size_t)t->cap_regions, 1);
+	t->region_mask = calloc((size_t)t->cap_regions, sizeof(*t->region_mask));
+	t->links = calloc((size_t)t->cap_regions, sizeof(*t->links));
 	t->skel = featprof_bpf__open();
 	if (!t->enabled || !t->region_mask || !t->links || !t->skel) {
 		ret = -ENOMEM;
@@ -216,9 +259,9 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 						      FP_ATTACH_UPROBE_MULTI);
 	else
 		bpf_program__set_autoload(t->skel->progs.fp_site_multi, false);
-	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cat->nregions);
-	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cat->nregions);
-	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cat->nregions);
+	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cap_regions);
+	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cap_regions);
+	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cap_regions);
 	bpf_map__set_max_entries(t->skel->maps.paths, FP_MAX_PATHS);
 	bpf_map__set_max_entries(t->skel->maps.path_nodes, FP_MAX_PATHS);
 	ret = featprof_bpf__load(t->skel);
@@ -230,15 +273,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errle
 		goto fail;
 	}
 	for (r = 0; r < t->cat->nregions; r++) {
-		struct fp_region_info info = { 0 };
-		__u32 key = (__u32)r;
-
-		for (f = 0; f < t->cat->nfeatures; f++)
-			if (fp_region__has_feature(&t->cat->regions[r], t->cat->features[f]))
-				info.mask |= 1ULL << f;
-		t->region_mask[r] = info.mask;
-		ret = bpf_map__update_elem(t->skel->maps.region_info, &key, sizeof(key), &info,
-					   sizeof(info), BPF_ANY);
+		ret = fill_region_info(t, r);
 		if (ret) {
 			snprintf(err, errlen, "pid %d: cannot fill the region map: %s", (int)pid,
 				 strerror(-ret));
@@ -293,7 +328,7 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 		uint64_t off = site_offset(t, site);
 
-		opts.bpf_cookie = FP_COOKIE(region, site->kind == FP_KIND_END, 0);
+		opts.bpf_cookie = FP_COOKIE(region, reg->sites[s].kind == FP_KIND_END, 0);
 		opts.ref_ctr_offset = site->sem_off;
 		l->links[l->nlinks] = bpf_program__attach_uprobe_opts(
 			t->skel->progs.fp_site, t->pid, obj->host_path, off, &opts);
@@ -349,7 +384,7 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 				site = &obj->sites[reg->sites[s].site];
 				offs[k] = site_offset(t, site);
 				refs[k] = site->sem_off;
-				cookies[k] = FP_COOKIE(r, site->kind == FP_KIND_END, gen);
+				cookies[k] = FP_COOKIE(r, reg->sites[s].kind == FP_KIND_END, gen);
 				k++;
 			}
 		}
@@ -406,8 +441,9 @@ static int count_sites(const struct fp_target *t, const uint8_t *want)
 	return n;
 }
 
-int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
-			   size_t errlen)
+/* force: rebuild the link set even when no region changes (a region gained sites). */
+static int set_regions(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
+		       size_t errlen)
 {
 	int r, n, ret = 0, changed = 0;
 	uint8_t *want;
@@ -417,7 +453,7 @@ int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char
 		return -EINVAL;
 	for (r = 0; r < t->cat->nregions; r++)
 		changed |= sel[r] && !!t->enabled[r] != !!on;
-	if (!changed)
+	if (!changed && !(force && t->multi))
 		return 0;
 	if (!t->multi) {
 		for (r = 0; r < t->cat->nregions && !ret; r++)
@@ -461,6 +497,12 @@ int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char
 		t->enabled_at_ns = mono_ns();
 	free(want);
 	return 0;
+}
+
+int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
+			   size_t errlen)
+{
+	return set_regions(t, sel, on, 0, err, errlen);
 }
 
 int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
@@ -512,6 +554,183 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 	}
 	t->enabled[region] = (uint8_t)!!on;
 	return 0;
+}
+
+int fp_target__attach_points(const struct fp_target *t)
+{
+	int r, k, m = 0;
+
+	if (!t->skel)	/* exited or released: as it was */
+		return t->points_kept;
+	for (r = 0; t->enabled && r < t->cat->nregions; r++) {
+		const struct fp_region *reg = &t->cat->regions[r];
+
+		for (k = 0; t->enabled[r] && k < reg->nsites; k++) {
+			const struct fp_site *site =
+				&t->cat->objs[reg->sites[k].obj]->sites[reg->sites[k].site];
+
+			m |= t->use_opt && site->opt_off ? 2 : 1;
+		}
+	}
+	return m;
+}
+
+static int wanted(const struct fp_target *t, int r)
+{
+	const struct fp_region *reg = &t->cat->regions[r];
+	int i;
+
+	if (t->want_all)
+		return 1;
+	for (i = 0; i < t->nwant_regions; i++)
+		if (!strcmp(t->want_regions[i], reg->name))
+			return 1;
+	for (i = 0; i < t->nwant_features; i++)
+		if (fp_region__has_feature(reg, t->want_features[i]))
+			return 1;
+	return 0;
+}
+
+/* Would the catalog over the process's objects and all definitions fit the object? */
+static int check_fits(struct fp_target *t, char *err, size_t errlen)
+{
+	struct fp_catalog *c = fp_catalog__new(t->proc->objs, t->proc->nobjs, t->defs);
+	int ret = 0;
+
+	if (!c || fp_catalog__extend(c, t->proc->objs, t->proc->nobjs, &t->own_defs) < 0)
+		ret = -ENOMEM;
+	else if (c->nregions > t->cap_regions || c->nfeatures > FP_MAX_FEATURES)
+		ret = -E2BIG;
+	if (ret == -E2BIG)
+		snprintf(err, errlen,
+			 "pid %d: %d regions and %d features would exceed this target's room "
+			 "(%d, %d): detach and attach again", (int)t->pid, c->nregions,
+			 c->nfeatures, t->cap_regions, FP_MAX_FEATURES);
+	else if (ret)
+		snprintf(err, errlen, "pid %d: out of memory", (int)t->pid);
+	fp_catalog__free(c);
+	return ret;
+}
+
+int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
+{
+	int n0, r, ret, added, *nsites0 = NULL;
+	uint8_t *sel = NULL;
+	int force = 0, any = 0;
+
+	if (t->exited || !t->skel)
+		return -EINVAL;
+	ret = fp_proc__refresh(t->proc, err, errlen);
+	t->cat->objs = t->proc->objs;	/* the array may have moved */
+	if (ret < 0)
+		return ret;
+	n0 = t->cat->nregions;
+	ret = check_fits(t, err, errlen);
+	if (ret)
+		return ret;
+	nsites0 = calloc((size_t)n0 + 1, sizeof(*nsites0));
+	if (!nsites0)
+		return -ENOMEM;
+	for (r = 0; r < n0; r++)
+		nsites0[r] = t->cat->regions[r].nsites;
+	added = fp_catalog__extend(t->cat, t->proc->objs, t->proc->nobjs, t->defs);
+	if (added >= 0) {
+		ret = fp_catalog__extend(t->cat, t->proc->objs, t->proc->nobjs, &t->own_defs);
+		added = ret < 0 ? ret : added + ret;
+	}
+	if (added <= 0) {
+		free(nsites0);
+		if (added < 0)
+			snprintf(err, errlen, "pid %d: out of memory", (int)t->pid);
+		return added;
+	}
+	for (r = 0; r < t->cat->nregions; r++) {
+		ret = fill_region_info(t, r);
+		if (ret) {
+			snprintf(err, errlen, "pid %d: cannot fill the region map: %s",
+				 (int)t->pid, strerror(-ret));
+			goto out;
+		}
+	}
+	sel = calloc((size_t)t->cat->nregions, 1);
+	if (!sel) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (r = 0; r < t->cat->nregions; r++) {
+		int grew = r < n0 && t->enabled[r] && t->cat->regions[r].nsites != nsites0[r];
+
+		if (r >= n0 && wanted(t, r))
+			sel[r] = 1, any = 1;
+		if (grew && !t->multi) {	/* per-site links: attach the region again */
+			ret = fp_target__set_region(t, r, 0, err, errlen);
+			if (!ret)
+				ret = fp_target__set_region(t, r, 1, err, errlen);
+			if (ret)
+				goto out;
+		}
+		force |= grew;
+	}
+	ret = any || force ? set_regions(t, sel, 1, force, err, errlen) : 0;
+out:
+	free(sel);
+	free(nsites0);
+	return ret ? ret : t->cat->nregions - n0;
+}
+
+/* Checks more's probes against the process and moves the new ones into own_defs; returns
+ * how many were moved, or -errno (nothing moved). */
+static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, size_t errlen)
+{
+	struct fp_regdef *a;
+	int i, j, n0 = t->own_defs.ndefs;
+
+	for (i = 0; i < more->ndefs; i++) {
+		const struct fp_probe_name *p = fp_regdef__missing(t->proc->objs, t->proc->nobjs,
+								   &more->defs[i]);
+
+		if (p) {
+			snprintf(err, errlen, "%s: pid %d has no probe %s:%s", more->defs[i].origin,
+				 (int)t->pid, p->provider, p->probe);
+			return -ENOENT;
+		}
+	}
+	a = realloc(t->own_defs.defs, sizeof(*a) * (size_t)(n0 + more->ndefs + 1));
+	if (!a)
+		return -ENOMEM;
+	t->own_defs.defs = a;
+	for (i = 0; i < more->ndefs; i++) {
+		int dup = 0;
+
+		for (j = 0; j < t->own_defs.ndefs && !dup; j++)
+			dup = !strcmp(a[j].name, more->defs[i].name);
+		if (dup)
+			continue;
+		a[t->own_defs.ndefs++] = more->defs[i];
+		memset(&more->defs[i], 0, sizeof(more->defs[i]));
+	}
+	fp_regdefs__clear(more);	/* what is left: the duplicates */
+	return t->own_defs.ndefs - n0;
+}
+
+int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
+			size_t errlen)
+{
+	int n0 = t->own_defs.ndefs, ret;
+
+	if (t->exited || !t->skel)
+		return -EINVAL;
+	ret = fp_proc__refresh(t->proc, err, errlen);
+	t->cat->objs = t->proc->objs;
+	if (ret < 0)
+		return ret;
+	ret = take_defs(t, more, err, errlen);
+	if (ret <= 0)
+		return ret;
+	ret = fp_target__refresh(t, err, errlen);
+	if (ret < 0)	/* not applied: not kept */
+		fp_regdefs__truncate(&t->own_defs, n0);
+	return ret;
 }
 
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t)

@@ -25,6 +25,13 @@ struct fp_rlinks {
 
 struct fp_target {
 	pid_t pid;
+	int cap_regions;		/* BPF map capacity: regions may grow to it */
+	const struct fp_regdefs *defs;	/* installed definitions (the daemon's) */
+	struct fp_regdefs own_defs;	/* definitions clients sent for this target */
+	/* what was asked for by name, so that regions appearing later join (refresh) */
+	int want_all;
+	char **want_features, **want_regions;
+	int nwant_features, nwant_regions;
 	int pidfd;			/* readable when the process exits */
 	int exited;
 	uid_t owner;			/* fp_owner() at attach: may see it after exit */
@@ -41,6 +48,7 @@ struct fp_target {
 	unsigned gen;			/* generation of the current link set */
 	int attached_sites;
 	int use_opt;			/* attach at the shielded nop5 */
+	int points_kept;		/* fp_target__attach_points() when released */
 	uint32_t enable_gen;		/* region_enabled values: generation of each enable */
 	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
 	struct fp_snapshot *last;	/* figures kept after exit or detach */
@@ -63,8 +71,25 @@ struct fp_target {
 
 /* The one-line error for a process without featprof probes (names other providers). */
 void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, size_t errlen);
-/* Reads the target's catalog and loads its BPF object. NULL with errno; err filled. */
-struct fp_target *fp_target__new(pid_t pid, int use_opt, char *err, size_t errlen);
+/* Reads the target's catalog (featprof notes, defs' regions and more's, as
+ * fp_target__add_defs; more may be NULL) and loads its BPF object. NULL with errno;
+ * err filled. */
+struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
+				 struct fp_regdefs *more, char *err, size_t errlen);
+/*
+ * Adds a client's definitions (moved out of *more on success; a name the target has
+ * already is skipped): every probe they name must be in the process, else -ENOENT
+ * and nothing changes. Then refreshes (below). Returns as fp_target__refresh.
+ */
+int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
+			size_t errlen);
+/*
+ * Re-reads the process's mappings: objects mapped since (dlopen) and definitions added
+ * to own_defs join the catalog with new region indices; regions asked for by name
+ * (want_*) that appear are enabled. Returns regions added (0: nothing new) or -errno
+ * with err filled (nothing measured changed).
+ */
+int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
 void fp_target__free(struct fp_target *t);
 /* Detaches everything and frees the BPF object; the catalog and t->last stay. */
 void fp_target__release(struct fp_target *t);
@@ -73,6 +98,9 @@ void fp_target__release(struct fp_target *t);
 int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
 			   size_t errlen);
 int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen);
+/* Where the enabled regions' sites are attached: bit 0 a nop1 (trap), bit 1 the
+ * shielded nop5 (optimized); third-party sites are always nop1. */
+int fp_target__attach_points(const struct fp_target *t);
 /* Reads and sums the per-CPU maps. NULL with errno. */
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
 int fp_target__reset(struct fp_target *t);

@@ -73,9 +73,18 @@ void fp_reply_error(struct server *s, struct client *c, enum fp_status st, const
 
 /* --- targets ----------------------------------------------------------------------- */
 
+/*
+ * The probe cost to subtract: that of the attach point the enabled sites use. Sites of
+ * other providers are plain nops (nop1, the trap); a target whose enabled regions use
+ * both points is compensated as nop5 and says so (mixed_attach_points).
+ */
 static const struct fp_calibration *cal_of(struct server *s, const struct fp_target *t)
 {
-	return &s->opts->cal->at[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1];
+	int m = fp_target__attach_points(t);
+
+	if (!t->use_opt || (m == 1 && s->opts->cal->at[FP_AT_NOP1].valid))
+		return &s->opts->cal->at[FP_AT_NOP1];
+	return &s->opts->cal->at[FP_AT_NOP5];
 }
 
 static int find_target(struct server *s, pid_t pid)
@@ -149,8 +158,9 @@ void fp_free_targets(struct server *s)
 	}
 }
 
-/* The target of pid, attached now if it is not yet. */
-static enum fp_status new_target(struct server *s, pid_t pid, int *ti, char *msg, size_t msglen)
+/* The target of pid, attached now if it is not yet (with more's definitions). */
+static enum fp_status new_target(struct server *s, pid_t pid, int *ti, struct fp_regdefs *more,
+				 char *msg, size_t msglen)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct fp_target *t;
@@ -165,7 +175,7 @@ static enum fp_status new_target(struct server *s, pid_t pid, int *ti, char *msg
 		snprintf(msg, msglen, "too many targets (%d)", FP_MAX_TARGETS);
 		return FP_E_BUSY;
 	}
-	t = fp_target__new(pid, s->opts->cal->optimized, msg, msglen);
+	t = fp_target__new(pid, s->opts->cal->optimized, &s->opts->defs, more, msg, msglen);
 	if (!t)
 		return errno == ENOENT ? FP_E_NO_PROBES :
 		       errno == ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL;
@@ -285,6 +295,19 @@ static enum fp_status do_hello(struct server *s, struct client *c, struct reques
 	return FP_OK;
 }
 
+/* A catalog refresh outside a request's own work: a failure is logged, not replied. */
+static void refresh(struct fp_target *t)
+{
+	char err[512];
+	int n = fp_target__refresh(t, err, sizeof(err));
+
+	if (n < 0)
+		fp_log(FP_LOG_WARN, "%s", err);
+	else if (n)
+		fp_log(FP_LOG_INFO, "pid %d: %d regions joined (now %d)", (int)t->pid, n,
+		       t->cat->nregions);
+}
+
 /* The catalog; read without loading anything when the pid is not attached. */
 static enum fp_status do_list(struct server *s, struct client *c, struct request *r,
 			      struct json_object **res, char *msg, size_t msglen)
@@ -294,12 +317,14 @@ static enum fp_status do_list(struct server *s, struct client *c, struct request
 	int ti = find_target(s, r->pid);
 
 	if (ti >= 0) {
+		if (!s->targets[ti]->exited)	/* objects mapped since (dlopen) */
+			refresh(s->targets[ti]);
 		*res = fp_catalog__to_json(s->targets[ti]->cat);
 		return FP_OK;
 	}
 	if (fp_proc__read(r->pid, &proc, msg, msglen))
 		return FP_E_NO_SUCH_PROCESS;
-	cat = fp_catalog__new(proc->objs, proc->nobjs);
+	cat = fp_catalog__new(proc->objs, proc->nobjs, &s->opts->defs);
 	if (!cat) {
 		snprintf(msg, msglen, "pid %d: %s", (int)r->pid, strerror(errno));
 		fp_proc__free(proc);
@@ -317,38 +342,135 @@ static enum fp_status do_list(struct server *s, struct client *c, struct request
 static enum fp_status do_attach(struct server *s, struct client *c, struct request *r,
 				struct json_object **res, char *msg, size_t msglen)
 {
-	enum fp_status st = new_target(s, r->pid, &r->ti, msg, msglen);
+	enum fp_status st = new_target(s, r->pid, &r->ti, NULL, msg, msglen);
 
 	if (st == FP_OK)
 		*res = fp_catalog__to_json(s->targets[r->ti]->cat);
 	return st;
 }
 
+/* "definitions": {"name": FILE, "text": TEXT}, a client's region definitions. */
+static enum fp_status arg_definitions(struct json_object *req, struct fp_regdefs *out,
+				      int *given, char *msg, size_t msglen)
+{
+	struct json_object *d, *name, *text;
+
+	*given = json_object_object_get_ex(req, "definitions", &d);
+	if (!*given)
+		return FP_OK;
+	if (!json_object_is_type(d, json_type_object) ||
+	    !json_object_object_get_ex(d, "name", &name) ||
+	    !json_object_object_get_ex(d, "text", &text) ||
+	    !json_object_is_type(name, json_type_string) ||
+	    !json_object_is_type(text, json_type_string)) {
+		snprintf(msg, msglen, "'definitions' must be {\"name\": string, \"text\": string}");
+		return FP_E_BAD_REQUEST;
+	}
+	if (fp_regdefs__parse(out, json_object_get_string(text),
+			      (size_t)json_object_get_string_len(text),
+			      json_object_get_string(name), msg, msglen))
+		return FP_E_BAD_REQUEST;
+	return FP_OK;
+}
+
+/* Remembers (on) or forgets (off) what was named, so that later regions join. */
+static void remember(struct fp_target *t, struct json_object *req, int on)
+{
+	struct json_object *v, *arr;
+	size_t k;
+	int i, j;
+
+	if (json_object_object_get_ex(req, "all", &v) && json_object_get_boolean(v)) {
+		t->want_all = on;
+		if (!on) {
+			for (j = 0; j < t->nwant_features; j++)
+				free(t->want_features[j]);
+			for (j = 0; j < t->nwant_regions; j++)
+				free(t->want_regions[j]);
+			t->nwant_features = t->nwant_regions = 0;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		char ***list = i ? &t->want_regions : &t->want_features;
+		int *n = i ? &t->nwant_regions : &t->nwant_features;
+
+		if (!json_object_object_get_ex(req, i ? "regions" : "features", &arr))
+			continue;
+		for (k = 0; k < json_object_array_length(arr); k++) {
+			const char *name =
+				json_object_get_string(json_object_array_get_idx(arr, k));
+			int found = -1;
+
+			for (j = 0; j < *n && found < 0; j++)
+				if (!strcmp((*list)[j], name))
+					found = j;
+			if (on && found < 0)
+				fp_strv_add(list, n, name);	/* on failure: not followed */
+			if (!on && found >= 0) {
+				free((*list)[found]);
+				(*list)[found] = (*list)[--*n];
+			}
+		}
+	}
+}
+
 static enum fp_status toggle(struct server *s, struct client *c, struct request *r,
 			     struct json_object **res, char *msg, size_t msglen, int on)
 {
+	struct fp_regdefs more = { 0 };
 	enum fp_status st = FP_OK;
 	struct fp_target *t;
 	uint64_t t0 = fp_mono_ns();
+	int created = 0, given, ret;
 	uint8_t *sel;
 
-	if (on && (st = new_target(s, r->pid, &r->ti, msg, msglen)))
+	st = arg_definitions(r->obj, &more, &given, msg, msglen);
+	if (st)
 		return st;
+	if (given && !on) {
+		fp_regdefs__clear(&more);
+		snprintf(msg, msglen, "'definitions' go with enable");
+		return FP_E_BAD_REQUEST;
+	}
+	if (on && (r->ti = find_target(s, r->pid)) < 0) {
+		st = new_target(s, r->pid, &r->ti, &more, msg, msglen);
+		fp_regdefs__clear(&more);
+		if (st)
+			return st;
+		created = 1;
+	}
 	t = s->targets[r->ti];
 	if (t->exited) {
+		fp_regdefs__clear(&more);
 		snprintf(msg, msglen, "pid %d has exited; its last figures stay until detach",
 			 (int)r->pid);
 		return FP_E_NO_SUCH_PROCESS;
 	}
+	if (!created) {	/* definitions sent now, objects mapped since */
+		ret = given ? fp_target__add_defs(t, &more, msg, msglen)
+			    : fp_target__refresh(t, msg, msglen);
+		fp_regdefs__clear(&more);
+		if (ret < 0)
+			return ret == -ENOENT ? FP_E_UNKNOWN_NAME : FP_E_INTERNAL;
+	}
 	sel = calloc((size_t)t->cat->nregions, 1);
 	if (!sel) {
 		snprintf(msg, msglen, "out of memory");
-		return FP_E_INTERNAL;
+		st = FP_E_INTERNAL;
+		goto out;
 	}
 	st = select_regions(r->obj, t, sel, msg, msglen);
 	if (st == FP_OK && fp_target__set_regions(t, sel, on, msg, msglen))
 		st = FP_E_INTERNAL;
 	free(sel);
+	if (st == FP_OK)
+		remember(t, r->obj, on);
+out:
+	if (st && created) {	/* nothing else changes: the attach is undone */
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		fp_target__free(t);
+		s->targets[r->ti] = NULL;
+	}
 	if (st)
 		return st;
 	fp_log(FP_LOG_INFO, "pid %d: %s, %d sites attached (%.3f ms)", (int)r->pid,
@@ -719,7 +841,7 @@ static enum fp_status do_sample(struct server *s, struct client *c, struct reque
 		}
 		on = json_object_get_boolean(v);
 	}
-	st = new_target(s, r->pid, &r->ti, msg, msglen);
+	st = new_target(s, r->pid, &r->ti, NULL, msg, msglen);
 	if (st)
 		return st;
 	t = s->targets[r->ti];

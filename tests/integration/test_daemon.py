@@ -832,7 +832,7 @@ def t_disable_open(d):
     check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
     t.go()
     time.sleep(0.5)
-    r = cli(d, "disable", t.pid, "--regions", "long_region")
+    r = cli(d, "disable", t.pid, "--by-region", "long_region")
     check(r.returncode == 0, "disable long_region: " + r.stderr)
     t.result()
     st = stats(d, t.pid)

@@ -48,7 +48,14 @@ expect_err() { # description expected-text args...
 expect_err "no such pid" "no such process" list 999999999
 expect_err "not ELF" "not an ELF file" list /etc/passwd
 expect_err "missing file" "cannot open" list /nonexistent
-expect_err "no featprof notes" "no featprof probes (other stapsdt providers: python)" list /usr/bin/python3.11
+expect_err "no featprof notes" "no featprof probes and no defined regions (other stapsdt providers: libstdcxx)" \
+	list "$(readlink -f "$(g++ -print-file-name=libstdc++.so.6)")"
+# Debian's CPython has python:* probes, and usdt/regions.d defines regions of them
+if "$FP" list /usr/bin/python3.11 | grep -q "python.gc  \[PythonGC\]"; then
+	ok "python3.11: regions from the installed definitions"
+else
+	bad "python3.11: no python.gc region"
+fi
 expect_err "unknown command" "unknown command" frobnicate
 expect_err "missing argument" "missing PID" list
 echo "cli_list: done"

@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fp_object__free(obj);
 	} else {
 		obj = calloc(1, sizeof(*obj));
+		obj->fd = -1;
 		obj->path = strdup("fuzz");
 		obj->host_path = strdup("fuzz");
 		fp_notes_parse(obj, copy, size - 1, 0, (data[0] >> 1) & 1, err, sizeof(err));

@@ -27,4 +27,18 @@ if [ $rc -ne 0 ]; then
 	echo "fuzz_smoke: libFuzzer failed (exit $rc):"; tail -40 "$tmp/log"
 	exit 1
 fi
-echo "fuzz_smoke: ${SECS}s, $(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/log" | grep -oE '[0-9]+') executions, 0 crashes"
+notes_runs=$(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/log" | grep -oE '[0-9]+')
+
+# the region-definition parser (client input), seeded with the installed definitions
+mkdir "$tmp/rcorpus"
+cp usdt/regions.d/*.regions "$tmp/rcorpus/"
+"$B"/tests/unit/fuzz_regdefs -max_total_time="$(( (SECS + 1) / 2 ))" -max_len=4096 \
+	-rss_limit_mb=2048 -print_final_stats=1 "$tmp/rcorpus" > "$tmp/rlog" 2>&1
+rc=$?
+grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' "$tmp/rlog"
+if [ $rc -ne 0 ]; then
+	echo "fuzz_smoke: libFuzzer failed on the definition parser (exit $rc):"; tail -40 "$tmp/rlog"
+	exit 1
+fi
+echo "fuzz_smoke: notes ${SECS}s, $notes_runs executions; definitions $(( (SECS + 1) / 2 ))s," \
+	"$(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/rlog" | grep -oE '[0-9]+') executions; 0 crashes"

@@ -91,7 +91,7 @@ static void test_c_target(const char *name)
 		return;
 	}
 	check_site_bytes(file, obj);
-	cat = fp_catalog__new(&obj, 1);
+	cat = fp_catalog__new(&obj, 1, NULL);
 	CHECK_INT(cat->nregions, 4);
 	CHECK_INT(cat->nfeatures, 4);
 	CHECK(fp_catalog__feature(cat, "Encryption") >= 0, "feature Encryption missing");
@@ -132,7 +132,7 @@ static void test_cxx_target(void)
 	CHECK_INT(fp_object__read(file, file, &obj, err, sizeof(err)), 0);
 	if (!obj)
 		return;
-	cat = fp_catalog__new(&obj, 1);
+	cat = fp_catalog__new(&obj, 1, NULL);
 	/* scaled<int> and scaled<double>: two instantiations, each with its sites */
 	if ((r = region(cat, "tmpl_scale")))
 		CHECK(r->nbegin >= 2 && r->nend >= 2, "template sites %d/%d", r->nbegin,
@@ -280,7 +280,7 @@ static void test_shlib_process(void)
 			have_lib |= strstr(proc->objs[i]->path, "libsite.so") != NULL;
 		CHECK(proc->nobjs >= 2 && have_lib, "objects: %d, libsite.so %s", proc->nobjs,
 		      have_lib ? "found" : "missing");
-		cat = fp_catalog__new(proc->objs, proc->nobjs);
+		cat = fp_catalog__new(proc->objs, proc->nobjs, NULL);
 		if ((r = region(cat, "export_fmt"))) {
 			for (i = 0; i < r->nsites; i++)
 				objs_seen[strstr(cat->objs[r->sites[i].obj]->path, "libsite") ? 1
@@ -302,6 +302,82 @@ static void test_shlib_process(void)
 	CHECK(strstr(err, "no such process") != NULL, "err: %s", err);
 }
 
+/* Region definitions: the parser's errors name file and line; a definition becomes a
+ * region of CPython's probes with begin/end roles and no nesting unless it says so. */
+static void test_regdefs(void)
+{
+	static const char good[] = "# c\n\nregion a.gc begin python:gc__start "
+				   "end python:gc__done features G,H\n"
+				   "region imp begin python:import__find__load__start "
+				   "end python:import__find__load__done nests # trailing\n";
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "region x begin a:b\n", "f:1: expected" },
+		{ "\nregion x begin a:b end c\n", "f:2: a probe is" },
+		{ "region x begin a:b end a:c bogus\n", "f:1: unknown word" },
+		{ "region x begin a:b end a:c features\n", "f:1: a feature list is missing" },
+		{ "region x/y begin a:b end a:c\n", "f:1: a region name" },
+		{ "region x begin a:b end a:c nests nests\n", "f:1: 'nests' given twice" },
+		{ "region x begin a:b begin a:b end a:c\n", "f:1: begin or end given twice" },
+		{ "region x begin a:b end a:c\x00\n", "f:1: a NUL byte" },
+	};
+	struct fp_regdefs defs = { 0 };
+	struct fp_object *obj = NULL;
+	struct fp_catalog *cat;
+	char err[512];
+	size_t i;
+	int r;
+
+	CHECK_INT(fp_regdefs__parse(&defs, good, sizeof(good) - 1, "f", err, sizeof(err)), 0);
+	CHECK_INT(defs.ndefs, 2);
+	if (defs.ndefs == 2) {
+		CHECK_STR(defs.defs[0].name, "a.gc");
+		CHECK_INT(defs.defs[0].nfeatures, 2);
+		CHECK_INT(defs.defs[0].nests, 0);
+		CHECK_INT(defs.defs[1].nests, 1);
+		CHECK_STR(defs.defs[1].origin, "f:4");
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t len = strlen(bad[i].text);
+
+		if (strstr(bad[i].want, "NUL"))
+			len = strlen(bad[i].text) + 2;
+		err[0] = 0;
+		CHECK(fp_regdefs__parse(&defs, bad[i].text, len, "f", err, sizeof(err)) < 0 &&
+			      strstr(err, bad[i].want),
+		      "bad %zu: '%s' (want '%s')", i, err, bad[i].want);
+		CHECK_INT(defs.ndefs, 2);	/* all or nothing */
+	}
+	CHECK_INT(fp_regdefs__parse(&defs, good, sizeof(good) - 1, "g", err, sizeof(err)), 0);
+	CHECK_INT(defs.ndefs, 2);	/* the same definitions again: kept once */
+	CHECK(fp_regdefs__parse(&defs, "region a.gc begin x:y end x:z\n", 30, "g", err,
+				sizeof(err)) < 0 && strstr(err, "already defined at f:3"),
+	      "conflict: %s", err);
+	if (fp_object__read("/usr/bin/python3.11", "/usr/bin/python3.11", &obj, err,
+			    sizeof(err))) {
+		printf("  (no /usr/bin/python3.11 with probes: catalog part not run: %s)\n", err);
+		fp_regdefs__clear(&defs);
+		return;
+	}
+	cat = fp_catalog__new(&obj, 1, &defs);
+	CHECK(cat && cat->nregions == 2, "python regions: %d", cat ? cat->nregions : -1);
+	r = cat ? fp_catalog__region(cat, "a.gc") : -1;
+	CHECK(r >= 0, "region a.gc");
+	if (r >= 0) {
+		const struct fp_region *g = &cat->regions[r];
+
+		CHECK(g->nbegin == 1 && g->nend == 1 && !g->nests, "a.gc: %d begin %d end",
+		      g->nbegin, g->nend);
+		CHECK_STR(g->origin, "f:3");
+		CHECK(fp_region__has_feature(g, "H"), "a.gc has feature H");
+	}
+	CHECK(fp_regdef__missing(&obj, 1, &defs.defs[0]) == NULL, "all probes present");
+	fp_catalog__free(cat);
+	fp_object__free(obj);
+	fp_regdefs__clear(&defs);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -314,5 +390,6 @@ int main(int argc, char **argv)
 	test_cxx_target();
 	test_corrupt();
 	test_shlib_process();
+	test_regdefs();
 	TEST_DONE("test_notes");
 }

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The region-definition parser (format in regdefs.h and docs/REGIONS.md). Input comes
+ * from clients (featprof --regions FILE sends the text), so every byte is checked: no
+ * line, token or count is trusted, and the fuzzer in tests/unit/fuzz_regdefs.c runs it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "regdefs.h"
+
+#ifndef FP_REGIONS_DIR
+#define FP_REGIONS_DIR "/usr/local/share/featprof/regions.d"
+#endif
+
+#define MAX_TOKEN 63
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void def_free(struct fp_regdef *d)
+{
+	int i;
+
+	free(d->name);
+	free(d->origin);
+	for (i = 0; i < d->nbegin; i++) {
+		free(d->begin[i].provider);
+		free(d->begin[i].probe);
+	}
+	for (i = 0; i < d->nend; i++) {
+		free(d->end[i].provider);
+		free(d->end[i].probe);
+	}
+	for (i = 0; i < d->nfeatures; i++)
+		free(d->features[i]);
+	memset(d, 0, sizeof(*d));
+}
+
+void fp_regdefs__truncate(struct fp_regdefs *defs, int n)
+{
+	while (defs->ndefs > n && defs->ndefs > 0)
+		def_free(&defs->defs[--defs->ndefs]);
+}
+
+void fp_regdefs__clear(struct fp_regdefs *defs)
+{
+	int i;
+
+	for (i = 0; i < defs->ndefs; i++)
+		def_free(&defs->defs[i]);
+	free(defs->defs);
+	defs->defs = NULL;
+	defs->ndefs = 0;
+}
+
+static int probes_equal(const struct fp_probe_name *a, const struct fp_probe_name *b, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(a[i].provider, b[i].provider) || strcmp(a[i].probe, b[i].probe))
+			return 0;
+	return 1;
+}
+
+/* The same definition twice (a file given again, or also installed): not a conflict. */
+static int def_equal(const struct fp_regdef *a, const struct fp_regdef *b)
+{
+	int i;
+
+	if (a->nbegin != b->nbegin || a->nend != b->nend || a->nfeatures != b->nfeatures ||
+	    a->nests != b->nests || !probes_equal(a->begin, b->begin, a->nbegin) ||
+	    !probes_equal(a->end, b->end, a->nend))
+		return 0;
+	for (i = 0; i < a->nfeatures; i++)
+		if (strcmp(a->features[i], b->features[i]))
+			return 0;
+	return 1;
+}
+
+/* A name of 1-63 characters, each allowed by extra (besides letters and digits). */
+static int valid_name(const char *s, size_t n, const char *extra)
+{
+	size_t i;
+
+	if (!n || n > MAX_TOKEN)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      (c && strchr(extra, c))))
+			return 0;
+	}
+	return 1;
+}
+
+/* Splits s (NUL-terminated, modified) at commas into at most max items. */
+static int split_commas(char *s, char **items, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		char *c = strchr(s, ',');
+
+		if (n == max)
+			return -1;
+		items[n++] = s;
+		if (!c)
+			return n;
+		*c = 0;
+		s = c + 1;
+	}
+}
+
+static int parse_probes(char *tok, struct fp_probe_name *out, int *nout, const char **why)
+{
+	char *items[FP_REGDEF_MAX_PROBES];
+	int n = split_commas(tok, items, FP_REGDEF_MAX_PROBES), i;
+
+	if (n < 0) {
+		*why = "too many probes (at most 16 per side)";
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		char *colon = strchr(items[i], ':');
+
+		if (!colon || !valid_name(items[i], (size_t)(colon - items[i]), "_") ||
+		    !valid_name(colon + 1, strlen(colon + 1), "_")) {
+			*why = "a probe is PROVIDER:NAME (letters, digits, '_')";
+			return -EINVAL;
+		}
+		*colon = 0;
+		out[*nout].provider = strdup(items[i]);
+		out[*nout].probe = strdup(colon + 1);
+		(*nout)++;
+		if (!out[*nout - 1].provider || !out[*nout - 1].probe)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* One line without its newline, NUL-terminated (modified). 0 for a blank or comment. */
+static int parse_line(char *line, struct fp_regdef *d, const char **why)
+{
+	char *tok[16], *save = NULL, *t;
+	int n = 0, i, ret;
+	char *hash = strchr(line, '#');
+
+	if (hash)
+		*hash = 0;
+	for (t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+		if (n == 16) {
+			*why = "too many words";
+			return -EINVAL;
+		}
+		tok[n++] = t;
+	}
+	if (!n)
+		return 0;
+	if (strcmp(tok[0], "region") || n < 6) {
+		*why = "expected: region NAME begin PROV:PROBE end PROV:PROBE [features F,...] "
+		       "[nests]";
+		return -EINVAL;
+	}
+	if (!valid_name(tok[1], strlen(tok[1]), "_.-")) {
+		*why = "a region name is 1-63 letters, digits, '_', '.', '-'";
+		return -EINVAL;
+	}
+	d->name = strdup(tok[1]);
+	if (!d->name)
+		return -ENOMEM;
+	for (i = 2; i < n; i++) {
+		int last = i + 1 >= n;
+
+		if (!strcmp(tok[i], "nests")) {
+			if (d->nests) {
+				*why = "'nests' given twice";
+				return -EINVAL;
+			}
+			d->nests = 1;
+		} else if (!strcmp(tok[i], "begin") || !strcmp(tok[i], "end")) {
+			int end = tok[i][0] == 'e';
+
+			if (last || (end ? d->nend : d->nbegin)) {
+				*why = last ? "a probe list is missing"
+					    : "begin or end given twice";
+				return -EINVAL;
+			}
+			i++;
+			ret = end ? parse_probes(tok[i], d->end, &d->nend, why)
+				  : parse_probes(tok[i], d->begin, &d->nbegin, why);
+			if (ret)
+				return ret;
+		} else if (!strcmp(tok[i], "features")) {
+			char *items[FP_REGDEF_MAX_FEATURES];
+			int k, nf;
+
+			if (last || d->nfeatures) {
+				*why = last ? "a feature list is missing" : "features given twice";
+				return -EINVAL;
+			}
+			nf = split_commas(tok[++i], items, FP_REGDEF_MAX_FEATURES);
+			if (nf < 0) {
+				*why = "too many features (at most 8)";
+				return -EINVAL;
+			}
+			for (k = 0; k < nf; k++) {
+				if (!valid_name(items[k], strlen(items[k]), "_.-")) {
+					*why = "a feature name is 1-63 letters, digits, "
+					       "'_', '.', '-'";
+					return -EINVAL;
+				}
+				d->features[d->nfeatures] = strdup(items[k]);
+				if (!d->features[d->nfeatures++])
+					return -ENOMEM;
+			}
+		} else {
+			*why = "unknown word (expected begin, end, features or nests)";
+			return -EINVAL;
+		}
+	}
+	if (!d->nbegin || !d->nend) {
+		*why = "a region needs a begin and an end probe";
+		return -EINVAL;
+	}
+	return 1;
+}
+
+int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, const char *fname,
+		      char *err, size_t errlen)
+{
+	struct fp_regdef *added = NULL;
+	int nadded = 0, lineno = 0, ret = 0, i;
+	size_t pos = 0;
+	char *buf;
+
+	if (len > FP_REGDEF_MAX_FILE) {
+		seterr(err, errlen, "%s: larger than %d bytes", fname, FP_REGDEF_MAX_FILE);
+		return -E2BIG;
+	}
+	buf = malloc(len + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (pos < len && !ret) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		const char *why = NULL;
+		struct fp_regdef d = { 0 }, *a;
+		char origin[300];
+
+		lineno++;
+		memcpy(buf, text + pos, n);
+		buf[n] = 0;
+		pos += n + (nl ? 1 : 0);
+		if (strlen(buf) != n) {
+			seterr(err, errlen, "%s:%d: a NUL byte in the text", fname, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		ret = parse_line(buf, &d, &why);
+		if (ret <= 0) {
+			if (ret == -EINVAL)
+				seterr(err, errlen, "%s:%d: %s", fname, lineno, why);
+			else if (ret)
+				seterr(err, errlen, "%s:%d: %s", fname, lineno, strerror(-ret));
+			def_free(&d);
+			continue;
+		}
+		ret = 0;
+		for (i = 0; i < defs->ndefs + nadded && !ret; i++) {
+			const struct fp_regdef *o = i < defs->ndefs ? &defs->defs[i]
+								    : &added[i - defs->ndefs];
+
+			if (!strcmp(o->name, d.name) && def_equal(o, &d)) {
+				ret = 1;	/* already there, as it is */
+			} else if (!strcmp(o->name, d.name)) {
+				seterr(err, errlen, "%s:%d: region '%s' already defined at %s",
+				       fname, lineno, d.name, o->origin);
+				ret = -EINVAL;
+			}
+		}
+		if (ret == 1) {
+			def_free(&d);
+			ret = 0;
+			continue;
+		}
+		if (!ret && defs->ndefs + nadded >= FP_REGDEF_MAX) {
+			seterr(err, errlen, "%s:%d: more than %d definitions", fname, lineno,
+			       FP_REGDEF_MAX);
+			ret = -E2BIG;
+		}
+		snprintf(origin, sizeof(origin), "%s:%d", fname, lineno);
+		if (!ret && !(d.origin = strdup(origin)))
+			ret = -ENOMEM;
+		if (!ret) {
+			a = realloc(added, sizeof(*a) * (size_t)(nadded + 1));
+			if (!a)
+				ret = -ENOMEM;
+			else
+				(added = a)[nadded++] = d;
+		}
+		if (ret)
+			def_free(&d);
+		if (ret == -ENOMEM)
+			seterr(err, errlen, "%s: out of memory", fname);
+	}
+	free(buf);
+	if (!ret && nadded) {
+		struct fp_regdef *all = realloc(defs->defs,
+						sizeof(*all) * (size_t)(defs->ndefs + nadded));
+
+		if (!all) {
+			ret = -ENOMEM;
+			seterr(err, errlen, "%s: out of memory", fname);
+		} else {
+			memcpy(all + defs->ndefs, added, sizeof(*all) * (size_t)nadded);
+			defs->defs = all;
+			defs->ndefs += nadded;
+			nadded = 0;
+		}
+	}
+	for (i = 0; i < nadded; i++)
+		def_free(&added[i]);
+	free(added);
+	return ret;
+}
+
+int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	size_t len = 0;
+	struct stat st;
+	char *text;
+	ssize_t n;
+
+	if (fd < 0) {
+		ret = -errno;
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		seterr(err, errlen, "%s: not a regular file", path);
+		return -EINVAL;
+	}
+	text = malloc(FP_REGDEF_MAX_FILE + 1);
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((n = read(fd, text + len, FP_REGDEF_MAX_FILE + 1 - len)) > 0 &&
+	       len + (size_t)n <= FP_REGDEF_MAX_FILE)
+		len += (size_t)n;
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		seterr(err, errlen, "%s: %s", path, strerror(-ret));
+	else if (n > 0)
+		seterr(err, errlen, "%s: larger than %d bytes", path, FP_REGDEF_MAX_FILE),
+			ret = -E2BIG;
+	else
+		ret = fp_regdefs__parse(defs, text, len, path, err, errlen);
+	free(text);
+	return ret;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	char **names = NULL, path[PATH_MAX];
+	struct dirent *e;
+	int n = 0, i, ret = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : (seterr(err, errlen, "%s: %s", dir, strerror(errno)),
+					      -errno);
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		char **a;
+
+		if (l < 9 || strcmp(e->d_name + l - 8, ".regions") || e->d_name[0] == '.')
+			continue;
+		a = realloc(names, sizeof(*a) * (size_t)(n + 1));
+		if (!a || !(a[n] = strdup(e->d_name))) {
+			names = a ? a : names;
+			ret = -ENOMEM;
+			break;
+		}
+		names = a;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (!ret)
+			ret = fp_regdefs__load_file(defs, path, err, errlen);
+		free(names[i]);
+	}
+	free(names);
+	return ret;
+}
+
+const char *fp_regdefs__default_dir(void)
+{
+	static char buf[PATH_MAX];
+	const char *env = getenv("FEATPROF_REGIONS_DIR");
+	char exe[PATH_MAX - 32], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat st;
+
+	if (env && *env)
+		return env;
+	if (n > 0) {
+		exe[n] = 0;
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(buf, sizeof(buf), "%s/../usdt/regions.d", exe);
+		if (!stat(buf, &st) && S_ISDIR(st.st_mode) && realpath(buf, exe))
+			return strcpy(buf, exe);
+	}
+	return FP_REGIONS_DIR;
+}

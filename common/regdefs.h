@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Region definitions: regions made of other providers' stapsdt probes (CPython,
+ * PostgreSQL, the JVM). One definition per line (docs/REGIONS.md):
+ *
+ *   region NAME begin PROV:PROBE[,PROV:PROBE...] end PROV:PROBE[,...] [features F[,F...]]
+ *          [nests]
+ *
+ * '#' starts a comment; blank lines are ignored. NAME and features: 1-63 characters of
+ * [A-Za-z0-9_.-]; providers and probes: 1-63 of [A-Za-z0-9_]. A region that does not
+ * say "nests" may not be open twice on a thread: a second begin is an anomaly (the
+ * third-party pairs are not reentrant; a missing end must not swallow the next one).
+ * Argument specs are never read: a definition uses only where a probe is.
+ */
+#ifndef FP_REGDEFS_H
+#define FP_REGDEFS_H
+
+#include <stddef.h>
+
+#define FP_REGDEF_MAX_FILE (1 << 20)	/* bytes of one definition text */
+#define FP_REGDEF_MAX 4096		/* definitions in one set */
+#define FP_REGDEF_MAX_PROBES 16		/* per side of one definition */
+#define FP_REGDEF_MAX_FEATURES 8
+
+struct fp_probe_name {
+	char *provider;
+	char *probe;
+};
+
+struct fp_regdef {
+	char *name;
+	struct fp_probe_name begin[FP_REGDEF_MAX_PROBES], end[FP_REGDEF_MAX_PROBES];
+	int nbegin, nend;
+	char *features[FP_REGDEF_MAX_FEATURES];
+	int nfeatures;
+	int nests;
+	char *origin;		/* "FILE:LINE", for messages */
+};
+
+struct fp_regdefs {
+	struct fp_regdef *defs;
+	int ndefs;
+};
+
+/*
+ * Parses text (len bytes, not necessarily NUL-terminated) named fname and appends its
+ * definitions to *defs. All or nothing: on error nothing is appended and err holds one
+ * line "FNAME:LINE: what". 0 or -EINVAL / -E2BIG / -ENOMEM.
+ */
+int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, const char *fname,
+		      char *err, size_t errlen);
+/* Reads one file (at most FP_REGDEF_MAX_FILE bytes) and parses it. */
+int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, char *err, size_t errlen);
+/* Every *.regions file of dir, in name order; a missing dir is not an error. */
+int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, char *err, size_t errlen);
+/* The installed definitions' directory: $FEATPROF_REGIONS_DIR, else usdt/regions.d of
+ * the source tree when the running program is in its build/, else the compiled-in one. */
+const char *fp_regdefs__default_dir(void);
+void fp_regdefs__clear(struct fp_regdefs *defs);
+/* Frees the definitions from index n on. */
+void fp_regdefs__truncate(struct fp_regdefs *defs, int n);
+
+#endif
