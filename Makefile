@@ -56,7 +56,7 @@ CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o expor
 	pprof.o metrics.o save.o report.o record.o sample.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
-	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o) $(COMMON_OBJS)
+	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o watch.o groups.o) $(COMMON_OBJS)
 
 $(O)/common/regdefs.o: ALL_CFLAGS += -DFP_REGIONS_DIR='"$(REGIONSDIR)"'
 
@@ -91,7 +91,7 @@ $(O)/watch.skel.h: $(O)/watch.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name watch_bpf > $@
 
-$(O)/daemon/watch.o: $(O)/watch.skel.h
+$(O)/daemon/watch.o $(O)/daemon/groups.o: $(O)/watch.skel.h
 
 # --- programs --------------------------------------------------------------------------
 all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
@@ -114,7 +114,7 @@ $(O)/featprof-demo: examples/demo.c usdt/featprof.h
 	$(Q)$(CC) $(TGT_FLAGS) $(LDFLAGS) $< -o $@ -lpthread
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
-	redzone redzone_bare regress regress_sampled)
+	redzone redzone_bare regress regress_sampled service)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
@@ -126,6 +126,8 @@ $(O)/tests/targets/site_c: private TGT_EXTRA := -std=c99
 $(O)/tests/targets/site_nopie: private TGT_EXTRA := -std=c99 -fno-pie -no-pie
 $(O)/tests/targets/regress $(O)/tests/targets/regress_sampled: tests/targets/regress.c
 $(O)/tests/targets/regress_sampled: private TGT_EXTRA := -DFEATPROF_SAMPLING
+$(O)/tests/targets/service: tests/targets/service.c
+$(O)/tests/targets/service: private TGT_LIBS := -ldl
 $(O)/tests/targets/libsite.so: tests/targets/libsite.c
 $(O)/tests/targets/libsite.so: private TGT_EXTRA := -fPIC -shared
 $(O)/tests/targets/site_shlib: tests/targets/site_shlib.c $(O)/tests/targets/libsite.so

@@ -127,13 +127,21 @@ enum fp_sample_anomaly {
 
 /* bpf/watch.bpf.c: what happened to a watched process. */
 enum fp_watch_kind {
-	FP_WATCH_MMAP = 1,	/* an executable file mapping (dlopen) */
+	FP_WATCH_MMAP = 1,	/* ld.so's object list changed (dlopen, dlclose) */
+	FP_WATCH_EXEC,		/* exec; other = the group whose executable it runs, or 0 */
+	FP_WATCH_FORK,		/* a group's process forked tgid; other = the group */
+};
+
+/* An executable profiled as a whole: the kernel's dev_t (major << 20 | minor) and inode. */
+struct fp_file_key {
+	__u64 dev;
+	__u64 ino;
 };
 
 struct fp_watch_event {
 	__u32 kind;		/* FP_WATCH_* */
 	__u32 tgid;
-	__u32 other;		/* unused for MMAP */
+	__u32 other;
 	__u32 pad;
 	__u64 ts;		/* bpf_ktime_get_ns */
 };

@@ -56,17 +56,55 @@ static int json_done(struct json_object *res)
 	return 0;
 }
 
+/* featprof enable|disable --exe PATH NAME...|--all [--by-region] [--json] */
+static int exe_toggle(const struct cli_opts *o, int on)
+{
+	struct json_object *req, *names = json_object_new_array(), *res;
+	int i;
+
+	if (!o->all && !o->npos) {
+		json_object_put(names);
+		fprintf(stderr, "usage: featprof %s --exe PATH FEATURE...|--all [--by-region]\n",
+			on ? "enable" : "disable");
+		return 2;
+	}
+	if (o->defs_file) {
+		json_object_put(names);
+		fprintf(stderr, "featprof: --regions goes with a PID (install definitions in "
+			"the regions directory for --exe)\n");
+		return 2;
+	}
+	for (i = 0; i < o->npos; i++)
+		json_object_array_add(names, json_object_new_string(o->pos[i]));
+	req = json_object_new_object();
+	json_object_object_add(req, "exe", json_object_new_string(o->exe));
+	if (o->all)
+		json_object_object_add(req, "all", json_object_new_boolean(1));
+	json_object_object_add(req, o->regions ? "regions" : "features", names);
+	res = client_request(on ? "enable" : "disable", on ? "exe_enable" : "exe_disable", 0,
+			     req);
+	if (!res || o->json)
+		return json_done(res);
+	printf("%s: %s, %d processes now%s\n", o->exe, on ? "enabled" : "disabled",
+	       (int)json_object_array_length(geta(res, "processes")),
+	       geti(res, "ended") ? "; no longer followed (figures kept)" : "");
+	json_object_put(res);
+	return 0;
+}
+
 /* featprof enable|disable PID NAME...|--all [--by-region] [--regions FILE] [--json] */
 static int do_toggle(int argc, char **argv, int on)
 {
 	struct json_object *req, *names, *res;
 	const char *verb = on ? "enable" : "disable";
 	struct cli_opts o;
-	int i, fd, n, rc = cli_parse(argc, argv, O_ALL | O_REGIONS | O_JSON | (on ? O_DEFS : 0),
-				     &o);
+	int i, fd, n, rc = cli_parse(argc, argv,
+				     O_ALL | O_REGIONS | O_JSON | O_EXE | (on ? O_DEFS : 0), &o);
 	struct json_object *defs = NULL;
-	long pid;
+	long pid = 0;
 
+	if (!rc && o.exe)
+		return exe_toggle(&o, on);
 	if (rc || o.npos < 1 || parse_pid(o.pos[0], &pid) || (!o.all && o.npos < 2)) {
 		if (rc >= 0 && o.npos >= 1 && parse_pid(o.pos[0], &pid))
 			fprintf(stderr, "featprof %s: not a pid: '%s'\n", verb, o.pos[0]);
@@ -293,8 +331,16 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 	char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], nb[80];
 	double total = (double)geti(st, "base_ns");
 
-	printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
-	       gets_(st, "comm"));
+	if (gets_(st, "exe") && *gets_(st, "exe"))
+		printf("%s %s: %lld processes (%lld live, %lld exited, %lld gone before they "
+		       "were attached), summed (times compensated for probe cost)\n", title,
+		       gets_(st, "exe"), (long long)geti(st, "processes_joined"),
+		       (long long)geti(st, "processes_live"),
+		       (long long)geti(st, "processes_exited"),
+		       (long long)geti(st, "processes_missed"));
+	else
+		printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
+		       gets_(st, "comm"));
 	/* the measured threads' time: outside regions plus every set (sets do not overlap) */
 	for (i = 0; sets && i < json_object_array_length(sets); i++)
 		total += (double)geti(json_object_array_get_idx(sets, i), "ns");
@@ -350,12 +396,23 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 
 int cmd_stats(int argc, char **argv)
 {
-	struct json_object *res;
+	struct json_object *res, *req;
+	struct cli_opts o;
 	int json;
 	long pid;
+	int rc;
 
-	int rc = pid_args(argc, argv, &pid, &json, "stats PID [--json]");
-
+	if (cli_parse(argc, argv, O_JSON | O_EXE, &o) == 0 && o.exe && !o.npos) {
+		req = json_object_new_object();
+		json_object_object_add(req, "exe", json_object_new_string(o.exe));
+		res = client_request("stats", "exe_stats", 0, req);
+		if (!res || o.json)
+			return json_done(res);
+		print_stats(res, 0, "featprof stats:");
+		json_object_put(res);
+		return 0;
+	}
+	rc = pid_args(argc, argv, &pid, &json, "stats PID|--exe PATH [--json]");
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	res = simple_call("stats", pid);

@@ -15,10 +15,12 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "list", cmd_list, "list PID|PATH [--regions FILE] [--json]  features, regions, sites" },
-	{ "enable", cmd_enable, "enable PID FEATURE...|--all [--by-region] [--regions FILE]" },
-	{ "disable", cmd_disable, "disable PID FEATURE...|--all [--by-region]  stop, detach" },
+	{ "enable", cmd_enable,
+	  "enable PID|--exe PATH FEATURE...|--all [--by-region]\n"
+	  "                                        [--regions FILE]  start measuring" },
+	{ "disable", cmd_disable, "disable PID|--exe PATH FEATURE...|--all [--by-region]" },
 	{ "status", cmd_status, "status [--json]                     targets, probes, anomalies" },
-	{ "stats", cmd_stats, "stats PID [--json]                  figures since enable/reset" },
+	{ "stats", cmd_stats, "stats PID|--exe PATH [--json]       figures since enable/reset" },
 	{ "top", cmd_top, "top PID [--interval MS] [--count N] live table" },
 	{ "stream", cmd_stream, "stream PID [--interval MS] [--count N] JSON lines of deltas" },
 	{ "reset", cmd_reset, "reset PID                           zero the figures" },

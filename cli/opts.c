@@ -39,6 +39,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "all", no_argument, NULL, 'a' },
 		{ "by-region", no_argument, NULL, 'r' },
 		{ "regions", required_argument, NULL, 'R' },
+		{ "exe", required_argument, NULL, 'x' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "format", required_argument, NULL, 'f' },
@@ -55,7 +56,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
-		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS },
+		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
 	};
 	int c, k;
 
@@ -111,6 +112,14 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'R':
 			o->defs_file = optarg;
+			break;
+		case 'x':
+			if (optarg[0] != '/') {
+				fprintf(stderr, "featprof %s: --exe takes an absolute path: '%s'\n",
+					argv[0], optarg);
+				return -1;
+			}
+			o->exe = optarg;
 			break;
 		case 'z':
 			if (parse_long(optarg, 1, 10000, &o->hz)) {

@@ -17,7 +17,8 @@
  *   list      pid                 -> catalog: {"objects","features","regions",...}
  *   attach    pid                 -> {"pid","regions","features"}
  *   detach    pid                 drops the target and its figures
- *   enable    pid, features[], regions[], all   (attach is implicit)
+ *   enable    pid, features[], regions[], all, definitions {name, text}   (attach is
+ *             implicit; definitions: a client's region definitions, common/regdefs.h)
  *   disable   pid, features[], regions[], all   -> {"enabled_regions","attached_sites"}
  *   status                        -> {"targets":[...], "calibration", "clients"}
  *   stats     pid                 -> {"regions","features","feature_sets","anomalies",...}
@@ -40,12 +41,19 @@
  * real, effective and saved uids with the target dumpable.
  *
  *   calibrate                     -> measures the probe cost again (root); "previous"
+ *   exe_enable  exe, features[], regions[], all   every process running the file exe,
+ *             now and later, and their forked children (root: they may be anyone's);
+ *             -> {"exe","processes":[pids]}
+ *   exe_disable exe, features[], regions[], all   (all: the group ends, figures stay)
+ *   exe_stats   exe -> the stats keys summed over the group's processes, exited ones
+ *             included, and "processes": [{pid, ...per-pid stats keys}]
  *
  * Changelog:
  *   1 (featprof 0.1.0) first version. Later additions that change no existing key:
  *     per-region/feature cpu, off-CPU and uncertainty keys, base_ns, "attach" in
  *     hello/status, the calibrate verb, region paths, elapsed_ns in pushes, the
- *     record and sample verbs.
+ *     record and sample verbs, definitions, attach_points, begin_twice, the exe_*
+ *     verbs.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "server_priv.h"
+#include "watch.h"
 
 uint64_t fp_mono_ns(void)
 {
@@ -316,6 +317,17 @@ int fp_server_run(const struct fp_server_opts *opts)
 		ret = -errno;
 		goto out;
 	}
+	{
+		char err[256];
+
+		s->watch = fp_watch__open(fp_watch_event, s, err, sizeof(err));
+		ev.data.u64 = EV(EV_WATCH, 0);
+		if (!s->watch)
+			fp_log(FP_LOG_WARN, "%s: libraries mapped after an enable join their "
+			       "target at its next enable or list only", err);
+		else if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fp_watch__fd(s->watch), &ev))
+			fp_log(FP_LOG_WARN, "cannot poll the watcher: %s", strerror(errno));
+	}
 	if (opts->ready)
 		opts->ready();
 
@@ -363,8 +375,12 @@ int fp_server_run(const struct fp_server_opts *opts)
 				if (s->targets[idx])
 					fp_target_exited(s, idx);
 				break;
+			case EV_WATCH:
+				fp_watch__consume(s->watch);
+				break;
 			}
 		}
+		fp_run_refreshes(s);
 		fp_run_subscriptions(s);
 		fp_server_reap(s);
 	}
@@ -374,6 +390,7 @@ out:
 			fp_client_kill(s->clients[i]);
 	fp_server_reap(s);	/* drops their subscriptions */
 	fp_free_targets(s);
+	fp_watch__free(s->watch);
 	if (s->lfd > 3 || (s->lfd >= 0 && !getenv("LISTEN_FDS"))) {
 		close(s->lfd);
 		unlink(opts->socket_path);

@@ -45,6 +45,24 @@ struct sub {
 	int dead;		/* removed by fp_server_reap */
 };
 
+#define FP_MAX_GROUPS 16
+#define FP_GROUP_KEEP_EXITED 32	/* exited processes whose own figures a group keeps */
+
+/* An executable profiled as a whole (featprof enable --exe, daemon/groups.c). */
+struct group {
+	char *path;
+	uint64_t dev, ino;		/* stat(2) of path at enable */
+	int want_all;
+	char **features, **regions;
+	int nfeatures, nregions;
+	pid_t *live;			/* members attached now (their targets) */
+	int nlive;
+	struct json_object *exited;	/* summed figures of members gone */
+	struct json_object *exited_procs;	/* the last ones' own figures */
+	uint64_t joined, missed, gone;	/* processes attached, gone before, exited */
+	int ended;			/* disabled: not followed, figures kept */
+};
+
 struct server {
 	int epfd, lfd, sigfd;
 	struct client *clients[FP_MAX_CLIENTS];
@@ -52,12 +70,16 @@ struct server {
 	struct sub subs[FP_MAX_SUBS];
 	int nsubs, next_sub;
 	uint64_t sample_due_ns;		/* next naming of sampled ids */
+	struct fp_watch *watch;		/* process events (NULL: not available here) */
+	uint8_t refresh_due[FP_MAX_TARGETS];	/* ld.so changed its object list */
+	struct bpf_link *dl_links[FP_MAX_TARGETS];	/* per target: its ld.so hook */
+	struct group *groups[FP_MAX_GROUPS];		/* id = index + 1 */
 	const struct fp_server_opts *opts;
 	int stop;
 };
 
 /* epoll data: tag in the low bits, index above */
-enum { EV_LISTEN = 1, EV_SIGNAL, EV_CLIENT, EV_TARGET };
+enum { EV_LISTEN = 1, EV_SIGNAL, EV_CLIENT, EV_TARGET, EV_WATCH };
 #define EV(tag, idx) (((uint64_t)(idx) << 8) | (tag))
 
 uint64_t fp_mono_ns(void);
@@ -68,12 +90,32 @@ void fp_client_kill(struct client *c);
 void fp_server_reap(struct server *s);
 
 /* verbs.c */
+int fp_find_target(struct server *s, pid_t pid);
+enum fp_status fp_new_target(struct server *s, pid_t pid, int *ti, struct fp_regdefs *more,
+			     char *msg, size_t msglen);
+/* A target's stats reply (NULL: out of memory). */
+struct json_object *fp_target_stats(struct server *s, struct fp_target *t);
+/* Frees a target and its slot (detach). */
+void fp_drop_target(struct server *s, int ti);
 void fp_handle_line(struct server *s, struct client *c, const char *line, size_t len);
 void fp_reply_error(struct server *s, struct client *c, enum fp_status st, const char *msg);
 void fp_run_subscriptions(struct server *s);
 int fp_next_timeout_ms(struct server *s);
 void fp_target_exited(struct server *s, int ti);
+/* The watcher's callback (ctx: the server), and the refreshes it asked for. */
+void fp_watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other);
+void fp_run_refreshes(struct server *s);
 void fp_free_targets(struct server *s);
+/* groups.c: the exe_* verbs' work, and the events that grow a group */
+enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on,
+			       struct json_object **res, char *msg, size_t msglen);
+enum fp_status fp_group_stats(struct server *s, struct json_object *req,
+			      struct json_object **res, char *msg, size_t msglen);
+void fp_group_join(struct server *s, int group, pid_t pid);
+/* A member target exited: its figures join the group's exited sum; its slot is freed. */
+int fp_group_member_exited(struct server *s, int ti);
+void fp_free_groups(struct server *s);
+struct json_object *fp_groups_status(struct server *s);
 /* A dead subscription's recording: stop it on its target, free it. */
 void fp_record_end(struct server *s, struct sub *sb);
 

@@ -591,6 +591,34 @@ static int wanted(const struct fp_target *t, int r)
 	return 0;
 }
 
+int fp_target__enable_wanted(struct fp_target *t, char *err, size_t errlen)
+{
+	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
+	int r, ret;
+
+	if (!sel)
+		return -ENOMEM;
+	for (r = 0; r < t->cat->nregions; r++)
+		sel[r] = (uint8_t)wanted(t, r);
+	ret = fp_target__set_regions(t, sel, 1, err, errlen);
+	free(sel);
+	return ret;
+}
+
+int fp_target__disable_unwanted(struct fp_target *t, char *err, size_t errlen)
+{
+	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
+	int r, ret;
+
+	if (!sel)
+		return -ENOMEM;
+	for (r = 0; r < t->cat->nregions; r++)
+		sel[r] = (uint8_t)(t->enabled[r] && !wanted(t, r));
+	ret = fp_target__set_regions(t, sel, 0, err, errlen);
+	free(sel);
+	return ret;
+}
+
 /* Would the catalog over the process's objects and all definitions fit the object? */
 static int check_fits(struct fp_target *t, char *err, size_t errlen)
 {

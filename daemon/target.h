@@ -29,6 +29,7 @@ struct fp_target {
 	const struct fp_regdefs *defs;	/* installed definitions (the daemon's) */
 	struct fp_regdefs own_defs;	/* definitions clients sent for this target */
 	/* what was asked for by name, so that regions appearing later join (refresh) */
+	int group;			/* its executable group (daemon/groups.c), 0: none */
 	int want_all;
 	char **want_features, **want_regions;
 	int nwant_features, nwant_regions;
@@ -90,6 +91,10 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
  * with err filled (nothing measured changed).
  */
 int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
+/* Enables the regions asked for by name (want_*). 0 or -errno (err filled). */
+int fp_target__enable_wanted(struct fp_target *t, char *err, size_t errlen);
+/* Disables the enabled regions no longer asked for. 0 or -errno. */
+int fp_target__disable_unwanted(struct fp_target *t, char *err, size_t errlen);
 void fp_target__free(struct fp_target *t);
 /* Detaches everything and frees the BPF object; the catalog and t->last stay. */
 void fp_target__release(struct fp_target *t);

@@ -10,6 +10,7 @@
  * a one-line message, and send nothing; fp_handle_line sends exactly one reply. A
  * client's bad input gets an error and touches nothing else.
  */
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "report.h"
 #include "sample.h"
 #include "server_priv.h"
+#include "watch.h"
 
 struct request {
 	struct json_object *obj;
@@ -144,15 +146,91 @@ void fp_target_exited(struct server *s, int ti)
 		if (s->subs[i].dead)
 			fp_record_end(s, &s->subs[i]);
 	fp_target__release(t);
-	fp_log(FP_LOG_INFO, "pid %d (%s) exited; detached, last figures kept", (int)t->pid,
+	bpf_link__destroy(s->dl_links[ti]);
+	s->dl_links[ti] = NULL;
+	fp_log(FP_LOG_DEBUG, "pid %d (%s) exited; detached, last figures kept", (int)t->pid,
 	       t->comm);
+	fp_group_member_exited(s, ti);	/* a group's: figures summed there, slot freed */
+}
+
+static void copy_wants(struct fp_target *to, const struct fp_target *from)
+{
+	int i;
+
+	to->want_all = from->want_all;
+	for (i = 0; i < from->nwant_features; i++)
+		fp_strv_add(&to->want_features, &to->nwant_features, from->want_features[i]);
+	for (i = 0; i < from->nwant_regions; i++)
+		fp_strv_add(&to->want_regions, &to->nwant_regions, from->want_regions[i]);
+}
+
+/*
+ * exec: the process runs another program. A group's member leaves as at an exit (and
+ * joins again when it runs the group's file); a pid target gets the new program's
+ * catalog, with what was asked for by name enabled again; its earlier figures end.
+ */
+static void exec_replace(struct server *s, int ti, int group)
+{
+	struct fp_target *old = s->targets[ti], *t;
+	pid_t pid = old->pid;
+	char err[512];
+	int r;
+
+	if (group || old->group) {
+		fp_target_exited(s, ti);
+		if (group)
+			fp_group_join(s, group, pid);
+		return;
+	}
+	t = fp_target__new(pid, s->opts->cal->optimized, &s->opts->defs, NULL, err,
+			   sizeof(err));
+	if (!t) {
+		fp_log(FP_LOG_INFO, "pid %d exec'd a program without regions (%s): the "
+		       "figures of %s are kept as exited", (int)pid, err, old->comm);
+		fp_target_exited(s, ti);
+		return;
+	}
+	copy_wants(t, old);
+	t->owner = old->owner;
+	for (r = 0; r < t->cat->nregions; r++)
+		t->enabled[r] = 0;
+	/* the new program's regions asked for by name: as a refresh enables them */
+	if (fp_target__enable_wanted(t, err, sizeof(err)) < 0)
+		fp_log(FP_LOG_WARN, "%s", err);
+	push_to_subs(s, pid, "exec");
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, old->pidfd, NULL);
+	{
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = EV(EV_TARGET, ti) };
+
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev);
+	}
+	fp_target__free(old);
+	s->targets[ti] = t;
+	fp_log(FP_LOG_INFO, "pid %d exec'd %s: %d regions, %d enabled again", (int)pid,
+	       t->comm, t->cat->nregions, t->attached_sites);
+}
+
+void fp_watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other)
+{
+	struct server *s = ctx;
+	int ti = find_target(s, (pid_t)tgid);
+
+	if (kind == FP_WATCH_MMAP && ti >= 0 && !s->targets[ti]->exited)
+		s->refresh_due[ti] = 1;	/* once per round, however many segments */
+	if ((kind == FP_WATCH_FORK || kind == FP_WATCH_EXEC) && other && ti < 0)
+		fp_group_join(s, (int)other, (pid_t)tgid);
+	else if (kind == FP_WATCH_EXEC && ti >= 0 && !s->targets[ti]->exited)
+		exec_replace(s, ti, (int)other);
 }
 
 void fp_free_targets(struct server *s)
 {
 	int i;
 
+	fp_free_groups(s);
 	for (i = 0; i < FP_MAX_TARGETS; i++) {
+		bpf_link__destroy(s->dl_links[i]);
+		s->dl_links[i] = NULL;
 		fp_target__free(s->targets[i]);
 		s->targets[i] = NULL;
 	}
@@ -188,10 +266,44 @@ static enum fp_status new_target(struct server *s, pid_t pid, int *ti, struct fp
 	}
 	t->owner = fp_owner(pid);
 	s->targets[slot] = t;
+	s->refresh_due[slot] = 0;
 	*ti = slot;
+	if (s->watch) {
+		char err[256];
+
+		s->dl_links[slot] = fp_watch__dlopen(s->watch, pid, err, sizeof(err));
+		if (!s->dl_links[slot])	/* static executables have no dlopen */
+			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", err);
+		if (fp_watch__process(s->watch, pid, 0))
+			fp_log(FP_LOG_WARN, "pid %d: its exec will not be seen", (int)pid);
+	}
 	fp_log(FP_LOG_INFO, "attached pid %d (%s): %d regions, %d features", (int)pid, t->comm,
 	       t->cat->nregions, t->cat->nfeatures);
 	return FP_OK;
+}
+
+int fp_find_target(struct server *s, pid_t pid)
+{
+	return find_target(s, pid);
+}
+
+enum fp_status fp_new_target(struct server *s, pid_t pid, int *ti, struct fp_regdefs *more,
+			     char *msg, size_t msglen)
+{
+	return new_target(s, pid, ti, more, msg, msglen);
+}
+
+void fp_drop_target(struct server *s, int ti)
+{
+	struct fp_target *t = s->targets[ti];
+
+	end_subs_of(s, t->pid);
+	if (!t->exited)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	bpf_link__destroy(s->dl_links[ti]);
+	s->dl_links[ti] = NULL;
+	fp_target__free(t);
+	s->targets[ti] = NULL;
 }
 
 /* --- arguments --------------------------------------------------------------------- */
@@ -306,6 +418,18 @@ static void refresh(struct fp_target *t)
 	else if (n)
 		fp_log(FP_LOG_INFO, "pid %d: %d regions joined (now %d)", (int)t->pid, n,
 		       t->cat->nregions);
+}
+
+void fp_run_refreshes(struct server *s)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (s->refresh_due[i]) {
+			s->refresh_due[i] = 0;
+			if (s->targets[i] && !s->targets[i]->exited)
+				refresh(s->targets[i]);
+		}
 }
 
 /* The catalog; read without loading anything when the pid is not attached. */
@@ -468,6 +592,8 @@ static enum fp_status toggle(struct server *s, struct client *c, struct request 
 out:
 	if (st && created) {	/* nothing else changes: the attach is undone */
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+		bpf_link__destroy(s->dl_links[r->ti]);
+		s->dl_links[r->ti] = NULL;
 		fp_target__free(t);
 		s->targets[r->ti] = NULL;
 	}
@@ -496,6 +622,8 @@ static enum fp_status do_detach(struct server *s, struct client *c, struct reque
 {
 	struct fp_target *t = s->targets[r->ti];
 
+	bpf_link__destroy(s->dl_links[r->ti]);
+	s->dl_links[r->ti] = NULL;
 	end_subs_of(s, r->pid);
 	if (!t->exited)
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);	/* closed just below */
@@ -518,25 +646,31 @@ static enum fp_status do_reset(struct server *s, struct client *c, struct reques
 	return ret ? FP_E_INTERNAL : FP_OK;
 }
 
-static enum fp_status do_stats(struct server *s, struct client *c, struct request *r,
-			       struct json_object **res, char *msg, size_t msglen)
+struct json_object *fp_target_stats(struct server *s, struct fp_target *t)
 {
-	struct fp_target *t = s->targets[r->ti];
 	struct fp_snapshot *snap = fp_target__snapshot(t);
+	struct json_object *res, *sr;
 
-	if (!snap) {
-		snprintf(msg, msglen, "pid %d: cannot read figures", (int)r->pid);
-		return FP_E_INTERNAL;
-	}
-	struct json_object *sr;
-
-	*res = fp_report_stats(t->cat, snap, cal_of(s, t), t->exited ? NULL : t->enabled);
-	fp_report_target_keys(*res, t, snap);
+	if (!snap)
+		return NULL;
+	res = fp_report_stats(t->cat, snap, cal_of(s, t), t->exited ? NULL : t->enabled);
+	fp_report_target_keys(res, t, snap);
 	fp_snapshot__free(snap);
 	sr = fp_sample_report(t);
 	if (sr) {
-		fp_sample_merge(*res, sr);
+		fp_sample_merge(res, sr);
 		json_object_put(sr);
+	}
+	return res;
+}
+
+static enum fp_status do_stats(struct server *s, struct client *c, struct request *r,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	*res = fp_target_stats(s, s->targets[r->ti]);
+	if (!*res) {
+		snprintf(msg, msglen, "pid %d: cannot read figures", (int)r->pid);
+		return FP_E_INTERNAL;
 	}
 	return FP_OK;
 }
@@ -566,6 +700,8 @@ static enum fp_status do_status(struct server *s, struct client *c, struct reque
 	*res = json_object_new_object();
 	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
 	json_object_object_add(*res, "targets", ts);
+	if (fp_peer_privileged(&c->peer))
+		json_object_object_add(*res, "executables", fp_groups_status(s));
 	json_object_object_add(*res, "clients", json_object_new_int(n));
 	for (i = n = 0; i < s->nsubs; i++)
 		n += !s->subs[i].dead;
@@ -914,6 +1050,24 @@ static enum fp_status do_calibrate(struct server *s, struct client *c, struct re
 	return FP_OK;
 }
 
+static enum fp_status do_exe_enable(struct server *s, struct client *c, struct request *r,
+				    struct json_object **res, char *msg, size_t msglen)
+{
+	return fp_group_enable(s, r->obj, 1, res, msg, msglen);
+}
+
+static enum fp_status do_exe_disable(struct server *s, struct client *c, struct request *r,
+				     struct json_object **res, char *msg, size_t msglen)
+{
+	return fp_group_enable(s, r->obj, 0, res, msg, msglen);
+}
+
+static enum fp_status do_exe_stats(struct server *s, struct client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	return fp_group_stats(s, r->obj, res, msg, msglen);
+}
+
 static const struct verb verbs[] = {
 	{ "hello", do_hello, 0 },
 	{ "list", do_list, V_PID },
@@ -929,6 +1083,9 @@ static const struct verb verbs[] = {
 	{ "sample", do_sample, V_PID },
 	{ "unsubscribe", do_unsubscribe, 0 },
 	{ "calibrate", do_calibrate, V_PRIV },
+	{ "exe_enable", do_exe_enable, V_PRIV },
+	{ "exe_disable", do_exe_disable, V_PRIV },
+	{ "exe_stats", do_exe_stats, V_PRIV },
 };
 
 /* The checks a verb's flags ask for, in order. */

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Executables profiled as a whole (featprof enable --exe PATH): every process running
+ * the file, now and later, and the children they fork.
+ *
+ * Membership comes from the kernel (bpf/watch.bpf.c): exec of the file (matched by
+ * device and inode, so a copy elsewhere or a new file at the same path is another
+ * program), fork of a member (in the kernel, so a grandchild follows before the daemon
+ * has seen its parent), exit. Each member is an ordinary pid target with the group's
+ * wanted features; a member that exits has its figures summed into the group's and
+ * frees its slot, so a thousand short-lived processes need no thousand targets. The
+ * processes already running at the enable are found once by a scan of /proc.
+ *
+ * What it costs and misses (docs/SERVICES.md): a new member is measured once its
+ * target is attached (its BPF object loaded and its sites attached, tens of ms); a
+ * process that exits before is counted as missed. Children forked by a member inherit
+ * its breakpoints and trap unmeasured until then.
+ */
+#include <bpf/bpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "featprof_bpf.h"
+#include "log.h"
+#include "server_priv.h"
+#include "watch.h"
+
+static void strv_free(char **v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void group_free(struct group *g)
+{
+	if (!g)
+		return;
+	free(g->path);
+	strv_free(g->features, g->nfeatures);
+	strv_free(g->regions, g->nregions);
+	free(g->live);
+	json_object_put(g->exited);
+	json_object_put(g->exited_procs);
+	free(g);
+}
+
+void fp_free_groups(struct server *s)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_GROUPS; i++) {
+		group_free(s->groups[i]);
+		s->groups[i] = NULL;
+	}
+}
+
+static int find_group(struct server *s, const char *path)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_GROUPS; i++)
+		if (s->groups[i] && !strcmp(s->groups[i]->path, path))
+			return i;
+	return -1;
+}
+
+static struct fp_file_key file_key(const struct group *g)
+{
+	/* the kernel's dev_t: major << 20 | minor (stat(2) encodes it otherwise) */
+	struct fp_file_key k = { ((uint64_t)major(g->dev) << 20) | minor(g->dev), g->ino };
+
+	return k;
+}
+
+/* --- summing figures ----------------------------------------------------------------- */
+
+static int is_number(struct json_object *o)
+{
+	return json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double);
+}
+
+static void merge(struct json_object *dst, struct json_object *src);
+
+/* Arrays of objects with "name" (regions, features) merge by name; others are kept. */
+static void merge_named(struct json_object *dst, struct json_object *src)
+{
+	size_t i, j, n = json_object_array_length(src);
+
+	for (i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(src, i), *nm, *d = NULL;
+
+		if (!json_object_is_type(e, json_type_object) ||
+		    !json_object_object_get_ex(e, "name", &nm))
+			return;
+		for (j = 0; j < json_object_array_length(dst) && !d; j++) {
+			struct json_object *x = json_object_array_get_idx(dst, j), *xn;
+
+			if (json_object_object_get_ex(x, "name", &xn) &&
+			    !strcmp(json_object_get_string(xn), json_object_get_string(nm)))
+				d = x;
+		}
+		if (d) {
+			merge(d, e);
+		} else {
+			struct json_object *copy = NULL;
+
+			json_object_deep_copy(e, &copy, NULL);
+			json_object_array_add(dst, copy);
+		}
+	}
+}
+
+/*
+ * Sums src's figures into dst: numbers add (min_* take the least, max_* the largest,
+ * elapsed the longest), objects recurse, named arrays merge by name. Keys that
+ * describe one process (pid, comm) and arrays without names (paths) are not summed.
+ */
+static void merge(struct json_object *dst, struct json_object *src)
+{
+	json_object_object_foreach(src, k, v) {
+		struct json_object *d;
+
+		if (!strcmp(k, "pid") || !strcmp(k, "comm") || !strcmp(k, "paths") ||
+		    !strcmp(k, "processes"))
+			continue;
+		if (!json_object_object_get_ex(dst, k, &d)) {
+			struct json_object *copy = NULL;
+
+			json_object_deep_copy(v, &copy, NULL);
+			json_object_object_add(dst, k, copy);
+		} else if (is_number(d) && is_number(v)) {
+			double a = json_object_get_double(d), b = json_object_get_double(v), r;
+
+			r = !strncmp(k, "min", 3) ? (a < b ? a : b)
+			    : !strncmp(k, "max", 3) || !strcmp(k, "elapsed_ns") ? (a > b ? a : b)
+			    : a + b;
+			if (json_object_is_type(d, json_type_int) &&
+			    json_object_is_type(v, json_type_int))
+				json_object_object_add(dst, k, json_object_new_int64((int64_t)r));
+			else
+				json_object_object_add(dst, k, json_object_new_double(r));
+		} else if (json_object_is_type(d, json_type_object) &&
+			   json_object_is_type(v, json_type_object)) {
+			merge(d, v);
+		} else if (json_object_is_type(d, json_type_array) &&
+			   json_object_is_type(v, json_type_array)) {
+			merge_named(d, v);
+		}
+	}
+}
+
+/* --- members ------------------------------------------------------------------------- */
+
+static int group_of_target(struct server *s, const struct fp_target *t)
+{
+	return t->group > 0 && t->group <= FP_MAX_GROUPS && s->groups[t->group - 1]
+		       ? t->group - 1 : -1;
+}
+
+/* Attaches pid as a member of group gi with the group's wanted regions. */
+static int join(struct server *s, int gi, pid_t pid)
+{
+	struct group *g = s->groups[gi];
+	struct fp_target *t;
+	char msg[512];
+	pid_t *a;
+	int ti, i;
+
+	ti = fp_find_target(s, pid);
+	if (ti >= 0 && !s->targets[ti]->exited && s->targets[ti]->group == gi + 1)
+		return 0;	/* already a member (the scan met a forked child, say) */
+	if (ti >= 0 && s->targets[ti]->exited)
+		fp_drop_target(s, ti);	/* a pid reused: the old figures are its own */
+	if (ti >= 0 && fp_find_target(s, pid) >= 0) {
+		fp_log(FP_LOG_INFO, "%s: pid %d is already a target of its own", g->path,
+		       (int)pid);
+		return -EEXIST;
+	}
+	if (fp_new_target(s, pid, &ti, NULL, msg, sizeof(msg)) != FP_OK) {
+		g->missed++;
+		fp_log(FP_LOG_DEBUG, "%s: pid %d not joined: %s", g->path, (int)pid, msg);
+		return -ESRCH;
+	}
+	t = s->targets[ti];
+	t->group = gi + 1;
+	t->want_all = g->want_all;
+	for (i = 0; i < g->nfeatures; i++)
+		fp_strv_add(&t->want_features, &t->nwant_features, g->features[i]);
+	for (i = 0; i < g->nregions; i++)
+		fp_strv_add(&t->want_regions, &t->nwant_regions, g->regions[i]);
+	if (fp_target__enable_wanted(t, msg, sizeof(msg)) < 0)
+		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)pid, msg);
+	a = realloc(g->live, sizeof(*a) * (size_t)(g->nlive + 1));
+	if (a) {
+		g->live = a;
+		g->live[g->nlive++] = pid;
+	}
+	g->joined++;
+	fp_log(FP_LOG_DEBUG, "%s: pid %d joined (%d sites)", g->path, (int)pid,
+	       t->attached_sites);
+	return 0;
+}
+
+void fp_group_join(struct server *s, int group, pid_t pid)
+{
+	if (group < 1 || group > FP_MAX_GROUPS || !s->groups[group - 1] ||
+	    s->groups[group - 1]->ended)
+		return;
+	join(s, group - 1, pid);
+}
+int fp_group_member_exited(struct server *s, int ti)
+{
+	struct fp_target *t = s->targets[ti];
+	int gi = group_of_target(s, t), i;
+	struct group *g;
+	struct json_object *st;
+
+	if (gi < 0)
+		return 0;
+	g = s->groups[gi];
+	st = fp_target_stats(s, t);
+	if (st) {
+		merge(g->exited, st);
+		if (json_object_array_length(g->exited_procs) >= FP_GROUP_KEEP_EXITED)
+			json_object_array_del_idx(g->exited_procs, 0, 1);
+		json_object_array_add(g->exited_procs, st);
+	}
+	for (i = 0; i < g->nlive; i++)
+		if (g->live[i] == t->pid)
+			g->live[i] = g->live[--g->nlive];
+	g->gone++;
+	fp_drop_target(s, ti);
+	return 1;
+}
+
+/* The processes running the file now: one scan of /proc at the enable. */
+static void scan(struct server *s, int gi)
+{
+	struct group *g = s->groups[gi];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char p[300];
+		struct stat st;
+		long pid = strtol(e->d_name, NULL, 10);
+		__u32 key, val = (__u32)gi + 1;
+
+		if (pid <= 0)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%ld/exe", pid);
+		if (stat(p, &st) || st.st_dev != g->dev || st.st_ino != g->ino)
+			continue;
+		key = (__u32)pid;	/* forks from now on follow it in the kernel */
+		bpf_map_update_elem(fp_watch__map_fd(s->watch, "watched"), &key, &val, BPF_ANY);
+		join(s, gi, (pid_t)pid);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* --- verbs --------------------------------------------------------------------------- */
+
+static enum fp_status get_exe(struct json_object *req, const char **path, char *msg,
+			      size_t msglen)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(req, "exe", &v) ||
+	    !json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/' ||
+	    json_object_get_string_len(v) > 4000) {
+		snprintf(msg, msglen, "'exe' must be an absolute path");
+		return FP_E_BAD_REQUEST;
+	}
+	*path = json_object_get_string(v);
+	return FP_OK;
+}
+
+/* Names in req (features, regions, all) into the group's wants (on) or out of them. */
+static enum fp_status wants(struct group *g, struct json_object *req, int on, char *msg,
+			    size_t msglen)
+{
+	struct json_object *v, *arr;
+	int i, any = 0;
+	size_t k;
+
+	if (json_object_object_get_ex(req, "all", &v) && json_object_get_boolean(v)) {
+		g->want_all = on;
+		any = 1;
+	}
+	for (i = 0; i < 2; i++) {
+		char ***list = i ? &g->regions : &g->features;
+		int *n = i ? &g->nregions : &g->nfeatures;
+
+		if (!json_object_object_get_ex(req, i ? "regions" : "features", &arr))
+			continue;
+		if (!json_object_is_type(arr, json_type_array)) {
+			snprintf(msg, msglen, "'%s' must be an array of strings",
+				 i ? "regions" : "features");
+			return FP_E_BAD_REQUEST;
+		}
+		for (k = 0; k < json_object_array_length(arr); k++) {
+			struct json_object *x = json_object_array_get_idx(arr, k);
+			int j, found = -1;
+
+			if (!json_object_is_type(x, json_type_string)) {
+				snprintf(msg, msglen, "'%s' must be an array of strings",
+					 i ? "regions" : "features");
+				return FP_E_BAD_REQUEST;
+			}
+			for (j = 0; j < *n && found < 0; j++)
+				if (!strcmp((*list)[j], json_object_get_string(x)))
+					found = j;
+			if (on && found < 0 && fp_strv_add(list, n, json_object_get_string(x)))
+				return FP_E_INTERNAL;
+			if (!on && found >= 0) {
+				free((*list)[found]);
+				(*list)[found] = (*list)[--*n];
+			}
+			any = 1;
+		}
+	}
+	if (!any) {
+		snprintf(msg, msglen, "name features, regions, or all");
+		return FP_E_BAD_REQUEST;
+	}
+	return FP_OK;
+}
+
+static struct json_object *pids_json(const struct group *g)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < g->nlive; i++)
+		json_object_array_add(a, json_object_new_int(g->live[i]));
+	return a;
+}
+
+enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	const char *path;
+	enum fp_status st = get_exe(req, &path, msg, msglen);
+	int gi, i, ended;
+	struct fp_file_key key;
+	struct group *g;
+	struct stat sb;
+	__u32 val;
+
+	if (st)
+		return st;
+	if (!s->watch) {
+		snprintf(msg, msglen, "--exe needs the process watcher, which could not be "
+			 "loaded here (see featprofd's log)");
+		return FP_E_INTERNAL;
+	}
+	gi = find_group(s, path);
+	if (!on && (gi < 0 || s->groups[gi]->ended)) {
+		snprintf(msg, msglen, "%s is not profiled as an executable", path);
+		return FP_E_NOT_ATTACHED;
+	}
+	if (on && gi >= 0 && s->groups[gi]->ended) {	/* followed again */
+		g = s->groups[gi];
+		st = wants(g, req, 1, msg, msglen);
+		if (st)
+			return st;
+		g->ended = 0;
+		key = file_key(g);
+		val = (__u32)gi + 1;
+		bpf_map_update_elem(fp_watch__map_fd(s->watch, "exes"), &key, &val, BPF_ANY);
+		scan(s, gi);
+	} else if (on && gi < 0) {
+		if (stat(path, &sb) || !S_ISREG(sb.st_mode)) {
+			snprintf(msg, msglen, "%s: %s", path,
+				 errno ? strerror(errno) : "not a regular file");
+			return FP_E_NO_SUCH_PROCESS;
+		}
+		for (gi = 0; gi < FP_MAX_GROUPS && s->groups[gi]; gi++)
+			;
+		if (gi == FP_MAX_GROUPS) {
+			snprintf(msg, msglen, "too many executables (%d)", FP_MAX_GROUPS);
+			return FP_E_BUSY;
+		}
+		g = calloc(1, sizeof(*g));
+		if (!g || !(g->path = strdup(path))) {
+			free(g);
+			snprintf(msg, msglen, "out of memory");
+			return FP_E_INTERNAL;
+		}
+		g->dev = sb.st_dev;
+		g->ino = sb.st_ino;
+		g->exited = json_object_new_object();
+		g->exited_procs = json_object_new_array();
+		st = wants(g, req, 1, msg, msglen);
+		if (st) {
+			group_free(g);
+			return st;
+		}
+		s->groups[gi] = g;
+		key = file_key(g);
+		val = (__u32)gi + 1;
+		if (bpf_map_update_elem(fp_watch__map_fd(s->watch, "exes"), &key, &val,
+					BPF_ANY)) {
+			snprintf(msg, msglen, "%s: cannot watch its exec: %s", path,
+				 strerror(errno));
+			s->groups[gi] = NULL;
+			group_free(g);
+			return FP_E_INTERNAL;
+		}
+		scan(s, gi);
+		fp_log(FP_LOG_INFO, "%s: profiled as an executable, %d processes now", path,
+		       g->nlive);
+	} else {
+		g = s->groups[gi];
+		st = wants(g, req, on, msg, msglen);
+		if (st)
+			return st;
+		for (i = 0; i < g->nlive; i++) {
+			int ti = fp_find_target(s, g->live[i]);
+			struct fp_target *t = ti >= 0 ? s->targets[ti] : NULL;
+
+			if (!t || t->exited)
+				continue;
+			t->want_all = g->want_all;
+			strv_free(t->want_features, t->nwant_features);
+			strv_free(t->want_regions, t->nwant_regions);
+			t->want_features = t->want_regions = NULL;
+			t->nwant_features = t->nwant_regions = 0;
+			for (int j = 0; j < g->nfeatures; j++)
+				fp_strv_add(&t->want_features, &t->nwant_features, g->features[j]);
+			for (int j = 0; j < g->nregions; j++)
+				fp_strv_add(&t->want_regions, &t->nwant_regions, g->regions[j]);
+			if (on)
+				fp_target__enable_wanted(t, msg, msglen);
+			else
+				fp_target__disable_unwanted(t, msg, msglen);
+		}
+	}
+	ended = !on && !g->want_all && !g->nfeatures && !g->nregions;
+	*res = json_object_new_object();
+	json_object_object_add(*res, "exe", json_object_new_string(path));
+	json_object_object_add(*res, "processes", pids_json(g));
+	if (ended) {	/* nothing wanted any more: stop following; the figures stay */
+		key = file_key(g);
+		bpf_map_delete_elem(fp_watch__map_fd(s->watch, "exes"), &key);
+		for (i = g->nlive - 1; i >= 0; i--) {
+			int ti = fp_find_target(s, g->live[i]);
+			__u32 k = (__u32)g->live[i];
+
+			bpf_map_delete_elem(fp_watch__map_fd(s->watch, "watched"), &k);
+			if (ti >= 0)
+				fp_target_exited(s, ti);	/* detached; summed */
+		}
+		g->ended = 1;
+		json_object_object_add(*res, "ended", json_object_new_boolean(1));
+		fp_log(FP_LOG_INFO, "%s: no longer followed", path);
+	}
+	msg[0] = 0;
+	return FP_OK;
+}
+
+enum fp_status fp_group_stats(struct server *s, struct json_object *req,
+			      struct json_object **res, char *msg, size_t msglen)
+{
+	struct json_object *sum = NULL, *procs = json_object_new_array();
+	const char *path;
+	enum fp_status st = get_exe(req, &path, msg, msglen);
+	struct group *g;
+	int gi, i;
+	size_t k;
+
+	if (st) {
+		json_object_put(procs);
+		return st;
+	}
+	gi = find_group(s, path);
+	if (gi < 0) {
+		json_object_put(procs);
+		snprintf(msg, msglen, "%s is not profiled as an executable", path);
+		return FP_E_NOT_ATTACHED;
+	}
+	g = s->groups[gi];
+	json_object_deep_copy(g->exited, &sum, NULL);
+	for (i = 0; i < g->nlive; i++) {
+		int ti = fp_find_target(s, g->live[i]);
+		struct json_object *one = ti >= 0 ? fp_target_stats(s, s->targets[ti]) : NULL;
+
+		if (!one)
+			continue;
+		merge(sum, one);
+		json_object_array_add(procs, one);
+	}
+	for (k = 0; k < json_object_array_length(g->exited_procs); k++) {
+		struct json_object *one = json_object_array_get_idx(g->exited_procs, k);
+
+		json_object_array_add(procs, json_object_get(one));
+	}
+	json_object_object_add(sum, "exe", json_object_new_string(path));
+	json_object_object_add(sum, "processes", procs);
+	json_object_object_add(sum, "processes_live", json_object_new_int(g->nlive));
+	json_object_object_add(sum, "processes_joined",
+			       json_object_new_int64((int64_t)g->joined));
+	json_object_object_add(sum, "processes_exited", json_object_new_int64((int64_t)g->gone));
+	json_object_object_add(sum, "processes_missed", json_object_new_int64((int64_t)g->missed));
+	json_object_object_add(sum, "exited", json_object_new_boolean(g->nlive == 0));
+	*res = sum;
+	return FP_OK;
+}
+
+struct json_object *fp_groups_status(struct server *s)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < FP_MAX_GROUPS; i++) {
+		struct group *g = s->groups[i];
+		struct json_object *o;
+
+		if (!g)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "exe", json_object_new_string(g->path));
+		json_object_object_add(o, "processes", pids_json(g));
+		json_object_object_add(o, "joined", json_object_new_int64((int64_t)g->joined));
+		json_object_object_add(o, "exited", json_object_new_int64((int64_t)g->gone));
+		json_object_object_add(o, "missed", json_object_new_int64((int64_t)g->missed));
+		json_object_array_add(a, o);
+	}
+	return a;
+}

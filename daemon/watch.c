@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprofd's one process watcher: bpf/watch.bpf.c's object, loaded once at start,
+ * its ring buffer polled by the server loop (daemon/server.c). A target asks to be
+ * watched while it lives (verbs.c); an event names the process and the server decides
+ * what to re-read.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "featprof_bpf.h"
+#include "watch.h"
+#include "watch.skel.h"
+
+struct fp_watch {
+	struct watch_bpf *skel;
+	struct ring_buffer *rb;
+	void (*cb)(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other);
+	void *ctx;
+};
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct fp_watch *w = ctx;
+	const struct fp_watch_event *e = data;
+
+	if (size >= sizeof(*e))
+		w->cb(w->ctx, e->kind, e->tgid, e->other);
+	return 0;
+}
+
+struct fp_watch *fp_watch__open(void (*cb)(void *ctx, uint32_t kind, uint32_t tgid,
+					   uint32_t other),
+				void *ctx, char *err, size_t errlen)
+{
+	struct fp_watch *w = calloc(1, sizeof(*w));
+	int ret;
+
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	w->cb = cb;
+	w->ctx = ctx;
+	w->skel = watch_bpf__open_and_load();
+	if (!w->skel) {
+		snprintf(err, errlen, "cannot load the watcher: %s", strerror(errno));
+		goto fail;
+	}
+	ret = watch_bpf__attach(w->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot attach the watcher (kprobes on vm_mmap_pgoff): %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.events), on_event, w, NULL);
+	if (!w->rb) {
+		snprintf(err, errlen, "cannot open the watcher's ring: %s", strerror(errno));
+		goto fail;
+	}
+	return w;
+fail:
+	fp_watch__free(w);
+	return NULL;
+}
+
+void fp_watch__free(struct fp_watch *w)
+{
+	if (!w)
+		return;
+	ring_buffer__free(w->rb);
+	watch_bpf__destroy(w->skel);
+	free(w);
+}
+
+int fp_watch__fd(const struct fp_watch *w)
+{
+	return ring_buffer__epoll_fd(w->rb);
+}
+
+int fp_watch__consume(struct fp_watch *w)
+{
+	return ring_buffer__consume(w->rb);
+}
+
+int fp_watch__process(struct fp_watch *w, pid_t tgid, int group)
+{
+	__u32 key = (__u32)tgid, val = (__u32)group;
+	int ret;
+
+	if (group >= 0)
+		ret = bpf_map__update_elem(w->skel->maps.watched, &key, sizeof(key), &val,
+					   sizeof(val), group ? BPF_ANY : BPF_NOEXIST);
+	if (ret == -EEXIST && !group)	/* a group's member: it stays the group's */
+		ret = 0;
+	else
+		ret = bpf_map__delete_elem(w->skel->maps.watched, &key, sizeof(key), 0);
+	return ret == -ENOENT && group < 0 ? 0 : ret;
+}
+
+/* The exec mapping of the process's dynamic linker: an fd open on it, or -errno. */
+static int open_ldso(pid_t pid)
+{
+	char p[64], line[4096];
+	int fd = -ENOENT;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
+	f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	while (fd == -ENOENT && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		char perms[8], *path, *base, q[4200];
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &n) < 3 ||
+		    !n || perms[2] != 'x')
+			continue;
+		path = line + n;
+		path[strcspn(path, "\n")] = 0;
+		base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		if (strncmp(base, "ld-linux", 8) && strncmp(base, "ld-musl", 7) &&
+		    strncmp(base, "ld.so", 5) && strncmp(base, "ld64.so", 7))
+			continue;
+		snprintf(q, sizeof(q), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
+		fd = open(q, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(q, sizeof(q), "/proc/%d/root%s", (int)pid, path);
+			fd = open(q, O_RDONLY | O_CLOEXEC);
+		}
+		if (fd < 0)
+			fd = -errno;
+	}
+	fclose(f);
+	return fd;
+}
+
+struct bpf_link *fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "_dl_debug_state");
+	int fd = open_ldso(pid);
+	struct bpf_link *l;
+	char path[64];
+
+	if (fd < 0) {
+		snprintf(err, errlen, "pid %d: no dynamic linker mapped (%s)", (int)pid,
+			 strerror(-fd));
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	l = bpf_program__attach_uprobe_opts(w->skel->progs.fp_watch_dl, pid, path, 0, &opts);
+	if (!l)
+		snprintf(err, errlen, "pid %d: cannot attach to _dl_debug_state: %s", (int)pid,
+			 strerror(errno));
+	close(fd);	/* the uprobe holds the inode */
+	return l;
+}
+
+int fp_watch__map_fd(struct fp_watch *w, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(w->skel->obj, name);
+
+	return m ? bpf_map__fd(m) : -1;
+}
+
+uint64_t fp_watch__lost(const struct fp_watch *w)
+{
+	return __atomic_load_n(&w->skel->bss->lost, __ATOMIC_RELAXED);
+}
