@@ -199,6 +199,7 @@ static int join(struct server *s, int gi, pid_t pid)
 		fp_strv_add(&t->want_regions, &t->nwant_regions, g->regions[i]);
 	if (fp_target__enable_wanted(t, msg, sizeof(msg)) < 0)
 		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)pid, msg);
+	fp_sync_dl_hook(s, ti);
 	a = realloc(g->live, sizeof(*a) * (size_t)(g->nlive + 1));
 	if (a) {
 		g->live = a;
@@ -444,6 +445,7 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 				fp_target__enable_wanted(t, msg, msglen);
 			else
 				fp_target__disable_unwanted(t, msg, msglen);
+			fp_sync_dl_hook(s, ti);
 		}
 	}
 	ended = !on && !g->want_all && !g->nfeatures && !g->nregions;

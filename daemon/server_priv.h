@@ -91,6 +91,8 @@ void fp_server_reap(struct server *s);
 
 /* verbs.c */
 int fp_find_target(struct server *s, pid_t pid);
+/* The target's ld.so hook (dlopen) attached while it has sites attached, else removed. */
+void fp_sync_dl_hook(struct server *s, int ti);
 enum fp_status fp_new_target(struct server *s, pid_t pid, int *ti, struct fp_regdefs *more,
 			     char *msg, size_t msglen);
 /* A target's stats reply (NULL: out of memory). */

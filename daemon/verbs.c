@@ -206,6 +206,9 @@ static void exec_replace(struct server *s, int ti, int group)
 	}
 	fp_target__free(old);
 	s->targets[ti] = t;
+	bpf_link__destroy(s->dl_links[ti]);	/* the old program's ld.so */
+	s->dl_links[ti] = NULL;
+	fp_sync_dl_hook(s, ti);
 	fp_log(FP_LOG_INFO, "pid %d exec'd %s: %d regions, %d enabled again", (int)pid,
 	       t->comm, t->cat->nregions, t->attached_sites);
 }
@@ -269,17 +272,29 @@ static enum fp_status new_target(struct server *s, pid_t pid, int *ti, struct fp
 	s->refresh_due[slot] = 0;
 	*ti = slot;
 	if (s->watch) {
-		char err[256];
-
-		s->dl_links[slot] = fp_watch__dlopen(s->watch, pid, err, sizeof(err));
-		if (!s->dl_links[slot])	/* static executables have no dlopen */
-			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", err);
 		if (fp_watch__process(s->watch, pid, 0))
 			fp_log(FP_LOG_WARN, "pid %d: its exec will not be seen", (int)pid);
 	}
 	fp_log(FP_LOG_INFO, "attached pid %d (%s): %d regions, %d features", (int)pid, t->comm,
 	       t->cat->nregions, t->cat->nfeatures);
 	return FP_OK;
+}
+
+void fp_sync_dl_hook(struct server *s, int ti)
+{
+	struct fp_target *t = s->targets[ti];
+	char err[256];
+
+	if (!s->watch || !t)
+		return;
+	if (t->exited || !t->attached_sites) {	/* nothing enabled: no uprobe at all */
+		bpf_link__destroy(s->dl_links[ti]);
+		s->dl_links[ti] = NULL;
+	} else if (!s->dl_links[ti]) {
+		s->dl_links[ti] = fp_watch__dlopen(s->watch, t->pid, err, sizeof(err));
+		if (!s->dl_links[ti])	/* static executables have no dlopen */
+			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", err);
+	}
 }
 
 int fp_find_target(struct server *s, pid_t pid)
@@ -599,6 +614,7 @@ out:
 	}
 	if (st)
 		return st;
+	fp_sync_dl_hook(s, r->ti);
 	fp_log(FP_LOG_INFO, "pid %d: %s, %d sites attached (%.3f ms)", (int)r->pid,
 	       on ? "enable" : "disable", t->attached_sites, (double)(fp_mono_ns() - t0) / 1e6);
 	*res = fp_report_enabled(t);
