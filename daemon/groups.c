@@ -173,7 +173,7 @@ static int join(struct server *s, int gi, pid_t pid)
 	struct fp_target *t;
 	char msg[512];
 	pid_t *a;
-	int ti, i;
+	int ti;
 
 	ti = fp_find_target(s, pid);
 	if (ti >= 0 && !s->targets[ti]->exited && s->targets[ti]->group == gi + 1)
@@ -192,12 +192,8 @@ static int join(struct server *s, int gi, pid_t pid)
 	}
 	t = s->targets[ti];
 	t->group = gi + 1;
-	t->want_all = g->want_all;
-	for (i = 0; i < g->nfeatures; i++)
-		fp_strv_add(&t->want_features, &t->nwant_features, g->features[i]);
-	for (i = 0; i < g->nregions; i++)
-		fp_strv_add(&t->want_regions, &t->nwant_regions, g->regions[i]);
-	if (fp_target__enable_wanted(t, msg, sizeof(msg)) < 0)
+	fp_target__set_wants(t, g->want_all, g->features, g->nfeatures, g->regions, g->nregions);
+	if (fp_target__apply_wants(t, 1, msg, sizeof(msg)) < 0)
 		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)pid, msg);
 	fp_sync_dl_hook(s, ti);
 	a = realloc(g->live, sizeof(*a) * (size_t)(g->nlive + 1));
@@ -432,19 +428,9 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 
 			if (!t || t->exited)
 				continue;
-			t->want_all = g->want_all;
-			strv_free(t->want_features, t->nwant_features);
-			strv_free(t->want_regions, t->nwant_regions);
-			t->want_features = t->want_regions = NULL;
-			t->nwant_features = t->nwant_regions = 0;
-			for (int j = 0; j < g->nfeatures; j++)
-				fp_strv_add(&t->want_features, &t->nwant_features, g->features[j]);
-			for (int j = 0; j < g->nregions; j++)
-				fp_strv_add(&t->want_regions, &t->nwant_regions, g->regions[j]);
-			if (on)
-				fp_target__enable_wanted(t, msg, msglen);
-			else
-				fp_target__disable_unwanted(t, msg, msglen);
+			fp_target__set_wants(t, g->want_all, g->features, g->nfeatures,
+					     g->regions, g->nregions);
+			fp_target__apply_wants(t, on, msg, msglen);
 			fp_sync_dl_hook(s, ti);
 		}
 	}

@@ -114,8 +114,6 @@ void fp_target__release(struct fp_target *t)
 
 void fp_target__free(struct fp_target *t)
 {
-	int i;
-
 	if (!t)
 		return;
 	fp_target__release(t);
@@ -124,12 +122,7 @@ void fp_target__free(struct fp_target *t)
 	fp_proc__free(t->proc);
 	fp_snapshot__free(t->last);
 	fp_regdefs__clear(&t->own_defs);
-	for (i = 0; i < t->nwant_features; i++)
-		free(t->want_features[i]);
-	for (i = 0; i < t->nwant_regions; i++)
-		free(t->want_regions[i]);
-	free(t->want_features);
-	free(t->want_regions);
+	fp_target__set_wants(t, 0, NULL, 0, NULL, 0);
 	json_object_put(t->sample_last);
 	free(t->sample_ids);
 	free(t->enabled);
@@ -591,7 +584,7 @@ static int wanted(const struct fp_target *t, int r)
 	return 0;
 }
 
-int fp_target__enable_wanted(struct fp_target *t, char *err, size_t errlen)
+int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen)
 {
 	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
 	int r, ret;
@@ -599,24 +592,31 @@ int fp_target__enable_wanted(struct fp_target *t, char *err, size_t errlen)
 	if (!sel)
 		return -ENOMEM;
 	for (r = 0; r < t->cat->nregions; r++)
-		sel[r] = (uint8_t)wanted(t, r);
-	ret = fp_target__set_regions(t, sel, 1, err, errlen);
+		sel[r] = (uint8_t)(on ? wanted(t, r) : t->enabled[r] && !wanted(t, r));
+	ret = fp_target__set_regions(t, sel, on, err, errlen);
 	free(sel);
 	return ret;
 }
 
-int fp_target__disable_unwanted(struct fp_target *t, char *err, size_t errlen)
+static void strv_set(char ***dst, int *ndst, char *const *src, int n)
 {
-	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
-	int r, ret;
+	int i;
 
-	if (!sel)
-		return -ENOMEM;
-	for (r = 0; r < t->cat->nregions; r++)
-		sel[r] = (uint8_t)(t->enabled[r] && !wanted(t, r));
-	ret = fp_target__set_regions(t, sel, 0, err, errlen);
-	free(sel);
-	return ret;
+	for (i = 0; i < *ndst; i++)
+		free((*dst)[i]);
+	free(*dst);
+	*dst = NULL;
+	*ndst = 0;
+	for (i = 0; i < n; i++)
+		fp_strv_add(dst, ndst, src[i]);	/* on failure: that name is not followed */
+}
+
+void fp_target__set_wants(struct fp_target *t, int all, char *const *features, int nfeatures,
+			  char *const *regions, int nregions)
+{
+	t->want_all = all;
+	strv_set(&t->want_features, &t->nwant_features, features, nfeatures);
+	strv_set(&t->want_regions, &t->nwant_regions, regions, nregions);
 }
 
 /* Would the catalog over the process's objects and all definitions fit the object? */
@@ -652,6 +652,9 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 	t->cat->objs = t->proc->objs;	/* the array may have moved */
 	if (ret < 0)
 		return ret;
+	if (!ret && !t->defs_added)	/* no object mapped, no definition: as it was */
+		return 0;
+	t->defs_added = 0;
 	n0 = t->cat->nregions;
 	ret = check_fits(t, err, errlen);
 	if (ret)
@@ -738,6 +741,7 @@ static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, si
 		memset(&more->defs[i], 0, sizeof(more->defs[i]));
 	}
 	fp_regdefs__clear(more);	/* what is left: the duplicates */
+	t->defs_added = t->own_defs.ndefs > n0;
 	return t->own_defs.ndefs - n0;
 }
 

@@ -28,6 +28,7 @@ struct fp_target {
 	int cap_regions;		/* BPF map capacity: regions may grow to it */
 	const struct fp_regdefs *defs;	/* installed definitions (the daemon's) */
 	struct fp_regdefs own_defs;	/* definitions clients sent for this target */
+	int defs_added;			/* own_defs grew since the last refresh */
 	/* what was asked for by name, so that regions appearing later join (refresh) */
 	int group;			/* its executable group (daemon/groups.c), 0: none */
 	int want_all;
@@ -91,10 +92,12 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
  * with err filled (nothing measured changed).
  */
 int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
-/* Enables the regions asked for by name (want_*). 0 or -errno (err filled). */
-int fp_target__enable_wanted(struct fp_target *t, char *err, size_t errlen);
-/* Disables the enabled regions no longer asked for. 0 or -errno. */
-int fp_target__disable_unwanted(struct fp_target *t, char *err, size_t errlen);
+/* Enables the regions asked for by name (want_*; on), or disables the enabled ones no
+ * longer asked for (off). 0 or -errno (err filled). */
+int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen);
+/* Replaces what is asked for by name with copies of these lists. */
+void fp_target__set_wants(struct fp_target *t, int all, char *const *features, int nfeatures,
+			  char *const *regions, int nregions);
 void fp_target__free(struct fp_target *t);
 /* Detaches everything and frees the BPF object; the catalog and t->last stay. */
 void fp_target__release(struct fp_target *t);

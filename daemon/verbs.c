@@ -153,17 +153,6 @@ void fp_target_exited(struct server *s, int ti)
 	fp_group_member_exited(s, ti);	/* a group's: figures summed there, slot freed */
 }
 
-static void copy_wants(struct fp_target *to, const struct fp_target *from)
-{
-	int i;
-
-	to->want_all = from->want_all;
-	for (i = 0; i < from->nwant_features; i++)
-		fp_strv_add(&to->want_features, &to->nwant_features, from->want_features[i]);
-	for (i = 0; i < from->nwant_regions; i++)
-		fp_strv_add(&to->want_regions, &to->nwant_regions, from->want_regions[i]);
-}
-
 /*
  * exec: the process runs another program. A group's member leaves as at an exit (and
  * joins again when it runs the group's file); a pid target gets the new program's
@@ -190,12 +179,13 @@ static void exec_replace(struct server *s, int ti, int group)
 		fp_target_exited(s, ti);
 		return;
 	}
-	copy_wants(t, old);
+	fp_target__set_wants(t, old->want_all, old->want_features, old->nwant_features,
+			     old->want_regions, old->nwant_regions);
 	t->owner = old->owner;
 	for (r = 0; r < t->cat->nregions; r++)
 		t->enabled[r] = 0;
 	/* the new program's regions asked for by name: as a refresh enables them */
-	if (fp_target__enable_wanted(t, err, sizeof(err)) < 0)
+	if (fp_target__apply_wants(t, 1, err, sizeof(err)) < 0)
 		fp_log(FP_LOG_WARN, "%s", err);
 	push_to_subs(s, pid, "exec");
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, old->pidfd, NULL);
@@ -718,6 +708,9 @@ static enum fp_status do_status(struct server *s, struct client *c, struct reque
 	json_object_object_add(*res, "targets", ts);
 	if (fp_peer_privileged(&c->peer))
 		json_object_object_add(*res, "executables", fp_groups_status(s));
+	if (s->watch)	/* dlopen, exec, fork events lost to a full ring */
+		json_object_object_add(*res, "watch_events_lost",
+				       json_object_new_int64((int64_t)fp_watch__lost(s->watch)));
 	json_object_object_add(*res, "clients", json_object_new_int(n));
 	for (i = n = 0; i < s->nsubs; i++)
 		n += !s->subs[i].dead;
