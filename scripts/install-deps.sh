@@ -6,7 +6,8 @@ set -eu
 
 PKGS="make gcc g++ clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
 libjson-c-dev pkg-config binutils libclang-rt-14-dev bpftrace systemd procps
-util-linux iproute2 python3 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation $*"
+util-linux iproute2 python3 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
+postgresql-15 openjdk-17-jre-headless $*"
 
 missing=""
 for p in $PKGS; do

@@ -367,8 +367,273 @@ def t_exe(d):
         for x in later:
             x.end()
 
+PGBIN = "/usr/lib/postgresql/15/bin"
 
-TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_exe]
+
+class Postgres:
+    """A throw-away PostgreSQL 15 cluster (Debian's postgresql-15, built --enable-dtrace)
+    run as the postgres user, logging every statement's duration."""
+
+    def __init__(self):
+        import pwd
+        import shutil
+        self.dir = os.path.join(td.TMP, "pg")
+        os.makedirs(self.dir, exist_ok=True)
+        pw = pwd.getpwnam("postgres")
+        os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+        os.chmod(td.TMP, 0o755)
+        self.data = os.path.join(self.dir, "data")
+        self.log = os.path.join(self.dir, "log")
+        self.port = str(54000 + os.getpid() % 1000)
+        r = subprocess.run(["runuser", "-u", "postgres", "--", PGBIN + "/initdb", "-D",
+                            self.data, "-A", "trust", "-U", "postgres", "--no-sync"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        logf = open(self.log, "w")
+        shutil.chown(self.log, "postgres")
+        self.p = subprocess.Popen(
+            ["runuser", "-u", "postgres", "--", PGBIN + "/postgres", "-D", self.data,
+             "-k", self.dir, "-p", self.port, "-c", "listen_addresses=",
+             "-c", "log_min_duration_statement=0", "-c", "log_line_prefix=%p ",
+             "-c", "log_checkpoints=on",
+             "-c", "fsync=off"], stdout=logf, stderr=logf)
+        for _ in range(200):
+            if subprocess.run([PGBIN + "/pg_isready", "-q", "-h", self.dir, "-p",
+                               self.port]).returncode == 0:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("postgres did not start: " + open(self.log).read()[-500:])
+
+    def psql(self):
+        return subprocess.Popen(["runuser", "-u", "postgres", "--", PGBIN + "/psql", "-X",
+                                 "-q", "-A", "-t", "-h", self.dir, "-p", self.port],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def stop(self):
+        subprocess.run(["runuser", "-u", "postgres", "--", PGBIN + "/pg_ctl", "-D",
+                        self.data, "-m", "fast", "-w", "stop"], capture_output=True)
+        try:
+            self.p.wait(20)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+def psql_cmd(ps, sql, marker):
+    ps.stdin.write(sql + "\n\\echo " + marker + "\n")
+    ps.stdin.flush()
+    out = []
+    while True:
+        ln = ps.stdout.readline()
+        if not ln or ln.strip() == marker:
+            return out
+        out.append(ln.strip())
+
+
+def t_postgresql(d):
+    """PostgreSQL 15's own probes as regions, against its log: statements
+    (log_min_duration_statement), a lock wait, a checkpoint (log_checkpoints); the
+    server as a whole with --exe (the postmaster forks a backend per connection)."""
+    pg = Postgres()
+    ps = other = None
+    try:
+        ps = pg.psql()
+        backend = int(psql_cmd(ps, "SELECT pg_backend_pid();", "M0")[0])
+        r = cli(d, "enable", backend, "--all")
+        check(r.returncode == 0, "enable the backend: %s" % r.stderr.strip())
+        with open(pg.log) as f:
+            start = len(f.read())
+        sql = []
+        for i in range(20):
+            sql.append("SELECT pg_sleep(0.002);")
+            sql.append("SELECT count(*) FROM generate_series(1, %d);" % (10000 + i))
+            sql.append("SELECT count(*) FROM generate_series(1, 5000);")
+            sql.append("SELECT count(*) FROM generate_series(1, 1000);")
+        sql.append("SELECT 1/0;")   # ERROR: longjmps past query__done (and plan__done)
+        sql.append("SELECT 'after the error';")
+        psql_cmd(ps, "\n".join(sql), "M1")
+        st = stats(d, backend)
+        with open(pg.log) as f:
+            f.seek(start)
+            log = f.read()
+        durs = [float(m.group(1)) for m in re.finditer(
+            r"^%d LOG:  duration: ([0-9.]+) ms  statement:" % backend, log, re.M)]
+        q = region(st, "pg.query")
+        n = len(durs)
+        log_ns = sum(durs) * 1e6
+        pair, sd = pair_ns(st)
+        # the log's clock runs from the statement's start to just before query__done:
+        # it holds the traps of the nested probes (parse, plan, execute, transaction),
+        # which featprof's compensated time does not (it is the untraced time)
+        resid = (log_ns - q["inclusive_ns"] - q["nested"] * pair) / max(n, 1)
+        tol = max(5000.0, 0.5 * pair) + 1000 + 0.25 * pair * q["nested"] / max(n, 1)
+        print("    statements: %d sent (one fails), %d logged with a duration, %d pg.query "
+              "instances (%d nested regions); log %.3f ms, featprof %.3f ms + nested x pair "
+              "%.0f ns -> log - featprof = %.1f us per statement (allowed +-%.1f)" %
+              (len(sql), n, q["count"], q["nested"], log_ns / 1e6, q["inclusive_ns"] / 1e6,
+               pair, resid / 1e3, tol / 1e3), flush=True)
+        check(n == len(sql) - 1 and q["count"] == n, "statements: featprof %d, log %d (sent %d)"
+              % (q["count"], n, len(sql)))
+        check(abs(resid) < tol, "statement time residual %.1f us" % (resid / 1e3))
+        # the failing statement: its transaction ends at transaction__abort; its query and
+        # plan never end (counted, not attributed)
+        check(region(st, "pg.transaction")["count"] == n + 1, "transactions %d (commit + abort)"
+              % region(st, "pg.transaction")["count"])
+        check(region(st, "pg.parse")["count"] == n + 1 and region(st, "pg.plan")["count"] == n
+              and region(st, "pg.execute")["count"] == n, "parse/plan/execute counts: %s" %
+              [region(st, x)["count"] for x in ("pg.parse", "pg.plan", "pg.execute")])
+        check(st["anomalies"]["begin_twice"] == 1 and st["anomalies"]["begin_without_end"] == 1,
+              "the failed statement counted as anomalies: %s" % st["anomalies"])
+
+        # a lock wait: another session holds the table; this backend waits for it
+        other = pg.psql()
+        psql_cmd(other, "CREATE TABLE t (x int); BEGIN; LOCK TABLE t;", "M2")
+        t0 = time.monotonic()
+        ps.stdin.write("SELECT count(*) FROM t;\n\\echo M3\n")
+        ps.stdin.flush()
+        time.sleep(0.1)
+        psql_cmd(other, "SELECT pg_sleep(0.3); COMMIT;", "M4")
+        out = []
+        while not out or out[-1] != "M3":
+            out.append(ps.stdout.readline().strip())
+        held = time.monotonic() - t0
+        w = region(stats(d, backend), "pg.lock_wait")
+        print("    lock wait: %d instance, %.1f ms (the other session held the lock %.1f ms "
+              "after the request)" % (w["count"], w["inclusive_ns"] / 1e6, held * 1e3))
+        check(w["count"] == 1 and 0.3e9 < w["inclusive_ns"] < held * 1e9,
+              "lock wait %d, %.1f ms" % (w["count"], w["inclusive_ns"] / 1e6))
+        cli(d, "disable", backend, "--all")
+        for p in (ps, other):
+            p.stdin.close()
+            p.wait(10)
+        ps = other = None
+
+        # the whole server: --exe, a new connection's backend (forked, no exec) joins in
+        # the kernel and is attached; the checkpointer's checkpoint against log_checkpoints
+        exe = PGBIN + "/postgres"
+        r = cli(d, "enable", "--exe", exe, "PgQuery", "PgCheckpoint")
+        check(r.returncode == 0, "enable --exe postgres: %s" % r.stderr.strip())
+        ps = pg.psql()
+        backend = int(psql_cmd(ps, "SELECT pg_backend_pid();", "M5")[0])
+        waited = wait_member(d, exe, backend)
+        check(waited is not None, "the new backend joined")
+        with open(pg.log) as f:
+            start = len(f.read())
+        psql_cmd(ps, "\n".join(["SELECT count(*) FROM generate_series(1, 3000);"] * 30 +
+                               ["CHECKPOINT;"]), "M6")
+        time.sleep(0.2)
+        r = cli(d, "stats", "--exe", exe, "--json")
+        check(r.returncode == 0, "stats --exe: %s" % r.stderr.strip())
+        gs = json.loads(r.stdout)
+        with open(pg.log) as f:
+            f.seek(start)
+            log = f.read()
+        ck = [float(m.group(1)) for m in re.finditer(r"checkpoint complete:.*total=([0-9.]+) s",
+                                                     log)]
+        g = region(gs, "pg.checkpoint")
+        mine = [p for p in gs["processes"] if p["pid"] == backend]
+        nq = region(mine[0], "pg.query")["count"] if mine else -1
+        print("    --exe: %d processes; the new backend joined after %.0f ms, %d statements; "
+              "checkpoints: log %s s, featprof %d, %.3f ms" %
+              (len(gs["processes"]), (waited or 0) * 1e3, nq, ck, g["count"],
+               g["inclusive_ns"] / 1e6), flush=True)
+        check(nq == 31, "the backend's statements: %d of 31" % nq)
+        check(len(ck) == 1 and g["count"] == 1, "one checkpoint: log %d, featprof %d"
+              % (len(ck), g["count"]))
+        if ck:
+            check(abs(g["inclusive_ns"] / 1e6 - ck[0] * 1e3) < 2.0,
+                  "checkpoint time within the log's ms rounding: %.3f vs %.0f ms"
+                  % (g["inclusive_ns"] / 1e6, ck[0] * 1e3))
+        cli(d, "disable", "--exe", exe, "--all")
+    finally:
+        for p in (ps, other):
+            if p:
+                p.stdin.close()
+                p.wait(10)
+        pg.stop()
+
+JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"   # Debian's openjdk-17-jre-headless
+
+JAVA_WORK = r"""
+import java.io.*;
+public class Work {
+    static Object sink;
+    public static void main(String[] a) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        System.out.println("ready");
+        in.readLine();
+        for (int i = 0; i < Integer.parseInt(a[0]); i++) {
+            for (int j = 0; j < 20000; j++) sink = new byte[64];
+            System.gc();
+        }
+        System.out.println("done");
+        in.readLine();
+    }
+}
+"""
+
+
+def t_openjdk(d):
+    """OpenJDK 17's hotspot probes as regions (in libjvm.so, which the java launcher
+    dlopens), against -Xlog:safepoint and -Xlog:gc: the same operations and pauses."""
+    src = os.path.join(td.TMP, "Work.java")
+    with open(src, "w") as f:
+        f.write(JAVA_WORK)
+    splog, gclog = os.path.join(td.TMP, "safepoint.log"), os.path.join(td.TMP, "gc.log")
+    ngc = 20
+    p = subprocess.Popen([JAVA, "-XX:+UseSerialGC", "-Xlog:safepoint:file=" + splog,
+                          "-Xlog:gc:file=" + gclog, src, str(ngc)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        check(p.stdout.readline().strip() == "ready", "java started")
+        r = cli(d, "enable", p.pid, "JvmGC", "JvmSafepoint")
+        check(r.returncode == 0, "enable JvmGC JvmSafepoint: %s" % r.stderr.strip())
+        sp0, gc0 = os.path.getsize(splog), os.path.getsize(gclog)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        check(p.stdout.readline().strip() == "done", "collections done")
+        st = stats(d, p.pid)
+        with open(splog) as f:
+            f.seek(sp0)
+            sps = re.findall(r'Safepoint "(\w+)",.* At safepoint: (\d+) ns', f.read())
+        with open(gclog) as f:
+            f.seek(gc0)
+            pauses = [float(x) for x in re.findall(r"Pause Full.* ([0-9.]+)ms$", f.read(), re.M)]
+        op, gc = region(st, "jvm.vmop"), region(st, "jvm.gc")
+        pair, _ = pair_ns(st)
+        at_ns = sum(int(t) for _, t in sps)
+        # "At safepoint" runs from the end of the safepoint's synchronisation to the start
+        # of its end: it holds the jvm.vmop probes (a pair each, and the nested gc's) and
+        # the VM thread's bookkeeping around evaluate_operation; featprof's time is the
+        # untraced operation. The gc log's "Pause Full" is timed inside gc__begin/gc__end:
+        # featprof's span holds the collector's bookkeeping around the timed scope.
+        r_op = (at_ns - op["inclusive_ns"] - (op["count"] + op["nested"]) * pair) / max(len(sps), 1)
+        r_gc = (sum(pauses) * 1e6 - gc["inclusive_ns"]) / max(len(pauses), 1)
+        mean = op["inclusive_ns"] / max(op["count"], 1)
+        tol = max(5000.0, 0.5 * pair) + 0.02 * mean  # + 2% of an operation: bookkeeping
+        print("    safepoints: %d logged (%s), %d jvm.vmop instances (%d nested gc); at "
+              "safepoint %.3f ms, featprof %.3f ms + (ops + nested) x pair %.0f ns -> log - "
+              "featprof = %.1f us per operation (allowed +-%.1f)" %
+              (len(sps), ",".join(sorted(set(n for n, _ in sps))), op["count"], op["nested"],
+               at_ns / 1e6, op["inclusive_ns"] / 1e6, pair, r_op / 1e3, tol / 1e3), flush=True)
+        print("    gc: %d pauses logged, %d jvm.gc instances; pauses %.3f ms, featprof %.3f ms "
+              "-> log - featprof = %.1f us per pause (allowed +-%.1f)" %
+              (len(pauses), gc["count"], sum(pauses), gc["inclusive_ns"] / 1e6, r_gc / 1e3,
+               tol / 1e3), flush=True)
+        check(len(sps) >= ngc and op["count"] == len(sps), "operations: featprof %d, "
+              "safepoint log %d" % (op["count"], len(sps)))
+        check(len(pauses) == ngc and gc["count"] == ngc, "collections: featprof %d, gc log %d"
+              % (gc["count"], len(pauses)))
+        check(abs(r_op) < tol, "operation time residual %.1f us" % (r_op / 1e3))
+        check(abs(r_gc) < tol, "pause time residual %.1f us" % (r_gc / 1e3))
+        check(sum(st["anomalies"].values()) == 0, "no anomaly: %s" % st["anomalies"])
+    finally:
+        if p.poll() is None:
+            p.stdin.write("end\n")
+            p.stdin.flush()
+        p.wait(30)
+
+TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_exe, t_postgresql, t_openjdk]
 
 
 def main():
