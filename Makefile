@@ -114,11 +114,12 @@ $(O)/featprof-demo: examples/demo.c usdt/featprof.h
 	$(Q)$(CC) $(TGT_FLAGS) $(LDFLAGS) $< -o $@ -lpthread
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
-	redzone redzone_bare regress regress_sampled service)
+	redzone redzone_bare regress regress_sampled service gated gated_always)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
-BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling)
+BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
+	fp_gated)
 UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats)
 
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
@@ -126,6 +127,10 @@ $(O)/tests/targets/site_c: private TGT_EXTRA := -std=c99
 $(O)/tests/targets/site_nopie: private TGT_EXTRA := -std=c99 -fno-pie -no-pie
 $(O)/tests/targets/regress $(O)/tests/targets/regress_sampled: tests/targets/regress.c
 $(O)/tests/targets/regress_sampled: private TGT_EXTRA := -DFEATPROF_SAMPLING
+$(O)/tests/targets/gated $(O)/tests/targets/gated_always: tests/targets/gated.c
+$(O)/tests/targets/gated: private TGT_EXTRA := -DFEATPROF_SAMPLING_GATED
+$(O)/tests/targets/gated_always: private TGT_EXTRA := -DFEATPROF_SAMPLING
+$(O)/tests/targets/gated $(O)/tests/targets/gated_always: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: tests/targets/service.c
 $(O)/tests/targets/service: private TGT_LIBS := -ldl
 $(O)/tests/targets/libsite.so: tests/targets/libsite.c
@@ -146,6 +151,7 @@ $(O)/bench/busyloop_sdt: private TGT_EXTRA := -DBL_SDT
 $(O)/bench/busyloop_fp_nop1: private TGT_EXTRA := -DFP_SITE_SHAPE=FP_SHAPE_NOP1
 $(O)/bench/busyloop_static: private TGT_EXTRA := -DBL_STATIC
 $(O)/bench/busyloop_fp_sampling: private TGT_EXTRA := -DFEATPROF_SAMPLING
+$(O)/bench/busyloop_fp_gated: private TGT_EXTRA := -DFEATPROF_SAMPLING_GATED
 
 $(C_TARGETS) $(BENCH_BINS): usdt/featprof.h
 	$(call msg,CC,$@)

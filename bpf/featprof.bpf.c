@@ -128,6 +128,16 @@ __u64 record_dropped = 0;
  */
 __u32 sample_tgid = 0;
 __s64 sample_tls_off = 0;
+__u32 sample_session = 0;	/* bumped by the daemon at each start */
+__u32 sample_gated = 0;		/* FEATPROF_SAMPLING_GATED: no stack kept before the gate */
+
+/* Per thread: the TLS's unmatched count at the session's first sample and the latest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct fp_sample_thread);
+} sample_threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -551,13 +561,14 @@ static __always_inline void sample_count(__u32 what)
 SEC("perf_event")
 int fp_sample(struct bpf_perf_event_data *ctx)
 {
+	__u64 *v, one = 1, fs, id = bpf_get_current_pid_tgid();
 	struct fp_sample_key key = {};
+	struct fp_sample_thread *th;
 	struct fp_tls_user tls;
 	struct task_struct *task;
-	__u64 *v, one = 1, fs;
-	__u32 i;
+	__u32 i, tid = (__u32)id;
 
-	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != sample_tgid || !sample_tgid)
+	if ((__u32)(id >> 32) != sample_tgid || !sample_tgid)
 		return 0;
 	task = bpf_get_current_task_btf();
 	fs = task->thread.fsbase;
@@ -568,6 +579,21 @@ int fp_sample(struct bpf_perf_event_data *ctx)
 	if (tls.magic != FP_TLS_MAGIC_BPF) {
 		sample_count(FP_SA_BAD_MAGIC);
 		return 0;
+	}
+	th = bpf_map_lookup_elem(&sample_threads, &tid);
+	if (!th) {
+		/* a gated build keeps no count before its gate rose: all of it is this
+		 * session's; otherwise the count before the first sample is not */
+		struct fp_sample_thread nt = { sample_gated ? 0 : tls.unmatched, tls.unmatched,
+					       sample_session, 0 };
+
+		bpf_map_update_elem(&sample_threads, &tid, &nt, BPF_ANY);
+	} else if (th->session != sample_session) {
+		th->base = th->last;
+		th->last = tls.unmatched;
+		th->session = sample_session;
+	} else {
+		th->last = tls.unmatched;
 	}
 	key.depth = tls.depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : tls.depth;
 	key.deeper = tls.depth > FP_TLS_SLOTS;
@@ -586,5 +612,16 @@ int fp_sample(struct bpf_perf_event_data *ctx)
 		else
 			sample_count(FP_SA_MAP_FULL);
 	}
+	return 0;
+}
+
+/*
+ * FEATPROF_SAMPLING_GATED: attached by the daemon to the target's featprof:sample__gate
+ * site (a nop nobody calls) with the gate's semaphore as ref_ctr_offset, so that the
+ * kernel raises the gate in the process while sampling. It never runs.
+ */
+SEC("uprobe")
+int fp_gate(void *ctx)
+{
 	return 0;
 }

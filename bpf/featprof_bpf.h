@@ -103,12 +103,21 @@ struct fp_event {
  * Sampling (featprof sample): the target's thread-local region stack, as usdt/featprof.h
  * lays it out (struct featprof_tls, FP_TLS_MAGIC), read whole at each sample.
  */
-#define FP_TLS_MAGIC_BPF 0x31545046u
+#define FP_TLS_MAGIC_BPF 0x32545046u
 #define FP_TLS_SLOTS 16
 struct fp_tls_user {
 	__u32 magic;
 	__u32 depth;
 	__u64 ids[FP_TLS_SLOTS];
+	__u64 unmatched;	/* the thread's ends whose region was not on its stack */
+};
+
+/* Per sampled thread: its unmatched count at the first sample of this sampling session
+ * (or where an earlier session left it), and at the latest. */
+struct fp_sample_thread {
+	__u64 base, last;
+	__u32 session;
+	__u32 pad;
 };
 
 /* A sample's key: the stack of region ids (outermost first), how deep it was. */

@@ -137,9 +137,13 @@ int cmd_sample(int argc, char **argv)
 	}
 	a = json_object_object_get(sm, "anomalies");
 	printf("anomalies: read_failed %lld, bad_magic %lld, unknown_region %lld, "
-	       "deeper_than_stored %lld, stacks_full %lld\n", (long long)geti(a, "read_failed"),
-	       (long long)geti(a, "bad_magic"), (long long)geti(a, "unknown_region"),
-	       (long long)geti(a, "deeper_than_stored"), (long long)geti(a, "stacks_full"));
+	       "deeper_than_stored %lld, stacks_full %lld, unmatched_ends %lld\n",
+	       (long long)geti(a, "read_failed"), (long long)geti(a, "bad_magic"),
+	       (long long)geti(a, "unknown_region"), (long long)geti(a, "deeper_than_stored"),
+	       (long long)geti(a, "stacks_full"), (long long)geti(a, "unmatched_ends"));
+	if (!strcmp(gets_(sm, "stack"), "gated"))
+		printf("stack: gated (FEATPROF_SAMPLING_GATED: kept only while sampled; regions "
+		       "open when sampling began are not in it, their ends are unmatched_ends)\n");
 	json_object_put(st);
 	return 0;
 }

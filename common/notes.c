@@ -200,7 +200,7 @@ static int parse_stapsdt(struct fp_object *obj, const uint8_t *d, size_t dsz, ui
 	s->args = strdup(args);
 	if (!s->provider || !s->name || !s->args)
 		return -ENOMEM;
-	if (!strcmp(prov, "featprof"))
+	if (!strcmp(prov, "featprof") && strcmp(name, FP_GATE_PROBE))
 		obj->nfeatprof++;
 	return 0;
 }
@@ -398,8 +398,8 @@ static int merge_catalog(struct fp_object *obj, char *err, size_t errlen)
 		struct fp_site *s = &obj->sites[i], key = { .pc = s->pc }, *c;
 		size_t rl;
 
-		if (strcmp(s->provider, "featprof"))
-			continue;
+		if (strcmp(s->provider, "featprof") || !strcmp(s->name, FP_GATE_PROBE))
+			continue;	/* the sampling gate is no site of a region */
 		c = obj->ncat ? bsearch(&key, obj->cat, (size_t)obj->ncat, sizeof(key), cmp_pc)
 			      : NULL;
 		if (!c || !c->region) {

@@ -55,17 +55,20 @@ static uint64_t mono_ns(void)
 }
 
 /* The executable's TLS ABI note must say what this daemon reads: checked before any
- * read of the target's memory. */
-static int tls_abi(pid_t pid, char *err, size_t errlen)
+ * read of the target's memory. A gated build's gate site and semaphore: *gate_off and
+ * *sem_off (file offsets), else 0. */
+static int tls_abi(pid_t pid, uint64_t *gate_off, uint64_t *sem_off, char *err,
+		   size_t errlen)
 {
 	char path[64];
 	struct fp_object *obj = NULL;
-	int ret;
+	int ret, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	ret = fp_object__read(path, path, &obj, err, errlen);
 	if (ret)
 		return ret;
+	*gate_off = *sem_off = 0;
 	if (!obj->tls_version) {
 		snprintf(err, errlen, "pid %d: its executable has no featprof TLS note: sampling "
 			 "needs a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
@@ -77,6 +80,17 @@ static int tls_abi(pid_t pid, char *err, size_t errlen)
 			 obj->tls_version, obj->tls_depth, FP_TLS_ABI_VERSION, FP_TLS_DEPTH);
 		ret = -EPROTO;
 	}
+	for (i = 0; !ret && i < obj->nsites; i++)
+		if (!strcmp(obj->sites[i].provider, "featprof") &&
+		    !strcmp(obj->sites[i].name, FP_GATE_PROBE)) {
+			if (!obj->sites[i].sem_off) {
+				snprintf(err, errlen, "pid %d: its sampling gate has no semaphore",
+					 (int)pid);
+				ret = -EPROTO;
+			}
+			*gate_off = obj->sites[i].loc_off;
+			*sem_off = obj->sites[i].sem_off;
+		}
 	fp_object__free(obj);
 	return ret;
 }
@@ -170,11 +184,13 @@ void fp_target__sample_reset(struct fp_target *t)
 		bpf_map__update_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), zero,
 				     sizeof(zero), BPF_ANY);
 	}
+	t->skel->bss->sample_session++;	/* threads' unmatched counts start again */
 	t->sample_start_ns = mono_ns();
 }
 
 int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errlen)
 {
+	uint64_t gate_off = 0, sem_off = 0;
 	char path[64];
 	int64_t off = 0;
 	struct dirent *de;
@@ -189,7 +205,7 @@ int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errle
 		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
 		return -EBUSY;
 	}
-	ret = tls_abi(t->pid, err, errlen);
+	ret = tls_abi(t->pid, &gate_off, &sem_off, err, errlen);
 	if (!ret)
 		ret = tls_offset(t->pid, &off, err, errlen);
 	if (ret)
@@ -201,7 +217,25 @@ int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errle
 	t->sample_ids = NULL;
 	t->nsample_ids = 0;
 	t->skel->bss->sample_tls_off = off;
+	t->skel->bss->sample_gated = gate_off != 0;
+	t->skel->bss->sample_session++;
+	t->sample_gated = gate_off != 0;
 	__atomic_store_n(&t->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
+	if (gate_off) {
+		/* the kernel raises the semaphore in the process while this is attached */
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)sem_off);
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+		t->sample_gate = bpf_program__attach_uprobe_opts(t->skel->progs.fp_gate, t->pid,
+								 path, (size_t)gate_off, &uo);
+		if (!t->sample_gate) {
+			ret = -errno;
+			snprintf(err, errlen, "pid %d: cannot raise its sampling gate: %s",
+				 (int)t->pid, strerror(errno));
+			__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
+			return ret;
+		}
+	}
 	/* One cpu-clock event per thread, inherited by the threads it creates later: it
 	 * counts the thread's own CPU time, carrying the rest of a period across
 	 * descheduling. A per-CPU event would count the CPU's time, and a thread that sleeps
@@ -280,6 +314,8 @@ void fp_target__sample_stop(struct fp_target *t)
 		return;
 	if (t->skel && !t->sample_last)
 		t->sample_last = fp_sample_report(t);	/* the figures outlive the object */
+	bpf_link__destroy(t->sample_gate);	/* the gate falls: the stack drains */
+	t->sample_gate = NULL;
 	for (i = 0; i < t->nsample_links; i++)
 		bpf_link__destroy(t->sample_links[i]);
 	free(t->sample_links);
@@ -349,6 +385,25 @@ static struct json_object *figure(uint64_t c, uint64_t n, double period)
 	json_object_object_add(o, "sampled_stderr_ns", json_object_new_double(se));
 	json_object_object_add(o, "share", json_object_new_double(p));
 	return o;
+}
+
+/* Ends whose region was not on the thread's stack, this session, summed over the threads
+ * sampled: in a gated build, chiefly the regions that were open when the gate rose. */
+static uint64_t unmatched(struct fp_target *t)
+{
+	int mfd = bpf_map__fd(t->skel->maps.sample_threads), have = 0;
+	struct fp_sample_thread v;
+	uint32_t k, prev = 0;
+	uint64_t n = 0;
+
+	while (!bpf_map_get_next_key(mfd, have ? &prev : NULL, &k)) {
+		have = 1;
+		prev = k;
+		if (!bpf_map_lookup_elem(mfd, &k, &v) &&
+		    v.session == t->skel->bss->sample_session && v.last > v.base)
+			n += v.last - v.base;
+	}
+	return n;
 }
 
 struct json_object *fp_sample_report(struct fp_target *t)
@@ -450,6 +505,8 @@ struct json_object *fp_sample_report(struct fp_target *t)
 					    t->sample_start_ns)));
 	json_object_object_add(o, "samples", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));
+	json_object_object_add(o, "stack", json_object_new_string(t->sample_gated ? "gated"
+										    : "always"));
 	regs = json_object_new_array();
 	for (r = 0; r < nr; r++) {
 		x = figure(incl[r], n, period);
@@ -490,6 +547,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	json_object_object_add(ano, "unknown_region", json_object_new_int64((int64_t)unknown));
 	json_object_object_add(ano, "deeper_than_stored", json_object_new_int64((int64_t)deeper));
 	json_object_object_add(ano, "sets_not_kept", json_object_new_int64((int64_t)overflow_sets));
+	json_object_object_add(ano, "unmatched_ends", json_object_new_int64((int64_t)unmatched(t)));
 	json_object_object_add(o, "anomalies", ano);
 	free(incl);
 	free(excl);

@@ -62,6 +62,8 @@ struct fp_target {
 	int nsample_links;
 	int sample_hz;
 	int64_t sample_tls_off;
+	struct bpf_link *sample_gate;	/* FEATPROF_SAMPLING_GATED: raises the gate */
+	int sample_gated;
 	uint64_t sample_start_ns, sample_stop_ns;
 	struct fp_sample_id {
 		uint64_t id;

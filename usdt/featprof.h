@@ -67,11 +67,20 @@
  * code is laid out. The price: the site is no longer nops only (a begin ~5, an end ~6
  * instructions: a load, a compare, stores; measured in docs/BENCHMARKS.md), always, not
  * only while sampled; a build without it is unchanged. x86-64 executables.
+ * With FEATPROF_SAMPLING_GATED instead, the stack is kept only while a sampler raises
+ * the gate (`featprof_sample_gate`, a USDT semaphore: featprofd attaches a uprobe that
+ * never fires to the `featprof:sample__gate` note, and the kernel counts the semaphore up
+ * in the process): an idle begin is a load, a test and a branch; an idle end tests the
+ * thread's depth and the gate. Regions already open when the gate rises are not on the
+ * stack (their samples go to what encloses them), as tracing misses them too; their
+ * ends are counted (`unmatched`).
  *
  * Tunables (define before including):
  *  FP_SITE_SHAPE      FP_SHAPE_SHIELDED (default) or FP_SHAPE_NOP1 (a single nop)
  *  FP_DISABLE         compile every macro to nothing
  *  FEATPROF_SAMPLING  keep the region stack for the sampler (in every translation unit)
+ *  FEATPROF_SAMPLING_GATED  the same, kept only while sampled (implies FEATPROF_SAMPLING;
+ *                     every translation unit of the executable alike)
  *
  * Limits: a source path must not contain '"' or '\'.
  */
@@ -92,24 +101,28 @@
 #define FP_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
 
 /*
- * The sampler's TLS ABI (version in the magic: "FPT1"). The executable exports
+ * The sampler's TLS ABI (version in the magic: "FPT2"). The executable exports
  * featprof_tls (STT_TLS, default visibility); featprofd finds it at
  * fsbase + st_value - roundup(PT_TLS p_memsz, p_align) and reads it whole at a sample.
  * ids[k], for k < min(depth, FP_TLS_DEPTH), is the region open at depth k: the address of
  * a NUL-terminated copy of the region's name (one per region per object, symbol
  * featprof_rgn_<region> in a COMDAT group), so that the sampler names it by reading the
- * string once. depth counts regions beyond FP_TLS_DEPTH too (not stored). A build with
- * FEATPROF_SAMPLING also carries a catalog note of type FP_NOTE_TYPE_TLS (version, depth,
- * magic), which featprofd checks before it reads anything.
+ * string once. depth counts regions beyond FP_TLS_DEPTH too (not stored). unmatched
+ * counts the thread's ends whose region was not on the stack (begun before the stack
+ * was kept, or an end without a begin). A build with FEATPROF_SAMPLING also carries a
+ * catalog note of type FP_NOTE_TYPE_TLS (version, depth, magic), which featprofd checks
+ * before it reads anything; a gated build also the stapsdt note featprof:sample__gate.
  */
-#define FP_TLS_MAGIC 0x31545046	/* "FPT1", also in the note below (no suffix: asm) */
+#define FP_TLS_MAGIC 0x32545046	/* "FPT2", also in the note below (no suffix: asm) */
 #define FP_TLS_DEPTH 16
-#define FP_TLS_ABI_VERSION 1
+#define FP_TLS_ABI_VERSION 2
 #define FP_NOTE_TYPE_TLS 2	/* owner "featprof": u32 version, u32 depth, u32 magic */
+#define FP_GATE_PROBE "sample__gate"	/* FEATPROF_SAMPLING_GATED's stapsdt probe */
 struct featprof_tls {
 	unsigned int magic;
 	unsigned int depth;
 	const char *ids[FP_TLS_DEPTH];
+	unsigned long long unmatched;
 };
 
 #ifndef FP_SITE_SHAPE
@@ -198,11 +211,14 @@ struct featprof_tls {
 	__asm__ __volatile__(__fp_site_insns __fp_stapsdt_note(region, kind_name)         \
 				     __fp_catalog_note(region, kind, feats) __fp_base_insns)
 
+#if defined(FEATPROF_SAMPLING_GATED) && !defined(FEATPROF_SAMPLING)
+#define FEATPROF_SAMPLING
+#endif
 #if defined(FEATPROF_SAMPLING) && !defined(FP_DISABLE)
 #if !defined(__x86_64__)
 #error "featprof.h: FEATPROF_SAMPLING is implemented for x86-64 only"
 #endif
-__attribute__((weak)) __thread struct featprof_tls featprof_tls = { FP_TLS_MAGIC, 0, { 0 } };
+__attribute__((weak)) __thread struct featprof_tls featprof_tls = { FP_TLS_MAGIC, 0, { 0 }, 0 };
 __asm__(".pushsection .note.featprof,\"?\",\"note\"\n"
 	".balign 4\n"
 	".4byte 9,12," __fp_xstr(FP_NOTE_TYPE_TLS) "\n"
@@ -239,7 +255,7 @@ static inline __attribute__((always_inline, unused)) void __fp_tls_push(const ch
 }
 
 /* Pops the innermost entry of id and any above it (begun, never ended: longjmp, an
- * exception past an FP_BEGIN); an end without its begin changes nothing. */
+ * exception past an FP_BEGIN); an end whose region is not on the stack is counted. */
 static inline __attribute__((always_inline, unused)) void __fp_tls_pop(const char *id)
 {
 	unsigned int d = featprof_tls.depth, k;
@@ -253,19 +269,59 @@ static inline __attribute__((always_inline, unused)) void __fp_tls_pop(const cha
 			featprof_tls.depth = k;
 			return;
 		}
+	featprof_tls.unmatched++;
 }
+
+#ifdef FEATPROF_SAMPLING_GATED
+/*
+ * The gate: a USDT semaphore (in .probes, as sys/sdt.h places them; one per executable)
+ * and the note featprof:sample__gate whose site is a nop in a function nobody calls.
+ * featprofd attaches a uprobe there with the semaphore's offset (ref_ctr_offset): the
+ * kernel raises the count in the process while the uprobe is attached; it never fires.
+ */
+__attribute__((weak, section(".probes"))) volatile unsigned short featprof_sample_gate;
+__asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,comdat\n"
+	".weak featprof_gate\n"
+	".hidden featprof_gate\n"
+	"featprof_gate:\n"
+	"990:\tnop\n"
+	"\tret\n"
+	".pushsection .note.stapsdt,\"?\",\"note\"\n"
+	".balign 4\n"
+	".4byte 992f-991f,994f-993f,3\n"
+	"991:\t.asciz \"stapsdt\"\n"
+	"992:\t.balign 4\n"
+	"993:\t.8byte 990b\n"
+	".8byte _.stapsdt.base\n"
+	".8byte featprof_sample_gate\n"
+	".asciz \"featprof\"\n"
+	".asciz \"sample__gate\"\n"
+	".asciz \"\"\n"
+	"994:\t.balign 4\n"
+	".popsection\n"
+	".popsection\n" __fp_base_insns);
+#define __fp_gate_up() __builtin_expect(featprof_sample_gate != 0, 0)
+#define __fp_end_due() __builtin_expect((featprof_tls.depth | featprof_sample_gate) != 0, 0)
+#else
+#define __fp_gate_up() 1
+#define __fp_end_due() 1
+#endif
 
 #define __fp_begin_stack(region)                                                           \
 	do {                                                                               \
 		const char *__fp_id;                                                       \
-		__fp_rgn_id(region, __fp_id);                                              \
-		__fp_tls_push(__fp_id);                                                    \
+		if (__fp_gate_up()) {                                                      \
+			__fp_rgn_id(region, __fp_id);                                      \
+			__fp_tls_push(__fp_id);                                            \
+		}                                                                          \
 	} while (0)
 #define __fp_end_stack(region)                                                             \
 	do {                                                                               \
 		const char *__fp_id;                                                       \
-		__fp_rgn_id(region, __fp_id);                                              \
-		__fp_tls_pop(__fp_id);                                                     \
+		if (__fp_end_due()) {                                                      \
+			__fp_rgn_id(region, __fp_id);                                      \
+			__fp_tls_pop(__fp_id);                                             \
+		}                                                                          \
 	} while (0)
 #else
 #define __fp_begin_stack(region) ((void)0)

@@ -32,7 +32,7 @@ ITERS = 2000 if A.smoke else 1000000
 BODY = 3000  # ~3.2 us of busy-counting body here
 ROUNDS = 1 if A.smoke else A.rounds
 BL = {v: "%s/bench/busyloop_%s" % (B, v)
-      for v in ("dry", "sdt", "fp", "fp_nop1", "static", "fp_sampling")}
+      for v in ("dry", "sdt", "fp", "fp_nop1", "static", "fp_sampling", "fp_gated")}
 FP = B + "/featprof"
 
 
@@ -279,7 +279,7 @@ def main():
     # instruction counts (callgrind), inactive sites
     ir = {}
     if shutil.which("valgrind"):
-        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling"):
+        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling", "fp_gated"):
             counts = []
             for n in (1000, 2000):
                 f = os.path.join(TMP, "cg.%s.%d" % (v, n))
@@ -313,9 +313,9 @@ def hot_region(d):
     def idle(variant):
         return lambda: json.loads(sh([BL[variant], str(n), str(HOT_BODY)]).stdout)
 
-    def sampled(hz):
+    def sampled(hz, variant="fp_sampling"):
         def run():
-            p, pid = waiting(BL["fp_sampling"], n, HOT_BODY)
+            p, pid = waiting(BL[variant], n, HOT_BODY)
             request(d, "sample", pid=pid, hz=hz)
             out = finish(p)
             st = json.loads(sh([FP, "--socket", d.sock, "stats", str(pid), "--json"]).stdout)
@@ -339,6 +339,10 @@ def hot_region(d):
                 idle("fp_sampling")),
                ("sampled 97 Hz", "featprof sample, 97 Hz", sampled(97)),
                ("sampled 997 Hz", "featprof sample, 997 Hz", sampled(997)),
+               ("gated build, idle", "FEATPROF_SAMPLING_GATED, nothing attached",
+                idle("fp_gated")),
+               ("gated, sampled 997 Hz", "FEATPROF_SAMPLING_GATED, featprof sample, 997 Hz",
+                sampled(997, "fp_gated")),
                ("traced", "featprof enable (each boundary a kernel entry)", traced)]
     res = {c[0]: [] for c in configs}
     for rnd in range(ROUNDS):
@@ -423,12 +427,14 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
                  "difference / 1000 (start-up cancels out).\n")
         L.append("| variant | instructions per iteration | beyond dry |")
         L.append("|---|---|---|")
-        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling"):
+        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling", "fp_gated"):
             L.append("| %s | %.1f | %+.1f |" % (v, ir[v], ir[v] - ir["dry"]))
         L.append("\nA featprof site is 4 instructions (nop, lea, nop5, lea), a sys/sdt.h site "
                  "1 (nop), a FP_SHAPE_NOP1 site 1: two sites per iteration. fp_sampling: "
                  "shielded sites built with FEATPROF_SAMPLING (the region stack kept in "
-                 "TLS at every begin and end, sampled or not).\n")
+                 "TLS at every begin and end, sampled or not). fp_gated: built with "
+                 "FEATPROF_SAMPLING_GATED (the stack kept only while a sampler raises the "
+                 "gate; idle, a begin tests the gate, an end the depth and the gate).\n")
     if hot:
         base = {r[0]: r[2] for r in hot}
         L.append("## Hot region: sampling against tracing\n")

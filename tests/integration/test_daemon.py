@@ -768,7 +768,7 @@ def t_sample(d):
                     '__thread struct featprof_tls featprof_tls;\n'
                     '__asm__(".pushsection .note.featprof,\\"a\\",\\"note\\"\\n.balign 4\\n'
                     '.4byte 9,12,2\\n.asciz \\"featprof\\"\\n.balign 4\\n'
-                    '.4byte 2,16,0x31545046\\n.popsection\\n");\n'
+                    '.4byte 3,16,0x33545046\\n.popsection\\n");\n'
                     'int main(void) { for (;;) { FP_BEGIN(r, "F"); FP_END(r); usleep(1000); } }\n')
         exe = os.path.join(TMP, "abi2")
         subprocess.run(["cc", "-O2", "-Iusdt", src, "-o", exe], check=True)
@@ -776,8 +776,8 @@ def t_sample(d):
         try:
             time.sleep(0.2)
             r = cli(d, "sample", v2.pid, "--duration", "1")
-            check(r.returncode == 1 and "ABI version 2" in r.stderr and
-                  len(r.stderr.strip().splitlines()) == 1, "TLS ABI 2 refused: %r"
+            check(r.returncode == 1 and "ABI version 3" in r.stderr and
+                  len(r.stderr.strip().splitlines()) == 1, "TLS ABI 3 refused: %r"
                   % r.stderr.strip())
         finally:
             v2.kill()
@@ -789,6 +789,65 @@ def t_sample(d):
         for x in (p, q):
             x.kill()
             x.wait()
+
+
+def t_sample_gated(d):
+    """FEATPROF_SAMPLING_GATED: the gate is up only while sampled (the program sees it),
+    the stack drains after; a region open when sampling began is not in the stack and its
+    end is counted; the always build has it. Inner's sampled share agrees with tracing."""
+    for exe, gated in (("gated", True), ("gated_always", False)):
+        p = subprocess.Popen([B + "/tests/targets/" + exe], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            check(p.stdout.readline().strip() == "ready", "%s started" % exe)
+
+            def gate():
+                p.stdin.write("gate\n")
+                p.stdin.flush()
+                return tuple(int(x) for x in p.stdout.readline().split()[1::2])
+
+            c = Client(d)
+            before = gate()
+            check("result" in c.call("enable", pid=p.pid, all=True), "enable")
+            r = c.call("sample", pid=p.pid, hz=997)
+            check("result" in r, "sample on: %s" % r)
+            time.sleep(2)
+            during = gate()
+            os.kill(p.pid, signal.SIGUSR1)
+            check(p.stdout.readline().strip() == "ended", "outer ended")
+            time.sleep(1)
+            st = c.call("stats", pid=p.pid)["result"]
+            c.call("sample", pid=p.pid, hz=997, on=False)
+            after = gate()
+            sm = st["sampling"]
+            n, an = sm["samples"], sm["anomalies"]
+            reg = {x["name"]: x for x in sm["regions"]}
+            inner = [x for x in st["regions"] if x["name"] == "inner"][0]
+            tr_share = inner["cpu_ns"] / (n * sm["period_ns"])
+            print("    %s: stack %s; gate,depth before %s, while sampled %s, after %s; %d "
+                  "samples: inner %.1f%% (traced %.1f%%), outer %.1f%%; unmatched ends %d" %
+                  (exe, sm["stack"], before, during, after, n, 100 * reg["inner"]["share"],
+                   100 * tr_share, 100 * reg["outer"]["share"], an["unmatched_ends"]),
+                  flush=True)
+            check(sm["stack"] == ("gated" if gated else "always"), "stack mode")
+            check(abs(reg["inner"]["share"] - tr_share) <= 0.02 + 3 * reg["inner"]["sampled_stderr_ns"]
+                  / (n * sm["period_ns"]), "inner: sampled share agrees with traced")
+            if gated:
+                check(before == (0, 0) and during[0] == 1 and after[0] == 0,
+                      "the gate is up only while sampled: %s %s %s" % (before, during, after))
+                check(reg["outer"]["samples"] == 0, "outer, open before the gate rose, is "
+                      "not in the stack: %d samples" % reg["outer"]["samples"])
+                # outer's end, and an inner open at the moment the gate rose
+                check(1 <= an["unmatched_ends"] <= 2, "unmatched ends %d" % an["unmatched_ends"])
+            else:
+                check(before == (0, 1) and after == (0, 0), "the always build's stack: outer "
+                      "open from the start")
+                check(reg["outer"]["samples"] > 0.5 * n, "outer sampled while open")
+                check(an["unmatched_ends"] == 0, "no unmatched end")
+            c.close()
+        finally:
+            p.kill()
+            p.wait()
 
 
 def t_redzone(d):
@@ -1032,7 +1091,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_sample, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_sample, t_sample_gated, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 

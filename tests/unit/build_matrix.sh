@@ -38,6 +38,26 @@ for cxx in g++ clang++; do
 		done
 	done
 done
+# the sampling stack, always kept and gated (x86-64 executables): one gate note per file
+for mode in FEATPROF_SAMPLING FEATPROF_SAMPLING_GATED; do
+	for cc in gcc clang g++ clang++; do
+		for opt in -O0 -O2; do
+			for link in "-fPIE -pie" "-fno-pie -no-pie"; do
+				n=$((n + 1))
+				case $cc in *++) src=tests/targets/site_cxx.cc std=c++11 min=4 ;;
+					*) src=tests/targets/site.c std=c11 min=8 ;; esac
+				$cc -std=$std $opt $link $W -D$mode $src -o "$tmp/s" 2> "$tmp/err" ||
+					{ echo "  FAILED $cc -D$mode $opt $link"; cat "$tmp/err"; fail=1; continue; }
+				check_notes "$tmp/s" $min
+				gates=$(readelf -n -W "$tmp/s" | grep -c 'Name: sample__gate')
+				want=0; [ $mode = FEATPROF_SAMPLING_GATED ] && want=1
+				if [ "$gates" != $want ]; then
+					echo "  FAILED $cc -D$mode $opt $link: $gates gate notes"; fail=1
+				fi
+			done
+		done
+	done
+done
 # the nop1 shape and FP_DISABLE build too; FP_DISABLE leaves no note
 n=$((n + 1)); gcc $W -DFP_SITE_SHAPE=FP_SHAPE_NOP1 tests/targets/site.c -o "$tmp/n1" && check_notes "$tmp/n1" 8 || fail=1
 n=$((n + 1)); gcc $W -DFP_DISABLE tests/targets/site.c -o "$tmp/d" || fail=1
