@@ -184,15 +184,61 @@ static int json_only(int argc, char **argv, int *json)
 	return rc == 1 ? -1 : 2;
 }
 
-int cmd_status(int argc, char **argv)
+static void print_group(struct json_object *g)
 {
-	struct json_object *res, *ts, *cal = NULL, *at = NULL;
-	int json, rc = json_only(argc, argv, &json);
+	struct json_object *ps = geta(g, "processes");
+	size_t k;
+
+	printf("%s: %zu processes now, %lld joined, %lld exited, %lld gone before they were "
+	       "attached\n", gets_(g, "exe"), ps ? json_object_array_length(ps) : 0,
+	       (long long)geti(g, "joined"), (long long)geti(g, "exited"),
+	       (long long)geti(g, "missed"));
+	if (ps && json_object_array_length(ps)) {
+		printf("  pids:");
+		for (k = 0; k < json_object_array_length(ps); k++)
+			printf(" %lld", (long long)json_object_get_int64(
+						json_object_array_get_idx(ps, k)));
+		printf("\n");
+	}
+}
+
+/* featprof status --exe PATH [--json]: one executable's entry. */
+static int status_exe(struct json_object *res, const char *exe, int json)
+{
+	struct json_object *gs = geta(res, "executables"), *g = NULL;
 	size_t i;
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
+	for (i = 0; gs && i < json_object_array_length(gs) && !g; i++)
+		if (!strcmp(gets_(json_object_array_get_idx(gs, i), "exe"), exe))
+			g = json_object_array_get_idx(gs, i);
+	if (!g) {
+		fprintf(stderr, "featprof status: %s is not profiled as an executable\n", exe);
+		json_object_put(res);
+		return 1;
+	}
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(g, JSON_C_TO_STRING_PLAIN));
+	else
+		print_group(g);
+	json_object_put(res);
+	return 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct json_object *res, *ts, *gs, *cal = NULL, *at = NULL;
+	struct cli_opts o;
+	int rc = cli_parse(argc, argv, O_JSON | O_EXE, &o), json = o.json;
+	size_t i;
+
+	if (rc || o.npos) {
+		fprintf(rc == 1 ? stdout : stderr, "usage: featprof status [--exe PATH] "
+			"[--json]\n");
+		return rc == 1 ? 0 : 2;
+	}
 	res = simple_call("status", 0);
+	if (res && o.exe)
+		return status_exe(res, o.exe, json);
 	if (!res || json)
 		return json_done(res);
 	json_object_object_get_ex(res, "calibration", &cal);
@@ -243,6 +289,9 @@ int cmd_status(int argc, char **argv)
 		if (json_object_object_get_ex(t, "anomalies", &an))
 			print_anomalies("  anomalies:", an);
 	}
+	gs = geta(res, "executables");
+	for (i = 0; gs && i < json_object_array_length(gs); i++)
+		print_group(json_object_array_get_idx(gs, i));
 	json_object_put(res);
 	return 0;
 }
@@ -491,13 +540,13 @@ static int subscribe_loop(int argc, char **argv, int table)
 	struct json_object *req, *res, *push, *v;
 	long pid = 0, interval, count, seen = 0;
 	struct cli_opts o;
-	int fd, rc = cli_parse(argc, argv, O_INTERVAL | O_COUNT, &o);
+	int fd, rc = cli_parse(argc, argv, O_INTERVAL | O_COUNT | O_EXE, &o);
 
-	if (rc || o.npos != 1 || parse_pid(o.pos[0], &pid)) {
-		if (!rc && o.npos == 1)
+	if (rc || o.npos != !o.exe || (!o.exe && parse_pid(o.pos[0], &pid))) {
+		if (!rc && o.npos == 1 && !o.exe)
 			fprintf(stderr, "featprof %s: not a pid: '%s'\n", argv[0], o.pos[0]);
-		fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s PID [--interval MS] "
-			"[--count N]\n", table ? "top" : "stream");
+		fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s PID|--exe PATH "
+			"[--interval MS] [--count N]\n", table ? "top" : "stream");
 		return rc == 1 ? 0 : 2;
 	}
 	interval = o.interval;
@@ -506,8 +555,13 @@ static int subscribe_loop(int argc, char **argv, int table)
 	if (fd < 0)
 		return 1;
 	req = json_object_new_object();
-	json_object_object_add(req, "verb", json_object_new_string("subscribe"));
-	json_object_object_add(req, "pid", json_object_new_int64(pid));
+	if (o.exe) {	/* the executable's processes, summed (root) */
+		json_object_object_add(req, "verb", json_object_new_string("exe_subscribe"));
+		json_object_object_add(req, "exe", json_object_new_string(o.exe));
+	} else {
+		json_object_object_add(req, "verb", json_object_new_string("subscribe"));
+		json_object_object_add(req, "pid", json_object_new_int64(pid));
+	}
 	json_object_object_add(req, "interval_ms", json_object_new_int64(interval));
 	res = client_call(fd, table ? "top" : "stream", req);
 	if (!res) {

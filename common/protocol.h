@@ -47,13 +47,16 @@
  *   exe_disable exe, features[], regions[], all   (all: the group ends, figures stay)
  *   exe_stats   exe -> the stats keys summed over the group's processes, exited ones
  *             included, and "processes": [{pid, ...per-pid stats keys}]
+ *   exe_subscribe exe, interval_ms -> {"subscription"}; then one push per interval,
+ *             {"subscription","exe","stats"}: the interval's figures summed over the
+ *             group's processes (those that exited in it included), "processes" beside
  *
  * Changelog:
  *   1 (featprof 0.1.0) first version. Later additions that change no existing key:
  *     per-region/feature cpu, off-CPU and uncertainty keys, base_ns, "attach" in
  *     hello/status, the calibrate verb, region paths, elapsed_ns in pushes, the
  *     record and sample verbs, definitions, attach_points, begin_twice, the exe_*
- *     verbs.
+ *     verbs; sampling.stack and sampling.anomalies.unmatched_ends.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

@@ -89,6 +89,9 @@ static int is_number(struct json_object *o)
 }
 
 static void merge(struct json_object *dst, struct json_object *src);
+static void sub_member_gone(struct server *s, struct sub *sb, struct fp_target *t);
+static enum fp_status get_exe(struct json_object *req, const char **path, char *msg,
+			      size_t msglen);
 
 /* Arrays of objects with "name" (regions, features) merge by name; others are kept. */
 static void merge_named(struct json_object *dst, struct json_object *src)
@@ -214,6 +217,144 @@ void fp_group_join(struct server *s, int group, pid_t pid)
 		return;
 	join(s, group - 1, pid);
 }
+/* --- subscriptions (top, stream --exe) --------------------------------------------------
+ *
+ * A push carries the group's figures of the interval: each live member's since the last
+ * push (or since it joined, or since the subscription began), plus the last figures of
+ * members that exited meanwhile (taken at their exit), summed as stats --exe sums; the
+ * members' own beside them in "processes".
+ */
+static struct fp_snapshot **prev_of(struct sub *sb, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < sb->nmprev; i++)
+		if (sb->mprev[i].pid == pid)
+			return &sb->mprev[i].snap;
+	return NULL;
+}
+
+static void sub_member_gone(struct server *s, struct sub *sb, struct fp_target *t)
+{
+	struct fp_snapshot **prev = prev_of(sb, t->pid), *cur = NULL;
+	struct json_object *st = fp_target_interval(s, t, prev ? *prev : NULL, &cur);
+	int i;
+
+	fp_snapshot__free(cur);
+	if (st) {
+		if (!sb->pending)
+			sb->pending = json_object_new_object();
+		merge(sb->pending, st);
+		json_object_put(st);
+	}
+	for (i = 0; prev && i < sb->nmprev; i++)
+		if (sb->mprev[i].pid == t->pid) {
+			fp_snapshot__free(sb->mprev[i].snap);
+			sb->mprev[i] = sb->mprev[--sb->nmprev];
+		}
+}
+
+int fp_group_find(struct server *s, struct json_object *req, char *msg, size_t msglen)
+{
+	const char *path;
+	int gi;
+
+	if (get_exe(req, &path, msg, msglen))
+		return -2;
+	gi = find_group(s, path);
+	if (gi < 0)
+		snprintf(msg, msglen, "%s is not profiled as an executable", path);
+	return gi;
+}
+
+void fp_group_sub_free(struct sub *sb)
+{
+	int i;
+
+	for (i = 0; i < sb->nmprev; i++)
+		fp_snapshot__free(sb->mprev[i].snap);
+	free(sb->mprev);
+	sb->mprev = NULL;
+	sb->nmprev = 0;
+	json_object_put(sb->pending);
+	sb->pending = NULL;
+}
+
+/* Each member's figures now; the table replaces sb's (members gone drop out). */
+static struct json_object *members_since(struct server *s, struct sub *sb,
+					 struct json_object *sum, struct json_object *procs)
+{
+	struct group *g = s->groups[sb->group - 1];
+	struct member_prev *next = calloc((size_t)g->nlive + 1, sizeof(*next));
+	int i, n = 0;
+
+	for (i = 0; next && i < g->nlive; i++) {
+		int ti = fp_find_target(s, g->live[i]);
+		struct fp_snapshot **prev = prev_of(sb, g->live[i]), *cur = NULL;
+		struct json_object *st;
+
+		if (ti < 0)
+			continue;
+		st = fp_target_interval(s, s->targets[ti], prev ? *prev : NULL, &cur);
+		if (!cur)
+			continue;
+		next[n].pid = g->live[i];
+		next[n++].snap = cur;
+		if (st && sum)
+			merge(sum, st);
+		if (st && procs)
+			json_object_array_add(procs, st);
+		else
+			json_object_put(st);
+	}
+	if (next) {
+		struct json_object *keep = sb->pending;
+
+		sb->pending = NULL;
+		fp_group_sub_free(sb);
+		sb->pending = keep;
+		sb->mprev = next;
+		sb->nmprev = n;
+	}
+	return sum;
+}
+
+void fp_group_sub_start(struct server *s, struct sub *sb)
+{
+	members_since(s, sb, NULL, NULL);
+	sb->last_ns = fp_mono_ns();
+}
+
+struct json_object *fp_group_sub_tick(struct server *s, struct sub *sb)
+{
+	struct json_object *sum, *procs, *o;
+	struct group *g;
+	uint64_t now = fp_mono_ns();
+
+	if (sb->group < 1 || sb->group > FP_MAX_GROUPS || !(g = s->groups[sb->group - 1]))
+		return NULL;
+	sum = sb->pending ? sb->pending : json_object_new_object();
+	sb->pending = NULL;
+	procs = json_object_new_array();
+	members_since(s, sb, sum, procs);
+	json_object_object_add(sum, "exe", json_object_new_string(g->path));
+	json_object_object_add(sum, "processes", procs);
+	json_object_object_add(sum, "processes_live", json_object_new_int(g->nlive));
+	json_object_object_add(sum, "processes_joined", json_object_new_int64((int64_t)g->joined));
+	json_object_object_add(sum, "processes_exited", json_object_new_int64((int64_t)g->gone));
+	json_object_object_add(sum, "processes_missed", json_object_new_int64((int64_t)g->missed));
+	json_object_object_add(sum, "interval_ns", json_object_new_int64(
+				       (int64_t)sb->interval_ms * 1000000));
+	json_object_object_add(sum, "elapsed_ns", json_object_new_int64((int64_t)(now -
+										 sb->last_ns)));
+	sb->last_ns = now;
+	o = json_object_new_object();
+	json_object_object_add(o, "subscription", json_object_new_int(sb->id));
+	json_object_object_add(o, "exe", json_object_new_string(g->path));
+	json_object_object_add(o, "stats", sum);
+	return o;
+}
+
 int fp_group_member_exited(struct server *s, int ti)
 {
 	struct fp_target *t = s->targets[ti];
@@ -231,6 +372,9 @@ int fp_group_member_exited(struct server *s, int ti)
 			json_object_array_del_idx(g->exited_procs, 0, 1);
 		json_object_array_add(g->exited_procs, st);
 	}
+	for (i = 0; i < s->nsubs; i++)	/* its last figures go into the next push */
+		if (s->subs[i].group == gi + 1 && !s->subs[i].dead)
+			sub_member_gone(s, &s->subs[i], t);
 	for (i = 0; i < g->nlive; i++)
 		if (g->live[i] == t->pid)
 			g->live[i] = g->live[--g->nlive];

@@ -137,6 +137,7 @@ void fp_server_reap(struct server *s)
 		if (s->subs[i].dead) {
 			fp_record_end(s, &s->subs[i]);
 			fp_snapshot__free(s->subs[i].prev);
+			fp_group_sub_free(&s->subs[i]);
 			continue;
 		}
 		s->subs[k++] = s->subs[i];

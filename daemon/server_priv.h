@@ -43,6 +43,16 @@ struct sub {
 	struct fp_snapshot *prev;
 	struct recording *rec;	/* a featprof record, else NULL (see verbs.c) */
 	int dead;		/* removed by fp_server_reap */
+	/* an --exe subscription (daemon/groups.c): the group's index + 1, else 0; each
+	 * member's figures at the last push; members gone since, summed */
+	int group;
+	struct member_prev {
+		pid_t pid;
+		struct fp_snapshot *snap;
+	} *mprev;
+	int nmprev;
+	struct json_object *pending;
+	uint64_t last_ns;
 };
 
 #define FP_MAX_GROUPS 16
@@ -97,6 +107,10 @@ enum fp_status fp_new_target(struct server *s, pid_t pid, int *ti, struct fp_reg
 			     char *msg, size_t msglen);
 /* A target's stats reply (NULL: out of memory). */
 struct json_object *fp_target_stats(struct server *s, struct fp_target *t);
+/* Its figures since prev (NULL: since its enable), with pid and comm; *cur gets the
+ * snapshot taken (the caller frees it). NULL: none could be taken. */
+struct json_object *fp_target_interval(struct server *s, struct fp_target *t,
+				       const struct fp_snapshot *prev, struct fp_snapshot **cur);
 /* Frees a target and its slot (detach). */
 void fp_drop_target(struct server *s, int ti);
 void fp_handle_line(struct server *s, struct client *c, const char *line, size_t len);
@@ -116,6 +130,13 @@ enum fp_status fp_group_stats(struct server *s, struct json_object *req,
 void fp_group_join(struct server *s, int group, pid_t pid);
 /* A member target exited: its figures join the group's exited sum; its slot is freed. */
 int fp_group_member_exited(struct server *s, int ti);
+/* --exe subscriptions (top, stream): the group named in req (its index; with msg, -1:
+ * not profiled, -2: a bad request),
+ * the members' figures at the start, one push per interval, freeing. */
+int fp_group_find(struct server *s, struct json_object *req, char *msg, size_t msglen);
+void fp_group_sub_start(struct server *s, struct sub *sb);
+struct json_object *fp_group_sub_tick(struct server *s, struct sub *sb);
+void fp_group_sub_free(struct sub *sb);
 void fp_free_groups(struct server *s);
 struct json_object *fp_groups_status(struct server *s);
 /* A dead subscription's recording: stop it on its target, free it. */

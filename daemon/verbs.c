@@ -670,6 +670,23 @@ struct json_object *fp_target_stats(struct server *s, struct fp_target *t)
 	return res;
 }
 
+struct json_object *fp_target_interval(struct server *s, struct fp_target *t,
+				       const struct fp_snapshot *prev, struct fp_snapshot **cur)
+{
+	struct fp_snapshot *d;
+	struct json_object *st;
+
+	*cur = fp_target__snapshot(t);
+	d = *cur ? fp_snapshot__delta(*cur, prev) : NULL;
+	if (!d)
+		return NULL;
+	st = fp_report_stats(t->cat, d, cal_of(s, t), t->exited ? NULL : t->enabled);
+	fp_snapshot__free(d);
+	json_object_object_add(st, "pid", json_object_new_int(t->pid));
+	json_object_object_add(st, "comm", json_object_new_string(t->comm));
+	return st;
+}
+
 static enum fp_status do_stats(struct server *s, struct client *c, struct request *r,
 			       struct json_object **res, char *msg, size_t msglen)
 {
@@ -719,14 +736,15 @@ static enum fp_status do_status(struct server *s, struct client *c, struct reque
 	return FP_OK;
 }
 
-static enum fp_status do_subscribe(struct server *s, struct client *c, struct request *r,
-				   struct json_object **res, char *msg, size_t msglen)
+/* A subscription's interval and slot, from the request. */
+static enum fp_status new_sub(struct server *s, struct client *c, struct json_object *req,
+			      struct sub **out, char *msg, size_t msglen)
 {
 	struct json_object *v;
 	int64_t ms = 1000;
 	struct sub *sb;
 
-	if (json_object_object_get_ex(r->obj, "interval_ms", &v)) {
+	if (json_object_object_get_ex(req, "interval_ms", &v)) {
 		if (!json_object_is_type(v, json_type_int)) {
 			snprintf(msg, msglen, "'interval_ms' must be an integer");
 			return FP_E_BAD_REQUEST;
@@ -745,10 +763,43 @@ static enum fp_status do_subscribe(struct server *s, struct client *c, struct re
 	memset(sb, 0, sizeof(*sb));
 	sb->id = ++s->next_sub;
 	sb->c = c;
-	sb->pid = r->pid;
 	sb->interval_ms = (unsigned)ms;
 	sb->due_ns = fp_mono_ns() + (uint64_t)ms * 1000000ULL;
+	*out = sb;
+	return FP_OK;
+}
+
+static enum fp_status do_subscribe(struct server *s, struct client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	enum fp_status st;
+	struct sub *sb;
+
+	st = new_sub(s, c, r->obj, &sb, msg, msglen);
+	if (st)
+		return st;
+	sb->pid = r->pid;
 	sb->prev = fp_target__snapshot(s->targets[r->ti]);
+	*res = json_object_new_object();
+	json_object_object_add(*res, "subscription", json_object_new_int(sb->id));
+	return FP_OK;
+}
+
+/* top and stream --exe: the executable's figures per interval, summed over its processes. */
+static enum fp_status do_exe_subscribe(struct server *s, struct client *c, struct request *r,
+				       struct json_object **res, char *msg, size_t msglen)
+{
+	int gi = fp_group_find(s, r->obj, msg, msglen);
+	enum fp_status st;
+	struct sub *sb;
+
+	if (gi < 0)
+		return gi == -2 ? FP_E_BAD_REQUEST : FP_E_NOT_ATTACHED;
+	st = new_sub(s, c, r->obj, &sb, msg, msglen);
+	if (st)
+		return st;
+	sb->group = gi + 1;
+	fp_group_sub_start(s, sb);
 	*res = json_object_new_object();
 	json_object_object_add(*res, "subscription", json_object_new_int(sb->id));
 	return FP_OK;
@@ -1095,6 +1146,7 @@ static const struct verb verbs[] = {
 	{ "exe_enable", do_exe_enable, V_PRIV },
 	{ "exe_disable", do_exe_disable, V_PRIV },
 	{ "exe_stats", do_exe_stats, V_PRIV },
+	{ "exe_subscribe", do_exe_subscribe, V_PRIV },
 };
 
 /* The checks a verb's flags ask for, in order. */
@@ -1210,6 +1262,11 @@ void fp_run_subscriptions(struct server *s)
 		sb->due_ns = now + (uint64_t)sb->interval_ms * 1000000ULL;
 		if (sb->rec) {
 			record_tick(s, sb);
+			continue;
+		}
+		if (sb->group) {
+			if ((o = fp_group_sub_tick(s, sb)))
+				fp_send(s, sb->c, o);
 			continue;
 		}
 		ti = find_target(s, sb->pid);

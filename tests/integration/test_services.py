@@ -342,6 +342,35 @@ def t_exe(d):
         r = cli(d, "stats", "--exe", exe)
         check(r.returncode == 0 and "processes" in r.stdout and "service_work" in r.stdout,
               "human table for --exe: %s" % r.stdout[:200])
+        # stream --exe: figures per interval, summed over the processes; children that
+        # exit inside an interval are in it (their last figures, taken at their exit)
+        sp = subprocess.Popen([td.B + "/featprof", "--socket", d.sock, "stream", "--exe", exe,
+                               "--interval", "300", "--count", "6"], stdout=subprocess.PIPE,
+                              text=True)
+        time.sleep(0.1)
+        check(a.cmd("work 20") == "worked", "work while streamed")
+        check(a.cmd("fork 2 15 250") == "forked 2", "children while streamed")
+        out, _ = sp.communicate(timeout=30)
+        pushes = [json.loads(ln)["stats"] for ln in out.splitlines() if ln.startswith("{")]
+        counts = [sum(x["count"] for x in p.get("regions", []) if x["name"] == "service_work")
+                  for p in pushes]
+        print("    stream --exe: %d pushes, service_work per interval %s (sent 20 + 2 x 15)"
+              % (len(pushes), counts), flush=True)
+        check(len(pushes) == 6 and sum(counts) == 50, "the intervals add up to the work: %s"
+              % counts)
+        total += 50
+        r = cli(d, "top", "--exe", exe, "--count", "1", "--interval", "200")
+        check(r.returncode == 0 and exe in r.stdout and "featprof top:" in r.stdout,
+              "top --exe: %r" % r.stdout[:200])
+        r = cli(d, "status", "--exe", exe)
+        check(r.returncode == 0 and r.stdout.startswith(exe + ": 2 processes now") and
+              str(a.pid) in r.stdout, "status --exe: %r" % r.stdout)
+        r = cli(d, "status", "--exe", "/bin/true")
+        check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and
+              "not profiled" in r.stderr, "status --exe of no group: %r" % r.stderr)
+        r = cli(d, "top", "--exe", "/bin/true", "--count", "1")
+        check(r.returncode == 1 and "not profiled" in r.stderr, "top --exe of no group: %r"
+              % r.stderr)
         # bad input
         r = cli(d, "enable", "--exe", "relative/path", "--all")
         check(r.returncode == 2 and "absolute path" in r.stderr.splitlines()[0],
