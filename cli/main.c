@@ -28,7 +28,7 @@ static const struct cmd cmds[] = {
 	{ "calibrate", cmd_calibrate, "calibrate [--json]                  probe cost, again" },
 	{ "detach", cmd_detach, "detach PID                          drop the target" },
 	{ "metrics", cmd_metrics, "metrics [--listen ADDR:PORT] [PID...]  serve /metrics" },
-	{ "sample", cmd_sample, "sample PID [--hz N] [--duration S]   sampled time" },
+	{ "sample", cmd_sample, "sample PID|--exe PATH [--hz N] [--duration S]  sampled time" },
 	{ "record", cmd_record, "record PID --duration S -o trace.json   timeline" },
 	{ "save", cmd_save, "save PID --duration S -o FILE       per-interval figures" },
 	{ "diff", cmd_diff, "diff A B [--threshold PCT]          regressions, Welch's t" },

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * featprof sample PID [--hz N] [--duration S] [--json]
+ * featprof sample PID|--exe PATH [--hz N] [--duration S] [--json]
  *
  * Samples the target's threads for S seconds (default 10) at N Hz (default 997, prime so
  * that it does not beat with the program's own periods) and prints per feature, feature
@@ -9,6 +9,8 @@
  * FEATPROF_SAMPLING (usdt/featprof.h); no region needs to be enabled. Sampling stops at
  * the end; the figures stay in `featprof stats PID --json` ("sampling", and "samples",
  * "sampled_ns", "sampled_stderr_ns", "measured" in each region and feature).
+ * --exe PATH (root): every process of an executable profiled with enable --exe, those
+ * that join while sampling included, summed (featprof stats --exe PATH --json).
  */
 #include <json-c/json.h>
 #include <signal.h>
@@ -27,10 +29,16 @@ static void on_int(int sig)
 	stop = 1;
 }
 
+static const char *exe;	/* --exe PATH: the executable's processes */
+
 static struct json_object *call(const char *verb, long pid, long hz, int on)
 {
 	struct json_object *req = json_object_new_object();
 
+	if (exe) {
+		json_object_object_add(req, "exe", json_object_new_string(exe));
+		verb = !strcmp(verb, "stats") ? "exe_stats" : "exe_sample";
+	}
 	if (hz) {
 		json_object_object_add(req, "hz", json_object_new_int64(hz));
 		json_object_object_add(req, "on", json_object_new_boolean(on));
@@ -69,18 +77,19 @@ int cmd_sample(int argc, char **argv)
 	struct json_object *res, *st, *sm, *a;
 	struct cli_opts o;
 	long pid = 0, hz, secs;
-	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON, &o);
+	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE, &o);
 	struct timespec ts = { 0, 100000000 };
 	size_t k;
 	long i;
 
-	if (rc || o.npos != 1 || parse_pid(o.pos[0], &pid)) {
-		if (!rc && o.npos == 1)
+	if (rc || o.npos != !o.exe || (!o.exe && parse_pid(o.pos[0], &pid))) {
+		if (!rc && o.npos == 1 && !o.exe)
 			fprintf(stderr, "featprof sample: not a pid: '%s'\n", o.pos[0]);
-		fprintf(rc == 1 ? stdout : stderr, "usage: featprof sample PID [--hz N] "
+		fprintf(rc == 1 ? stdout : stderr, "usage: featprof sample PID|--exe PATH [--hz N] "
 			"[--duration S] [--json]   (default 997 Hz, 10 s)\n");
 		return rc == 1 ? 0 : 2;
 	}
+	exe = o.exe;
 	hz = o.hz ? o.hz : 997;
 	secs = o.duration ? o.duration : 10;
 	res = call("sample", pid, hz, 1);
@@ -96,7 +105,8 @@ int cmd_sample(int argc, char **argv)
 	json_object_put(res);
 	if (!st || !json_object_object_get_ex(st, "sampling", &sm)) {
 		if (st)
-			fprintf(stderr, "featprof sample: pid %ld: no sampled figures\n", pid);
+			fprintf(stderr, "featprof sample: %s: no sampled figures\n",
+				exe ? exe : o.pos[0]);
 		json_object_put(st);
 		return 1;
 	}
@@ -105,8 +115,14 @@ int cmd_sample(int argc, char **argv)
 		json_object_put(st);
 		return 0;
 	}
-	printf("featprof sample: pid %ld (%s), %lld samples at %lld Hz (cpu-clock, %.3f ms "
-	       "each) over %.1f s\n", pid, gets_(st, "comm"), (long long)geti(sm, "samples"),
+	if (exe)
+		printf("featprof sample: %s, %lld processes (%lld live), summed:\n", exe,
+		       (long long)geti(st, "processes_joined"),
+		       (long long)geti(st, "processes_live"));
+	else
+		printf("featprof sample: pid %ld (%s):\n", pid, gets_(st, "comm"));
+	printf("%lld samples at %lld Hz (cpu-clock, %.3f ms "
+	       "each) over %.1f s\n", (long long)geti(sm, "samples"),
 	       (long long)geti(sm, "hz"), getd(sm, "period_ns") / 1e6,
 	       (double)geti(sm, "duration_ns") / 1e9);
 	printf("%-8s %-24s %8s %12s %10s %7s %12s\n", "", "name", "samples", "CPU ms",

@@ -50,6 +50,8 @@
  *   exe_subscribe exe, interval_ms -> {"subscription"}; then one push per interval,
  *             {"subscription","exe","stats"}: the interval's figures summed over the
  *             group's processes (those that exited in it included), "processes" beside
+ *   exe_sample  exe, hz, on -> sampling in every member and those that join; the figures
+ *             in exe_stats ("sampling" summed, shares figured again from the sums)
  *
  * Changelog:
  *   1 (featprof 0.1.0) first version. Later additions that change no existing key:

@@ -28,6 +28,7 @@
 
 #include "featprof_bpf.h"
 #include "log.h"
+#include "sample.h"
 #include "server_priv.h"
 #include "watch.h"
 
@@ -89,6 +90,22 @@ static int is_number(struct json_object *o)
 }
 
 static void merge(struct json_object *dst, struct json_object *src);
+
+/* Keys of the sampling report that describe the rate, not a count: one value, not summed
+ * (shares and standard errors are figured again from the sums: fp_sample_refigure). */
+static int same_in_all(const char *k)
+{
+	return !strcmp(k, "hz") || !strcmp(k, "period_ns") || !strcmp(k, "tls_offset") ||
+	       !strcmp(k, "duration_ns");
+}
+
+/* The sampling report (it has a clock): its feature sets are not summed (the union of
+ * names would be needed; per process in "processes"). */
+static int in_sampling(struct json_object *o)
+{
+	return json_object_object_get_ex(o, "clock", NULL);
+}
+
 static void sub_member_gone(struct server *s, struct sub *sb, struct fp_target *t);
 static enum fp_status get_exe(struct json_object *req, const char **path, char *msg,
 			      size_t msglen);
@@ -133,7 +150,7 @@ static void merge(struct json_object *dst, struct json_object *src)
 		struct json_object *d;
 
 		if (!strcmp(k, "pid") || !strcmp(k, "comm") || !strcmp(k, "paths") ||
-		    !strcmp(k, "processes"))
+		    !strcmp(k, "processes") || (!strcmp(k, "feature_sets") && in_sampling(dst)))
 			continue;
 		if (!json_object_object_get_ex(dst, k, &d)) {
 			struct json_object *copy = NULL;
@@ -144,8 +161,9 @@ static void merge(struct json_object *dst, struct json_object *src)
 			double a = json_object_get_double(d), b = json_object_get_double(v), r;
 
 			r = !strncmp(k, "min", 3) ? (a < b ? a : b)
-			    : !strncmp(k, "max", 3) || !strcmp(k, "elapsed_ns") ? (a > b ? a : b)
-			    : a + b;
+			    : !strncmp(k, "max", 3) || !strcmp(k, "elapsed_ns") || same_in_all(k)
+				      ? (a > b ? a : b)
+				      : a + b;
 			if (json_object_is_type(d, json_type_int) &&
 			    json_object_is_type(v, json_type_int))
 				json_object_object_add(dst, k, json_object_new_int64((int64_t)r));
@@ -199,6 +217,8 @@ static int join(struct server *s, int gi, pid_t pid)
 	if (fp_target__apply_wants(t, 1, msg, sizeof(msg)) < 0)
 		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)pid, msg);
 	fp_sync_dl_hook(s, ti);
+	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, msg, sizeof(msg)) < 0)
+		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, (int)pid, msg);
 	a = realloc(g->live, sizeof(*a) * (size_t)(g->nlive + 1));
 	if (a) {
 		g->live = a;
@@ -353,6 +373,60 @@ struct json_object *fp_group_sub_tick(struct server *s, struct sub *sb)
 	json_object_object_add(o, "exe", json_object_new_string(g->path));
 	json_object_object_add(o, "stats", sum);
 	return o;
+}
+
+enum fp_status fp_group_sample(struct server *s, struct json_object *req,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	int gi = fp_group_find(s, req, msg, msglen), on, i, started = 0, failed = 0;
+	char first[512] = "";
+	enum fp_status st;
+	struct group *g;
+	int64_t hz;
+
+	if (gi < 0)
+		return gi == -2 ? FP_E_BAD_REQUEST : FP_E_NOT_ATTACHED;
+	st = fp_sample_args(req, &hz, &on, msg, msglen);
+	if (st)
+		return st;
+	g = s->groups[gi];
+	if (on && g->ended) {
+		snprintf(msg, msglen, "%s is no longer followed (disabled): enable --exe again",
+			 g->path);
+		return FP_E_BAD_REQUEST;
+	}
+	for (i = 0; i < g->nlive; i++) {
+		int ti = fp_find_target(s, g->live[i]);
+		char m[512];
+
+		if (ti < 0)
+			continue;
+		fp_target__sample_stop(s->targets[ti]);	/* a restart takes the new rate */
+		if (!on)
+			continue;
+		if (!fp_target__sample_start(s->targets[ti], (int)hz, m, sizeof(m))) {
+			started++;
+		} else {
+			failed++;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", m);
+		}
+	}
+	g->sample_hz = on ? (int)hz : 0;
+	if (on && failed && !started) {	/* none could: say why, change nothing */
+		g->sample_hz = 0;
+		snprintf(msg, msglen, "%s: %s", g->path, first);
+		return FP_E_NO_PROBES;
+	}
+	if (on)
+		fp_log(FP_LOG_INFO, "%s: sampling at %d Hz, %d processes (%d could not)", g->path,
+		       (int)hz, started, failed);
+	*res = json_object_new_object();
+	json_object_object_add(*res, "exe", json_object_new_string(g->path));
+	json_object_object_add(*res, "sampling", json_object_new_boolean(on));
+	json_object_object_add(*res, "processes_sampled", json_object_new_int(started));
+	json_object_object_add(*res, "processes_not_sampled", json_object_new_int(failed));
+	return FP_OK;
 }
 
 int fp_group_member_exited(struct server *s, int ti)
@@ -637,6 +711,7 @@ enum fp_status fp_group_stats(struct server *s, struct json_object *req,
 
 		json_object_array_add(procs, json_object_get(one));
 	}
+	fp_sample_refigure(sum);
 	json_object_object_add(sum, "exe", json_object_new_string(path));
 	json_object_object_add(sum, "processes", procs);
 	json_object_object_add(sum, "processes_live", json_object_new_int(g->nlive));

@@ -556,6 +556,50 @@ struct json_object *fp_sample_report(struct fp_target *t)
 
 /* Adds samples, sampled_ns, sampled_stderr_ns and "measured" to the stats reply's
  * regions and features, from the sampling report s. */
+static void refigure(struct json_object *o, uint64_t n, double period, int share)
+{
+	struct json_object *v, *f;
+	uint64_t c;
+
+	if (!o || !json_object_object_get_ex(o, "samples", &v))
+		return;
+	c = (uint64_t)json_object_get_int64(v);
+	f = figure(c, n, period);
+	json_object_object_add(o, "sampled_ns", json_object_get(json_object_object_get(
+					f, "sampled_ns")));
+	json_object_object_add(o, "sampled_stderr_ns", json_object_get(json_object_object_get(
+					f, "sampled_stderr_ns")));
+	if (share)
+		json_object_object_add(o, "share", json_object_get(json_object_object_get(f,
+										"share")));
+	json_object_put(f);
+}
+
+void fp_sample_refigure(struct json_object *stats)
+{
+	static const char *const arrs[] = { "regions", "features" };
+	struct json_object *sm, *a;
+	double period;
+	uint64_t n;
+	size_t i, k;
+
+	if (!json_object_object_get_ex(stats, "sampling", &sm))
+		return;
+	n = (uint64_t)json_object_get_int64(json_object_object_get(sm, "samples"));
+	period = json_object_get_double(json_object_object_get(sm, "period_ns"));
+	json_object_object_del(sm, "feature_sets");
+	json_object_object_del(sm, "paths");
+	refigure(json_object_object_get(sm, "base"), n, period, 1);
+	for (i = 0; i < 2; i++) {
+		if (json_object_object_get_ex(sm, arrs[i], &a))
+			for (k = 0; k < json_object_array_length(a); k++)
+				refigure(json_object_array_get_idx(a, k), n, period, 1);
+		if (json_object_object_get_ex(stats, arrs[i], &a))
+			for (k = 0; k < json_object_array_length(a); k++)
+				refigure(json_object_array_get_idx(a, k), n, period, 0);
+	}
+}
+
 void fp_sample_merge(struct json_object *stats, struct json_object *s)
 {
 	static const char *const arrs[] = { "regions", "features" };

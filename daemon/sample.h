@@ -19,5 +19,8 @@ void fp_target__sample_stop(struct fp_target *t);
 struct json_object *fp_sample_report(struct fp_target *t);
 /* Puts the report's figures beside the traced ones in a stats reply. */
 void fp_sample_merge(struct json_object *stats, struct json_object *report);
+/* After stats of several processes were summed (stats --exe): the samples add, so the
+ * shares, sampled times and standard errors are figured again from the sums. */
+void fp_sample_refigure(struct json_object *stats);
 
 #endif

@@ -1015,28 +1015,40 @@ void fp_record_end(struct server *s, struct sub *sb)
  * if it is not yet (no region needs to be enabled: sampling reads the program's own
  * region stack), starts or restarts sampling. Off: stops it, the figures stay in stats.
  */
-static enum fp_status do_sample(struct server *s, struct client *c, struct request *r,
-				struct json_object **res, char *msg, size_t msglen)
+enum fp_status fp_sample_args(struct json_object *req, int64_t *hz, int *on, char *msg,
+			      size_t msglen)
 {
 	struct json_object *v;
-	enum fp_status st;
-	int64_t hz = 997;
-	int on = 1;
-	struct fp_target *t;
 
-	if (json_object_object_get_ex(r->obj, "hz", &v) &&
-	    (!json_object_is_type(v, json_type_int) || (hz = json_object_get_int64(v)) < 1 ||
-	     hz > 10000)) {
+	*hz = 997;
+	*on = 1;
+	if (json_object_object_get_ex(req, "hz", &v) &&
+	    (!json_object_is_type(v, json_type_int) || (*hz = json_object_get_int64(v)) < 1 ||
+	     *hz > 10000)) {
 		snprintf(msg, msglen, "'hz' must be an integer, 1 to 10000");
 		return FP_E_BAD_REQUEST;
 	}
-	if (json_object_object_get_ex(r->obj, "on", &v)) {
+	if (json_object_object_get_ex(req, "on", &v)) {
 		if (!json_object_is_type(v, json_type_boolean)) {
 			snprintf(msg, msglen, "'on' must be true or false");
 			return FP_E_BAD_REQUEST;
 		}
-		on = json_object_get_boolean(v);
+		*on = json_object_get_boolean(v);
 	}
+	return FP_OK;
+}
+
+static enum fp_status do_sample(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	enum fp_status st;
+	int64_t hz;
+	int on;
+	struct fp_target *t;
+
+	st = fp_sample_args(r->obj, &hz, &on, msg, msglen);
+	if (st)
+		return st;
 	st = new_target(s, r->pid, &r->ti, NULL, msg, msglen);
 	if (st)
 		return st;
@@ -1122,6 +1134,13 @@ static enum fp_status do_exe_disable(struct server *s, struct client *c, struct 
 	return fp_group_enable(s, r->obj, 0, res, msg, msglen);
 }
 
+static enum fp_status do_exe_sample(struct server *s, struct client *c, struct request *r,
+				    struct json_object **res, char *msg, size_t msglen)
+{
+	(void)c;
+	return fp_group_sample(s, r->obj, res, msg, msglen);
+}
+
 static enum fp_status do_exe_stats(struct server *s, struct client *c, struct request *r,
 				   struct json_object **res, char *msg, size_t msglen)
 {
@@ -1147,6 +1166,7 @@ static const struct verb verbs[] = {
 	{ "exe_disable", do_exe_disable, V_PRIV },
 	{ "exe_stats", do_exe_stats, V_PRIV },
 	{ "exe_subscribe", do_exe_subscribe, V_PRIV },
+	{ "exe_sample", do_exe_sample, V_PRIV },
 };
 
 /* The checks a verb's flags ask for, in order. */

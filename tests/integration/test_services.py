@@ -662,7 +662,57 @@ def t_openjdk(d):
             p.stdin.flush()
         p.wait(30)
 
-TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_exe, t_postgresql, t_openjdk]
+def t_sample_exe(d):
+    """featprof sample --exe: every process of the executable sampled, one that starts
+    while sampling too; samples summed, shares and standard errors figured again from
+    the sums, each process's own beside; bad input one line."""
+    exe = os.path.join(td.TMP, "gated-copy")  # its own inode
+    subprocess.run(["cp", td.B + "/tests/targets/gated_always", exe], check=True)
+    procs = []
+
+    def start():
+        p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        check(p.stdout.readline().strip() == "ready", "started")
+        procs.append(p)
+        return p
+
+    try:
+        a, b = start(), start()
+        r = cli(d, "enable", "--exe", exe, "--all")
+        check(r.returncode == 0, "enable --exe: %s" % r.stderr.strip())
+        sp = subprocess.Popen([td.B + "/featprof", "--socket", d.sock, "sample", "--exe", exe,
+                               "--duration", "3", "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+        time.sleep(0.8)
+        c = start()  # joins while sampling: sampled from its attach
+        out, err = sp.communicate(timeout=60)
+        check(sp.returncode == 0, "sample --exe: %s" % err.strip())
+        st = json.loads(out) if sp.returncode == 0 else {}
+        sm = st.get("sampling", {})
+        per = {p["pid"]: p["sampling"]["samples"] for p in st.get("processes", [])
+               if "sampling" in p}
+        n = sm.get("samples", 0)
+        inner = [x for x in sm.get("regions", []) if x["name"] == "inner"]
+        share = inner[0]["share"] if inner else -1
+        se = inner[0]["sampled_stderr_ns"] / (n * sm["period_ns"]) if inner and n else -1
+        print("    sample --exe: %d samples at %s Hz = %s per process; inner %.1f%% +- %.2f "
+              "points" % (n, sm.get("hz"), per, 100 * share, 100 * se), flush=True)
+        check(sm.get("hz") == 997 and n == sum(per.values()) and len(per) == 3,
+              "samples summed over the three processes")
+        check(per.get(c.pid, 0) > 0, "the process started while sampling was sampled")
+        check(0.9 < share <= 1 and 0 < se < 0.02, "inner's share figured from the sum")
+        r = cli(d, "sample", "--exe", "/bin/true", "--duration", "1")
+        check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and
+              "not profiled" in r.stderr, "sample --exe of no group: %r" % r.stderr)
+        r = cli(d, "sample", "--exe", exe, "--duration", "1", user="nobody")
+        check(r.returncode == 1 and "root" in r.stderr, "nobody may not: %r" % r.stderr)
+        cli(d, "disable", "--exe", exe, "--all")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_exe, t_sample_exe, t_postgresql, t_openjdk]
 
 
 def main():
