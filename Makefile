@@ -184,14 +184,14 @@ $(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/stats.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
 
-$(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/notes.h
+$(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/notes.h common/seterr.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-D_GNU_SOURCE -Icommon -Iusdt tests/unit/fuzz_notes.c common/notes.c -o $@ \
 		$(LIBS_NOTES)
 
-$(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h
+$(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h common/seterr.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -27,7 +27,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +35,7 @@
 #include <unistd.h>
 
 #include "notes.h"
+#include "seterr.h"
 
 #define NT_STAPSDT 3
 #define MAX_PROC_OBJECTS 4096
@@ -46,20 +46,6 @@ static const uint8_t shield_bytes[FP_SHIELD_LEN] = {
 	0x0f, 0x1f, 0x44, 0x00, 0x00,	    /* nopl 0x0(%rax,%rax,1) */
 	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, /* lea 0x80(%rsp),%rsp */
 };
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t rd64(const uint8_t *p)
 {

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +15,13 @@
 #include <unistd.h>
 
 #include "regdefs.h"
+#include "seterr.h"
 
 #ifndef FP_REGIONS_DIR
 #define FP_REGIONS_DIR "/usr/local/share/featprof/regions.d"
 #endif
 
 #define MAX_TOKEN 63
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static void def_free(struct fp_regdef *d)
 {

@@ -287,7 +287,7 @@ int fp_group_find(struct server *s, struct json_object *req, char *msg, size_t m
 	return gi;
 }
 
-void fp_group_sub_free(struct sub *sb)
+static void mprev_free(struct sub *sb)
 {
 	int i;
 
@@ -296,8 +296,22 @@ void fp_group_sub_free(struct sub *sb)
 	free(sb->mprev);
 	sb->mprev = NULL;
 	sb->nmprev = 0;
+}
+
+void fp_group_sub_free(struct sub *sb)
+{
+	mprev_free(sb);
 	json_object_put(sb->pending);
 	sb->pending = NULL;
+}
+
+/* The group's process counts, in stats --exe and in every push. */
+static void group_keys(struct json_object *o, const struct group *g)
+{
+	json_object_object_add(o, "processes_live", json_object_new_int(g->nlive));
+	json_object_object_add(o, "processes_joined", json_object_new_int64((int64_t)g->joined));
+	json_object_object_add(o, "processes_exited", json_object_new_int64((int64_t)g->gone));
+	json_object_object_add(o, "processes_missed", json_object_new_int64((int64_t)g->missed));
 }
 
 /* Each member's figures now; the table replaces sb's (members gone drop out). */
@@ -328,11 +342,7 @@ static struct json_object *members_since(struct server *s, struct sub *sb,
 			json_object_put(st);
 	}
 	if (next) {
-		struct json_object *keep = sb->pending;
-
-		sb->pending = NULL;
-		fp_group_sub_free(sb);
-		sb->pending = keep;
+		mprev_free(sb);
 		sb->mprev = next;
 		sb->nmprev = n;
 	}
@@ -359,10 +369,7 @@ struct json_object *fp_group_sub_tick(struct server *s, struct sub *sb)
 	members_since(s, sb, sum, procs);
 	json_object_object_add(sum, "exe", json_object_new_string(g->path));
 	json_object_object_add(sum, "processes", procs);
-	json_object_object_add(sum, "processes_live", json_object_new_int(g->nlive));
-	json_object_object_add(sum, "processes_joined", json_object_new_int64((int64_t)g->joined));
-	json_object_object_add(sum, "processes_exited", json_object_new_int64((int64_t)g->gone));
-	json_object_object_add(sum, "processes_missed", json_object_new_int64((int64_t)g->missed));
+	group_keys(sum, g);
 	json_object_object_add(sum, "interval_ns", json_object_new_int64(
 				       (int64_t)sb->interval_ms * 1000000));
 	json_object_object_add(sum, "elapsed_ns", json_object_new_int64((int64_t)(now -
@@ -714,11 +721,7 @@ enum fp_status fp_group_stats(struct server *s, struct json_object *req,
 	fp_sample_refigure(sum);
 	json_object_object_add(sum, "exe", json_object_new_string(path));
 	json_object_object_add(sum, "processes", procs);
-	json_object_object_add(sum, "processes_live", json_object_new_int(g->nlive));
-	json_object_object_add(sum, "processes_joined",
-			       json_object_new_int64((int64_t)g->joined));
-	json_object_object_add(sum, "processes_exited", json_object_new_int64((int64_t)g->gone));
-	json_object_object_add(sum, "processes_missed", json_object_new_int64((int64_t)g->missed));
+	group_keys(sum, g);
 	json_object_object_add(sum, "exited", json_object_new_boolean(g->nlive == 0));
 	*res = sum;
 	return FP_OK;
