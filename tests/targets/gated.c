@@ -53,6 +53,8 @@ int main(void)
 
 	signal(SIGUSR1, on_usr1);
 	FP_BEGIN(outer, "Outer");
+	/* before "ready": a "gate" command may come before the first inner ends */
+	main_depth = featprof_tls.depth;
 	pthread_create(&th, NULL, commands, NULL);
 	printf("ready\n");
 	fflush(stdout);
