@@ -56,7 +56,8 @@ CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o expor
 	pprof.o metrics.o save.o report.o record.o sample.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
-	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o watch.o groups.o) $(COMMON_OBJS)
+	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o sampler.o watch.o \
+	groups.o) $(COMMON_OBJS)
 
 $(O)/common/regdefs.o: ALL_CFLAGS += -DFP_REGIONS_DIR='"$(REGIONSDIR)"'
 
@@ -98,7 +99,7 @@ all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
 
 $(O)/featprofd: $(DAEMON_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON) -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON) -lm -lpthread
 
 $(O)/featprof: $(CLI_OBJS)
 	$(call msg,LINK,$@)

@@ -49,6 +49,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "hz", required_argument, NULL, 'z' },
+		{ "remote", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -57,6 +58,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
 		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
+		{ 'm', O_REMOTE },
 	};
 	int c, k;
 
@@ -87,6 +89,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'r':
 			o->regions = 1;
+			break;
+		case 'm':
+			o->remote = 1;
 			break;
 		case 'i':
 			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, 3600000, &o->interval)) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * featprof sample PID|--exe PATH [--hz N] [--duration S] [--json]
+ * featprof sample PID|--exe PATH [--hz N] [--duration S] [--remote] [--json]
  *
  * Samples the target's threads for S seconds (default 10) at N Hz (default 997, prime so
  * that it does not beat with the program's own periods) and prints per feature, feature
@@ -11,6 +11,9 @@
  * "sampled_ns", "sampled_stderr_ns", "measured" in each region and feature).
  * --exe PATH (root): every process of an executable profiled with enable --exe, those
  * that join while sampling included, summed (featprof stats --exe PATH --json).
+ * --remote: featprofd's sampler thread reads the running threads' stacks from its own
+ * CPU at each tick instead of a cpu-clock event interrupting each thread (docs/TRACING.md
+ * says when that is cheaper).
  */
 #include <json-c/json.h>
 #include <signal.h>
@@ -30,6 +33,7 @@ static void on_int(int sig)
 }
 
 static const char *exe;	/* --exe PATH: the executable's processes */
+static int remote;	/* --remote */
 
 static struct json_object *call(const char *verb, long pid, long hz, int on)
 {
@@ -42,6 +46,8 @@ static struct json_object *call(const char *verb, long pid, long hz, int on)
 	if (hz) {
 		json_object_object_add(req, "hz", json_object_new_int64(hz));
 		json_object_object_add(req, "on", json_object_new_boolean(on));
+		if (on && remote)
+			json_object_object_add(req, "remote", json_object_new_boolean(1));
 	}
 	return client_request("sample", verb, pid, req);
 }
@@ -77,7 +83,8 @@ int cmd_sample(int argc, char **argv)
 	struct json_object *res, *st, *sm, *a;
 	struct cli_opts o;
 	long pid = 0, hz, secs;
-	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE, &o);
+	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE | O_REMOTE,
+			    &o);
 	struct timespec ts = { 0, 100000000 };
 	size_t k;
 	long i;
@@ -86,10 +93,11 @@ int cmd_sample(int argc, char **argv)
 		if (!rc && o.npos == 1 && !o.exe)
 			fprintf(stderr, "featprof sample: not a pid: '%s'\n", o.pos[0]);
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof sample PID|--exe PATH [--hz N] "
-			"[--duration S] [--json]   (default 997 Hz, 10 s)\n");
+			"[--duration S] [--remote] [--json]   (default 997 Hz, 10 s)\n");
 		return rc == 1 ? 0 : 2;
 	}
 	exe = o.exe;
+	remote = o.remote;
 	hz = o.hz ? o.hz : 997;
 	secs = o.duration ? o.duration : 10;
 	res = call("sample", pid, hz, 1);
@@ -121,10 +129,15 @@ int cmd_sample(int argc, char **argv)
 		       (long long)geti(st, "processes_live"));
 	else
 		printf("featprof sample: pid %ld (%s):\n", pid, gets_(st, "comm"));
-	printf("%lld samples at %lld Hz (cpu-clock, %.3f ms "
-	       "each) over %.1f s\n", (long long)geti(sm, "samples"),
-	       (long long)geti(sm, "hz"), getd(sm, "period_ns") / 1e6,
-	       (double)geti(sm, "duration_ns") / 1e9);
+	printf("%lld samples at %lld Hz (%s, %.3f ms each) over %.1f s", (long long)geti(sm,
+	       "samples"), (long long)geti(sm, "hz"), gets_(sm, "clock"),
+	       getd(sm, "period_ns") / 1e6, (double)geti(sm, "duration_ns") / 1e9);
+	if (!strcmp(gets_(sm, "clock"), "remote"))
+		printf("; %lld ticks, %lld passed over%s", (long long)geti(sm, "ticks"),
+		       (long long)geti(sm, "ticks_missed"),
+		       json_object_get_boolean(json_object_object_get(sm, "sampler_realtime"))
+			       ? "" : "; sampler not realtime");
+	printf("\n");
 	printf("%-8s %-24s %8s %12s %10s %7s %12s\n", "", "name", "samples", "CPU ms",
 	       "± ms (SE)", "share", "traced CPU ms");
 	for (a = geta(sm, "features"), k = 0; a && k < json_object_array_length(a); k++) {

@@ -217,7 +217,8 @@ static int join(struct server *s, int gi, pid_t pid)
 	if (fp_target__apply_wants(t, 1, msg, sizeof(msg)) < 0)
 		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)pid, msg);
 	fp_sync_dl_hook(s, ti);
-	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, msg, sizeof(msg)) < 0)
+	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, msg,
+						    sizeof(msg)) < 0)
 		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, (int)pid, msg);
 	a = realloc(g->live, sizeof(*a) * (size_t)(g->nlive + 1));
 	if (a) {
@@ -385,7 +386,7 @@ struct json_object *fp_group_sub_tick(struct server *s, struct sub *sb)
 enum fp_status fp_group_sample(struct server *s, struct json_object *req,
 			       struct json_object **res, char *msg, size_t msglen)
 {
-	int gi = fp_group_find(s, req, msg, msglen), on, i, started = 0, failed = 0;
+	int gi = fp_group_find(s, req, msg, msglen), on, remote, i, started = 0, failed = 0;
 	char first[512] = "";
 	enum fp_status st;
 	struct group *g;
@@ -393,7 +394,7 @@ enum fp_status fp_group_sample(struct server *s, struct json_object *req,
 
 	if (gi < 0)
 		return gi == -2 ? FP_E_BAD_REQUEST : FP_E_NOT_ATTACHED;
-	st = fp_sample_args(req, &hz, &on, msg, msglen);
+	st = fp_sample_args(req, &hz, &on, &remote, msg, msglen);
 	if (st)
 		return st;
 	g = s->groups[gi];
@@ -411,7 +412,7 @@ enum fp_status fp_group_sample(struct server *s, struct json_object *req,
 		fp_target__sample_stop(s->targets[ti]);	/* a restart takes the new rate */
 		if (!on)
 			continue;
-		if (!fp_target__sample_start(s->targets[ti], (int)hz, m, sizeof(m))) {
+		if (!fp_target__sample_start(s->targets[ti], (int)hz, remote, m, sizeof(m))) {
 			started++;
 		} else {
 			failed++;
@@ -420,6 +421,7 @@ enum fp_status fp_group_sample(struct server *s, struct json_object *req,
 		}
 	}
 	g->sample_hz = on ? (int)hz : 0;
+	g->sample_remote = remote;
 	if (on && failed && !started) {	/* none could: say why, change nothing */
 		g->sample_hz = 0;
 		snprintf(msg, msglen, "%s: %s", g->path, first);

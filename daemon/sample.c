@@ -38,8 +38,10 @@
 
 #include "featprof.h"
 #include "featprof.skel.h"
+#include "log.h"
 #include "notes.h"
 #include "sample.h"
+#include "sampler.h"
 
 _Static_assert(sizeof(struct featprof_tls) == sizeof(struct fp_tls_user),
 	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS layout");
@@ -188,7 +190,50 @@ void fp_target__sample_reset(struct fp_target *t)
 	t->sample_start_ns = mono_ns();
 }
 
-int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errlen)
+/* --remote: the switch hook and the task iterator over the target's threads, ticked by
+ * the sampler thread. */
+static int remote_start(struct fp_target *t, int hz, char *err, size_t errlen)
+{
+	union bpf_iter_link_info li = { .task.pid = (__u32)t->pid };
+	LIBBPF_OPTS(bpf_iter_attach_opts, io, .link_info = &li, .link_info_len = sizeof(li));
+	pid_t tid = fp_sampler_tid();
+	struct bpf_link *it;
+	int ret;
+
+	if (!tid) {
+		snprintf(err, errlen, "pid %d: cannot start the sampler thread", (int)t->pid);
+		return -EAGAIN;
+	}
+	t->sample_links = calloc(2, sizeof(*t->sample_links));
+	if (!t->sample_links)
+		return -ENOMEM;
+	if (!fp_sampler_realtime())
+		fp_log(FP_LOG_WARN, "pid %d: the sampler thread is not SCHED_FIFO (no "
+		       "CAP_SYS_NICE): samples on a CPU shared with a busy target thread wait "
+		       "for it",
+		       (int)t->pid);
+	t->skel->bss->sampler_tid = (uint32_t)tid;
+	t->sample_links[0] = bpf_program__attach(t->skel->progs.fp_sample_switch);
+	if (!t->sample_links[0])
+		goto fail;
+	t->nsample_links = 1;
+	it = bpf_program__attach_iter(t->skel->progs.fp_sample_remote, &io);
+	if (!it)
+		goto fail;
+	t->sample_links[t->nsample_links++] = it;
+	t->sampler = fp_sampler_add(bpf_link__fd(it),
+				    (volatile uint64_t *)t->skel->bss->sample_cpus, hz);
+	if (!t->sampler)
+		goto fail;
+	return 0;
+fail:
+	ret = -errno;
+	snprintf(err, errlen, "pid %d: cannot attach the remote sampler: %s", (int)t->pid,
+		 strerror(errno));
+	return ret ? ret : -EINVAL;
+}
+
+int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, size_t errlen)
 {
 	uint64_t gate_off = 0, sem_off = 0;
 	char path[64];
@@ -235,6 +280,14 @@ int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errle
 			__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
 			return ret;
 		}
+	}
+	t->sample_remote = remote;
+	t->sample_ticks = t->sample_missed = 0;
+	if (remote) {
+		ret = remote_start(t, hz, err, errlen);
+		if (ret)
+			goto fail;
+		goto started;
 	}
 	/* One cpu-clock event per thread, inherited by the threads it creates later: it
 	 * counts the thread's own CPU time, carrying the rest of a period across
@@ -288,6 +341,7 @@ int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errle
 	}
 	closedir(dir);
 	dir = NULL;
+started:
 	t->sample_hz = hz;
 	t->sample_tls_off = off;
 	t->sample_start_ns = mono_ns();
@@ -312,6 +366,11 @@ void fp_target__sample_stop(struct fp_target *t)
 
 	if (!t->sample_links)
 		return;
+	if (t->sampler) {	/* no tick after this */
+		fp_sampler_counts(t->sampler, &t->sample_ticks, &t->sample_missed);
+		fp_sampler_remove(t->sampler);
+		t->sampler = NULL;
+	}
 	if (t->skel && !t->sample_last)
 		t->sample_last = fp_sample_report(t);	/* the figures outlive the object */
 	bpf_link__destroy(t->sample_gate);	/* the gate falls: the stack drains */
@@ -499,7 +558,18 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	json_object_object_add(o, "active", json_object_new_boolean(t->nsample_links > 0));
 	json_object_object_add(o, "hz", json_object_new_int(t->sample_hz));
 	json_object_object_add(o, "period_ns", json_object_new_double(period));
-	json_object_object_add(o, "clock", json_object_new_string("cpu-clock"));
+	json_object_object_add(o, "clock", json_object_new_string(
+				  t->sample_remote ? "remote" : "cpu-clock"));
+	if (t->sample_remote) {
+		uint64_t ticks = t->sample_ticks, missed = t->sample_missed;
+
+		if (t->sampler)
+			fp_sampler_counts(t->sampler, &ticks, &missed);
+		json_object_object_add(o, "ticks", json_object_new_int64((int64_t)ticks));
+		json_object_object_add(o, "ticks_missed", json_object_new_int64((int64_t)missed));
+		json_object_object_add(o, "sampler_realtime", json_object_new_boolean(
+						  fp_sampler_realtime()));
+	}
 	json_object_object_add(o, "duration_ns", json_object_new_int64(
 				  (int64_t)((t->sample_stop_ns ? t->sample_stop_ns : mono_ns()) -
 					    t->sample_start_ns)));

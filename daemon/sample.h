@@ -7,8 +7,10 @@
 
 struct json_object;
 
-/* Starts sampling t's threads at hz (cpu-clock). 0 or -errno, err filled. */
-int fp_target__sample_start(struct fp_target *t, int hz, char *err, size_t errlen);
+/* Starts sampling t's threads at hz: a cpu-clock event per thread, or (remote) the
+ * sampler thread's ticks. 0 or -errno, err filled. */
+int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err,
+			    size_t errlen);
 /* Names the ids seen so far while the target can still be read (called periodically). */
 void fp_target__sample_name(struct fp_target *t);
 /* Zeroes the sampled figures (reset). */

@@ -72,6 +72,7 @@ struct group {
 	uint64_t joined, missed, gone;	/* processes attached, gone before, exited */
 	int ended;			/* disabled: not followed, figures kept */
 	int sample_hz;			/* sampling every member at this rate, else 0 */
+	int sample_remote;		/* ... by the sampler thread (--remote) */
 };
 
 struct server {
@@ -138,9 +139,9 @@ int fp_group_find(struct server *s, struct json_object *req, char *msg, size_t m
 /* featprof sample --exe: sampling on or off in every member, and in those that join. */
 enum fp_status fp_group_sample(struct server *s, struct json_object *req,
 			       struct json_object **res, char *msg, size_t msglen);
-/* The sample verb's hz and on (defaults 997 and true). */
-enum fp_status fp_sample_args(struct json_object *req, int64_t *hz, int *on, char *msg,
-			      size_t msglen);
+/* The sample verb's hz, on and remote (defaults 997, true, false). */
+enum fp_status fp_sample_args(struct json_object *req, int64_t *hz, int *on, int *remote,
+			      char *msg, size_t msglen);
 void fp_group_sub_start(struct server *s, struct sub *sb);
 struct json_object *fp_group_sub_tick(struct server *s, struct sub *sb);
 void fp_group_sub_free(struct sub *sb);

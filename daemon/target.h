@@ -58,9 +58,13 @@ struct fp_target {
 	struct ring_buffer *rec_rb;
 	int rec_fd;			/* the ring map; -1 = not recording */
 	/* featprof sample (daemon/sample.c) */
-	struct bpf_link **sample_links;	/* one per CPU while sampling */
+	struct bpf_link **sample_links;	/* the session's links: one per thread, or --remote's
+					 * iterator and switch hook */
 	int nsample_links;
 	int sample_hz;
+	int sample_remote;		/* --remote: read by the sampler thread */
+	struct fp_sampler_entry *sampler;	/* its ticks (--remote, while sampling) */
+	uint64_t sample_ticks, sample_missed;	/* --remote: ticks taken, passed over */
 	int64_t sample_tls_off;
 	struct bpf_link *sample_gate;	/* FEATPROF_SAMPLING_GATED: raises the gate */
 	int sample_gated;

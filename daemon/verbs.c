@@ -1011,17 +1011,27 @@ void fp_record_end(struct server *s, struct sub *sb)
 }
 
 /*
- * sample: {pid, hz (1..10000, default 997), on (default true)}. On: attaches the target
- * if it is not yet (no region needs to be enabled: sampling reads the program's own
- * region stack), starts or restarts sampling. Off: stops it, the figures stay in stats.
+ * sample: {pid, hz (1..10000, default 997), on (default true), remote (default
+ * false)}. On: attaches the target if it is not yet (no region needs to be enabled:
+ * sampling reads the program's own region stack), starts or restarts sampling; remote:
+ * by the daemon's sampler thread from its own CPU instead of a cpu-clock event in each
+ * thread. Off: stops it, the figures stay in stats.
  */
-enum fp_status fp_sample_args(struct json_object *req, int64_t *hz, int *on, char *msg,
-			      size_t msglen)
+enum fp_status fp_sample_args(struct json_object *req, int64_t *hz, int *on, int *remote,
+			      char *msg, size_t msglen)
 {
 	struct json_object *v;
 
 	*hz = 997;
 	*on = 1;
+	*remote = 0;
+	if (json_object_object_get_ex(req, "remote", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(msg, msglen, "'remote' must be true or false");
+			return FP_E_BAD_REQUEST;
+		}
+		*remote = json_object_get_boolean(v);
+	}
 	if (json_object_object_get_ex(req, "hz", &v) &&
 	    (!json_object_is_type(v, json_type_int) || (*hz = json_object_get_int64(v)) < 1 ||
 	     *hz > 10000)) {
@@ -1043,10 +1053,10 @@ static enum fp_status do_sample(struct server *s, struct client *c, struct reque
 {
 	enum fp_status st;
 	int64_t hz;
-	int on;
+	int on, remote;
 	struct fp_target *t;
 
-	st = fp_sample_args(r->obj, &hz, &on, msg, msglen);
+	st = fp_sample_args(r->obj, &hz, &on, &remote, msg, msglen);
 	if (st)
 		return st;
 	st = new_target(s, r->pid, &r->ti, NULL, msg, msglen);
@@ -1061,19 +1071,21 @@ static enum fp_status do_sample(struct server *s, struct client *c, struct reque
 		fp_target__sample_stop(t);
 	} else {
 		fp_target__sample_stop(t);	/* a restart takes the new rate */
-		int ret = fp_target__sample_start(t, (int)hz, msg, msglen);
+		int ret = fp_target__sample_start(t, (int)hz, remote, msg, msglen);
 
 		if (ret)
 			return ret == -ENOENT ? FP_E_NO_PROBES : FP_E_INTERNAL;
 		if (!t->enabled_at_ns)
 			t->enabled_at_ns = fp_mono_ns();
-		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz (TLS at fs%+lld)", (int)t->pid,
-		       (int)hz, (long long)t->sample_tls_off);
+		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s (TLS at fs%+lld)", (int)t->pid,
+		       (int)hz, remote ? ", remote" : "", (long long)t->sample_tls_off);
 	}
 	*res = json_object_new_object();
 	json_object_object_add(*res, "pid", json_object_new_int(t->pid));
 	json_object_object_add(*res, "sampling", json_object_new_boolean(on));
 	json_object_object_add(*res, "hz", json_object_new_int((int)hz));
+	json_object_object_add(*res, "clock", json_object_new_string(remote ? "remote"
+										: "cpu-clock"));
 	return FP_OK;
 }
 

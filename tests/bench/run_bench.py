@@ -303,6 +303,25 @@ def main():
 HOT_BODY = 20  # a region entered at well over 10 M/s when nothing is attached
 
 
+def cpu_clock_events(pid, hz):
+    """perf_event_open(2) of a cpu-clock event (inherited, sampling every 1e9/hz ns) on
+    each thread of pid, nothing attached: the fds."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    fds = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        attr = bytearray(136)  # struct perf_event_attr, PERF_ATTR_SIZE_VER8
+        # type PERF_TYPE_SOFTWARE, size, config PERF_COUNT_SW_CPU_CLOCK, sample_period
+        struct.pack_into("IIQQ", attr, 0, 1, 136, 0, 1000000000 // hz)
+        struct.pack_into("Q", attr, 40, 1 << 1)  # flags: inherit
+        buf = (ctypes.c_char * 136).from_buffer(attr)
+        fd = libc.syscall(298, buf, int(tid), -1, -1, 8)  # SYS_perf_event_open, CLOEXEC
+        assert fd >= 0, os.strerror(ctypes.get_errno())
+        fds.append(fd)
+    return fds
+
+
 def hot_region(d):
     """The hot-region benchmark (issue 11): one region around a 20-step body, built with
     FEATPROF_SAMPLING; dry, the sampling build idle, sampled at 97 and 997 Hz, and traced
@@ -313,16 +332,28 @@ def hot_region(d):
     def idle(variant):
         return lambda: json.loads(sh([BL[variant], str(n), str(HOT_BODY)]).stdout)
 
-    def sampled(hz, variant="fp_sampling"):
+    def sampled(hz, variant="fp_sampling", remote=False):
         def run():
             p, pid = waiting(BL[variant], n, HOT_BODY)
-            request(d, "sample", pid=pid, hz=hz)
+            request(d, "sample", pid=pid, hz=hz, remote=remote)
             out = finish(p)
             st = json.loads(sh([FP, "--socket", d.sock, "stats", str(pid), "--json"]).stdout)
             out["samples"] = st["sampling"]["samples"]
             out["busy_share"] = next(x["samples"] for x in st["sampling"]["regions"]
                                      if x["name"] == "busy") / max(out["samples"], 1)
             sh([FP, "--socket", d.sock, "detach", str(pid)])
+            return out
+        return run
+
+    def bare(hz):
+        """A cpu-clock event per thread with no program: what the interrupt itself costs
+        (the floor of any sampler built on it)."""
+        def run():
+            p, pid = waiting(BL["fp_sampling"], n, HOT_BODY)
+            fds = cpu_clock_events(pid, hz)
+            out = finish(p)
+            for fd in fds:
+                os.close(fd)
             return out
         return run
 
@@ -338,7 +369,16 @@ def hot_region(d):
                ("sampling build, idle", "FEATPROF_SAMPLING, nothing attached",
                 idle("fp_sampling")),
                ("sampled 97 Hz", "featprof sample, 97 Hz", sampled(97)),
+               ("cpu-clock event, 997 Hz", "a cpu-clock event per thread, no program",
+                bare(997)),
                ("sampled 997 Hz", "featprof sample, 997 Hz", sampled(997)),
+               ("sampled 997 Hz, remote", "featprof sample --remote, 997 Hz",
+                sampled(997, remote=True)),
+               ("cpu-clock event, 9973 Hz", "a cpu-clock event per thread, no program",
+                bare(9973)),
+               ("sampled 9973 Hz", "featprof sample, 9973 Hz", sampled(9973)),
+               ("sampled 9973 Hz, remote", "featprof sample --remote, 9973 Hz",
+                sampled(9973, remote=True)),
                ("gated build, idle", "FEATPROF_SAMPLING_GATED, nothing attached",
                 idle("fp_gated")),
                ("gated, sampled 997 Hz", "FEATPROF_SAMPLING_GATED, featprof sample, 997 Hz",
@@ -444,14 +484,29 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
                  "thread). Overhead against the same build idle, and against dry.\n" % (
                      HOT_BODY, HOT_BODY, ROUNDS))
         L.append("| configuration | what | ns/iter | min-max | regions/s | over idle build "
-                 "| over dry | samples |")
-        L.append("|---|---|---|---|---|---|---|---|")
+                 "| over dry | per sample | samples |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
         idle = base["sampling build, idle"]
         for name, what, m, lo, hi, extra in hot:
-            L.append("| %s | %s | %.2f | %.2f-%.2f | %.1f M | %+.2f%% | %+.2f%% | %s |" % (
+            hz = int(name.split(" Hz")[0].split()[-1]) if " Hz" in name else 0
+            # the loop's time per second of its CPU that each sample took
+            per = "%.1f us" % ((m - idle) / idle / hz * 1e6) if hz else ""
+            L.append("| %s | %s | %.2f | %.2f-%.2f | %.1f M | %+.2f%% | %+.2f%% | %s | %s |" % (
                 name, what, m, lo, hi, 1e3 / m, (m - idle) / idle * 100,
-                (m - base["dry"]) / base["dry"] * 100, extra))
+                (m - base["dry"]) / base["dry"] * 100, per, extra))
         L.append("")
+        o = {k: (base[k] - idle) / idle * 100 for k in base}
+        L.append("At 997 Hz: a cpu-clock event with no program attached costs the loop "
+                 "%+.2f%%, featprof sample %+.2f%% (its program %+.2f points beyond the "
+                 "event), featprof sample --remote %+.2f%%. At 9973 Hz: %+.2f%%, %+.2f%%, "
+                 "%+.2f%%. An interrupting sampler pays the interrupt, whatever its program; "
+                 "--remote reads the stack from the daemon's CPU and the loop's thread is "
+                 "not interrupted (on this 2-CPU machine the sampler thread runs on the "
+                 "other CPU).\n" % (
+                     o["cpu-clock event, 997 Hz"], o["sampled 997 Hz"],
+                     o["sampled 997 Hz"] - o["cpu-clock event, 997 Hz"],
+                     o["sampled 997 Hz, remote"], o["cpu-clock event, 9973 Hz"],
+                     o["sampled 9973 Hz"], o["sampled 9973 Hz, remote"]))
     L.append("## Accuracy\n")
     L.append("Regions busy-wait to a clock deadline and measure their own time inside "
              "(`busyloop --truth NS [--nested]`); featprof default daemon (%s), compensation "

@@ -11,13 +11,17 @@ CPU time from /proc/PID/stat less the probes' calibrated cost, tracing alone, th
 seconds before), in points, and in standard errors (the sampled share's, combined with the traced
 figure's reported uncertainty).
 
-usage: sample_accuracy.py BUILD [--duration S] [--out FILE.md]   (root)"""
+--remote: sampled by featprofd's sampler thread (featprof sample --remote) instead of
+a cpu-clock event per thread.
+
+usage: sample_accuracy.py BUILD [--duration S] [--remote] [--out FILE.md]   (root)"""
 import argparse, json, os, signal, socket, subprocess, tempfile, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
 ap.add_argument("--duration", type=float, default=10)
 ap.add_argument("--out")
+ap.add_argument("--remote", action="store_true")
 a = ap.parse_args()
 B = a.build
 TMP = tempfile.mkdtemp(prefix="fp-sacc-")
@@ -105,7 +109,7 @@ try:
                     for f in tr["features"]:
                         cpu[f["name"]] = cpu.get(f["name"], 0) + f["cpu_ns"]
                         unc[f["name"]] = unc.get(f["name"], 0) + f["uncertainty_ns"]
-                    call("sample", pid=p.pid, hz=hz)
+                    call("sample", pid=p.pid, hz=hz, remote=a.remote)
                     time.sleep(a.duration / PHASES)
                     st = call("stats", pid=p.pid)
                     call("sample", pid=p.pid, hz=hz, on=False)
@@ -139,7 +143,8 @@ finally:
     d.wait(10)
 worst = max(abs(r[6]) for r in rows)
 worst_se = max(r[7] for r in rows)
-print("worst: %.2f points, %.1f SE" % (worst, worst_se))
+print("worst: %.2f points, %.1f SE (%s)" % (worst, worst_se,
+                                          "remote" if a.remote else "cpu-clock"))
 if a.out:
     L = ["| target | Hz | samples | feature | sampled share | traced share | difference | in SE |",
          "|---|---|---|---|---|---|---|---|"]

@@ -791,6 +791,60 @@ def t_sample(d):
             x.wait()
 
 
+def t_sample_remote(d):
+    """featprof sample --remote: the sampler thread reads the running threads' stacks from
+    its own CPU; sampled agrees with traced as with cpu-clock (the region whose code is
+    not contiguous included); ticks are reported; bad 'remote' refused."""
+    p = subprocess.Popen([B + "/tests/targets/regress_sampled"], stdout=subprocess.PIPE)
+    try:
+        p.stdout.readline()
+        c = Client(d)
+        check("result" in c.call("enable", pid=p.pid, all=True), "enable")
+        r = c.call("sample", pid=p.pid, hz=997, remote="yes")
+        check(r.get("error", {}).get("code") == "bad_request", "remote must be a boolean")
+        time.sleep(0.5)
+        r = c.call("sample", pid=p.pid, hz=997, remote=True)
+        check(r.get("result", {}).get("clock") == "remote", "sample --remote on: %s" % r)
+        c.call("reset", pid=p.pid)
+        c0 = proc_cpu_ns(p.pid)
+        time.sleep(5)
+        st = c.call("stats", pid=p.pid)["result"]
+        c1 = proc_cpu_ns(p.pid)
+        c.call("sample", pid=p.pid, on=False)
+        sm = st["sampling"]
+        n, period = sm["samples"], sm["period_ns"]
+        print("    remote: %d samples, %d ticks (%d passed over) at %d Hz, sampler realtime "
+              "%s; the process ran %.2f s of CPU in %.2f s; anomalies %s" % (
+                  n, sm["ticks"], sm["ticks_missed"], sm["hz"], sm["sampler_realtime"],
+                  (c1 - c0) / 1e9, sm["duration_ns"] / 1e9, sm["anomalies"]))
+        check(sm["clock"] == "remote" and not any(sm["anomalies"].values()),
+              "clock remote, no anomaly")
+        # a sample per tick that finds the (single, busy) thread running: samples x
+        # period is its CPU time, within what passed-over ticks and /proc's 10 ms allow
+        check(abs(n * period - (c1 - c0)) <= 0.1 * (c1 - c0) + 0.05e9 +
+              sm["ticks_missed"] * period, "samples x period = CPU time")
+        for kind in ("features", "regions"):
+            for x in st[kind]:
+                if x.get("measured") != "traced+sampled":
+                    continue
+                diff = x["sampled_ns"] - x["cpu_ns"]
+                print("    %-8s %-8s sampled %8.1f ms ± %5.1f, traced CPU %8.1f ms: %+.2f "
+                      "points, %.1f SE" % (kind[:-1], x["name"], x["sampled_ns"] / 1e6,
+                                          x["sampled_stderr_ns"] / 1e6, x["cpu_ns"] / 1e6,
+                                          100 * diff / (n * period),
+                                          abs(diff) / max(x["sampled_stderr_ns"], 1)))
+                check(100 * abs(diff) / (n * period) <= 2 and
+                      abs(diff) <= 3 * x["sampled_stderr_ns"] + 0.01 * x["cpu_ns"],
+                      "%s %s: sampled agrees with traced" % (kind[:-1], x["name"]))
+        r = cli(d, "sample", p.pid, "--duration", "1", "--remote")
+        check(r.returncode == 0 and "(remote, " in r.stdout and " ticks, " in r.stdout,
+              "featprof sample --remote: %r" % r.stdout[:200])
+        c.close()
+    finally:
+        p.kill()
+        p.wait()
+
+
 def t_sample_gated(d):
     """FEATPROF_SAMPLING_GATED: the gate is up only while sampled (the program sees it),
     the stack drains after; a region open when sampling began is not in the stack and its
@@ -1091,7 +1145,7 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_sample, t_sample_gated, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
+TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_sample, t_sample_remote, t_sample_gated, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 
