@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "featprof.h"
 #include "featprof.skel.h"
 #include "log.h"
@@ -47,14 +48,6 @@ _Static_assert(sizeof(struct featprof_tls) == sizeof(struct fp_tls_user),
 	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS layout");
 _Static_assert(FP_TLS_MAGIC == FP_TLS_MAGIC_BPF && FP_TLS_DEPTH == FP_TLS_SLOTS,
 	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS ABI");
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The executable's TLS ABI note must say what this daemon reads: checked before any
  * read of the target's memory. A gated build's gate site and semaphore: *gate_off and
@@ -187,7 +180,7 @@ void fp_target__sample_reset(struct fp_target *t)
 				     sizeof(zero), BPF_ANY);
 	}
 	t->skel->bss->sample_session++;	/* threads' unmatched counts start again */
-	t->sample_start_ns = mono_ns();
+	t->sample_start_ns = fp_mono_ns();
 }
 
 /* --remote: the switch hook and the task iterator over the target's threads, ticked by
@@ -344,7 +337,7 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 started:
 	t->sample_hz = hz;
 	t->sample_tls_off = off;
-	t->sample_start_ns = mono_ns();
+	t->sample_start_ns = fp_mono_ns();
 	t->sample_stop_ns = 0;
 	return 0;
 fail:
@@ -380,7 +373,7 @@ void fp_target__sample_stop(struct fp_target *t)
 	free(t->sample_links);
 	t->sample_links = NULL;
 	t->nsample_links = 0;
-	t->sample_stop_ns = mono_ns();
+	t->sample_stop_ns = fp_mono_ns();
 	if (t->skel)
 		__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
 	if (t->sample_last)	/* the report was taken before the stop: fix its span */
@@ -571,7 +564,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 						  fp_sampler_realtime()));
 	}
 	json_object_object_add(o, "duration_ns", json_object_new_int64(
-				  (int64_t)((t->sample_stop_ns ? t->sample_stop_ns : mono_ns()) -
+				  (int64_t)((t->sample_stop_ns ? t->sample_stop_ns : fp_mono_ns()) -
 					    t->sample_start_ns)));
 	json_object_object_add(o, "samples", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "sampler.h"
 
 struct fp_sampler_entry {
@@ -55,14 +56,6 @@ static pid_t sampler_tid;
 static int rt;			/* the thread runs SCHED_FIFO */
 static cpu_set_t allowed;	/* the CPUs it may run on, as it started */
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The next interval: period * U[0.5, 1.5) (xorshift64*, under mu). */
 static uint64_t interval(uint64_t period)
@@ -135,7 +128,7 @@ static void *run(void *arg)
 
 		for (e = entries; e; e = e->next)
 			due = e->due_ns < due ? e->due_ns : due;
-		now = mono_ns();
+		now = fp_mono_ns();
 		if (due > now) {
 			if (due == UINT64_MAX) {
 				pthread_cond_wait(&cv, &mu);
@@ -213,7 +206,7 @@ struct fp_sampler_entry *fp_sampler_add(int link_fd, volatile uint64_t *cpus, in
 	e->period_ns = 1000000000ULL / (uint64_t)hz;
 	e->cpus = cpus;
 	pthread_mutex_lock(&mu);
-	e->due_ns = mono_ns() + interval(e->period_ns);
+	e->due_ns = fp_mono_ns() + interval(e->period_ns);
 	e->next = entries;
 	entries = e;
 	pthread_cond_broadcast(&cv);

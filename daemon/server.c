@@ -30,14 +30,6 @@
 #include "server_priv.h"
 #include "watch.h"
 
-uint64_t fp_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* --- output ------------------------------------------------------------------------ */
 
 void fp_client_kill(struct client *c)

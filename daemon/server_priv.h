@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "access.h"
+#include "clock.h"
 #include "protocol.h"
 #include "server.h"
 #include "target.h"
@@ -93,8 +94,6 @@ struct server {
 /* epoll data: tag in the low bits, index above */
 enum { EV_LISTEN = 1, EV_SIGNAL, EV_CLIENT, EV_TARGET, EV_WATCH };
 #define EV(tag, idx) (((uint64_t)(idx) << 8) | (tag))
-
-uint64_t fp_mono_ns(void);
 
 /* server.c: queues one JSON line to c (consumes obj); a dead client drops it. */
 void fp_send(struct server *s, struct client *c, struct json_object *obj);

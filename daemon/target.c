@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "featprof.skel.h"
 #include "log.h"
 #include "sample.h"
@@ -44,14 +45,6 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void detach_links(struct fp_rlinks *l)
 {
@@ -487,7 +480,7 @@ static int set_regions(struct fp_target *t, const uint8_t *sel, int on, int forc
 	memcpy(t->enabled, want, (size_t)t->cat->nregions);
 	t->attached_sites = count_sites(t, want);
 	if (on && !t->enabled_at_ns)
-		t->enabled_at_ns = mono_ns();
+		t->enabled_at_ns = fp_mono_ns();
 	free(want);
 	return 0;
 }
@@ -533,7 +526,7 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 		}
 		t->attached_sites += t->cat->regions[region].nsites;
 		if (!t->enabled_at_ns)
-			t->enabled_at_ns = mono_ns();
+			t->enabled_at_ns = fp_mono_ns();
 	} else {
 		ret = set_flag(t, region, 0);
 		if (ret) {
@@ -782,7 +775,7 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 	an = calloc((size_t)ncpu, sizeof(*an));
 	if (!s || !rs || !pv || !an || ncpu <= 0)
 		goto nomem;
-	s->taken_ns = mono_ns();
+	s->taken_ns = fp_mono_ns();
 	for (r = 0; r < t->cat->nregions; r++) {
 		struct fp_region_fig *d = &s->regions[r];
 		__u32 rk = (__u32)r;
