@@ -173,6 +173,26 @@ struct {
 	__type(value, __u64);
 } sample_anomalies SEC(".maps");
 
+/*
+ * Executables profiled as a whole (featprof enable --exe): the group's object is attached
+ * once per file with no pid filter, so the kernel puts its breakpoints in every process
+ * that maps the file from its first instruction (later execs, forked children); which
+ * processes it measures is decided here, from the watcher's map of processes (bpf/
+ * watch.bpf.c writes it at exec and fork, the daemon reuses its fd for this map). The
+ * group's object (member_group = the group) measures a member until the daemon has
+ * attached the member's own target, whose object (member_group = the group |
+ * FP_MEMBER_OWN) measures it from the moment the daemon sets that bit in the map: one
+ * map write hands a process over, so no event is counted twice or by neither. 0: a
+ * pid target, no check.
+ */
+__u32 member_group = 0;
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);	/* as watch.bpf.c's watched, whose fd it reuses */
+	__type(key, __u32);
+	__type(value, __u32);
+} members SEC(".maps");
+
 __u64 disable_epoch = 0;
 __u32 link_gen = 0;	/* sites of the other generation are a link set being replaced */
 
@@ -485,6 +505,13 @@ static __always_inline int on_site(struct pt_regs *ctx)
 
 	if (FP_COOKIE_GEN(cookie) != link_gen)
 		return 0;
+	if (member_group) {
+		__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), *m;
+
+		m = bpf_map_lookup_elem(&members, &tgid);
+		if (!m || *m != member_group)
+			return 0;	/* not the group's, or the other object's turn */
+	}
 	/* a region being disabled: its sites may fire until they are detached */
 	en = bpf_map_lookup_elem(&region_enabled, &region);
 	if (!en || !*en)

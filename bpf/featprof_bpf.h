@@ -141,6 +141,14 @@ enum fp_watch_kind {
 	FP_WATCH_FORK,		/* a group's process forked tgid; other = the group */
 };
 
+/*
+ * The watcher's map of processes (tgid -> value), shared with every target's object
+ * (bpf/featprof.bpf.c `members`): 0 = a pid target; else the process belongs to an
+ * executable group (its number), measured by the group's one inode-wide link until the
+ * daemon has attached a target of its own to it, which it marks with FP_MEMBER_OWN.
+ */
+#define FP_MEMBER_OWN 0x80000000u
+
 /* An executable profiled as a whole: the kernel's dev_t (major << 20 | minor) and inode. */
 struct fp_file_key {
 	__u64 dev;

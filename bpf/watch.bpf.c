@@ -21,7 +21,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Processes profiled: tgid -> executable group (featprof enable --exe), 0 = a pid target. */
+/* Processes profiled: tgid -> executable group (featprof enable --exe), 0 = a pid target;
+ * FP_MEMBER_OWN set when a member has a target of its own (featprof_bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -85,12 +86,14 @@ int BPF_PROG(fp_watch_exec, struct task_struct *p, pid_t old_pid, struct linux_b
 	};
 	__u32 tgid = BPF_CORE_READ(p, tgid), *g = bpf_map_lookup_elem(&exes, &key);
 
-	if (g) {
+	if (g) {	/* measured by the group's inode-wide link from here on */
 		__u32 group = *g;
 
 		bpf_map_update_elem(&watched, &tgid, &group, BPF_ANY);
 		emit(FP_WATCH_EXEC, tgid, group);
-	} else if (bpf_map_lookup_elem(&watched, &tgid)) {
+	} else if ((g = bpf_map_lookup_elem(&watched, &tgid))) {
+		if (*g)	/* a group's member runs another program: it leaves the group */
+			bpf_map_delete_elem(&watched, &tgid);
 		emit(FP_WATCH_EXEC, tgid, 0);
 	}
 	return 0;
@@ -107,7 +110,7 @@ int BPF_PROG(fp_watch_fork, struct task_struct *parent, struct task_struct *chil
 	g = bpf_map_lookup_elem(&watched, &ptgid);
 	if (!g || !*g)	/* only a group follows children */
 		return 0;
-	group = *g;
+	group = *g & ~FP_MEMBER_OWN;	/* the child: the group's link until it has its own */
 	bpf_map_update_elem(&watched, &ctgid, &group, BPF_ANY);
 	emit(FP_WATCH_FORK, ctgid, group);
 	return 0;

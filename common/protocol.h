@@ -46,7 +46,9 @@
  *             -> {"exe","processes":[pids]}
  *   exe_disable exe, features[], regions[], all   (all: the group ends, figures stay)
  *   exe_stats   exe -> the stats keys summed over the group's processes, exited ones
- *             included, and "processes": [{pid, ...per-pid stats keys}]
+ *             included, and "processes": [{pid, ...per-pid stats keys}]; "shared": the
+ *             figures of the file's link (members before their own target: short-lived
+ *             processes, a fork's first moments), also in the sum
  *   exe_subscribe exe, interval_ms -> {"subscription"}; then one push per interval,
  *             {"subscription","exe","stats"}: the interval's figures summed over the
  *             group's processes (those that exited in it included), "processes" beside
@@ -58,7 +60,8 @@
  *     per-region/feature cpu, off-CPU and uncertainty keys, base_ns, "attach" in
  *     hello/status, the calibrate verb, region paths, elapsed_ns in pushes, the
  *     record and sample verbs, definitions, attach_points, begin_twice, the exe_*
- *     verbs; sampling.stack and sampling.anomalies.unmatched_ends.
+ *     verbs; sampling.stack and sampling.anomalies.unmatched_ends; exe_stats
+ *     "shared", status executables[].shared_sites, attach.nop5_fork_crashes_child.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

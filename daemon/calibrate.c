@@ -40,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -279,6 +281,40 @@ static int has_trampoline(void)
 	return found;
 }
 
+/* Two sites of the inner region, hit by the daemon and then by a forked child. */
+__attribute__((noinline)) static void fork_probe(void)
+{
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	FP_END(featprof_calibration_inner);
+}
+
+/*
+ * Does a child forked after the optimized path rewrote a site survive hitting it? The
+ * kernel maps [uprobes-trampoline] into the process whose thread hit the site and
+ * rewrites the site into a call to it; a fork copies the rewritten page but not the
+ * mapping (seen on Linux 6.18), so the child dies of SIGSEGV at its first optimized
+ * site. 1: it died (or could not be run: assume the worst), 0: it lived.
+ */
+static int fork_loses_trampoline(void)
+{
+	int i, status = 0;
+	pid_t p;
+
+	for (i = 0; i < 3; i++)	/* the first hit traps and rewrites the site */
+		fork_probe();
+	p = fork();
+	if (p == 0) {
+		struct rlimit none = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &none);	/* no core dump of an expected crash */
+		fork_probe();
+		_exit(0);
+	}
+	if (p < 0 || waitpid(p, &status, 0) != p)
+		return 1;
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
 static double clock_cost(void)
 {
 	double t0 = now_ns(), t1;
@@ -332,6 +368,7 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 	for (i = 0; i < 4 && !ret; i++)
 		ret = outer_region(c, 0);
 	out->kernel_optimizes = has_trampoline();
+	out->fork_hazard = out->kernel_optimizes && fork_loses_trampoline();
 	fp_target__set_regions(t, sel, 0, err, errlen);
 	if (ret)
 		goto out;
@@ -352,7 +389,16 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		snprintf(out->why, sizeof(out->why), "this kernel does not optimize nop5 uprobes");
 	} else if (site == FP_SITE_NOP1 || site == FP_SITE_NOP5) {
 		out->optimized = site == FP_SITE_NOP5;
-		snprintf(out->why, sizeof(out->why), "set by --site");
+		snprintf(out->why, sizeof(out->why), "set by --site%s",
+			 site == FP_SITE_NOP5 && out->fork_hazard
+				 ? " (children forked by a target will crash at their first site)"
+				 : "");
+	} else if (out->fork_hazard) {	/* never a hazard to the target */
+		out->optimized = 0;
+		snprintf(out->why, sizeof(out->why),
+			 "nop5 is %.2fx cheaper, but this kernel does not give a forked child "
+			 "the optimized path's trampoline: the child would crash at its first "
+			 "site", p1 / p5);
 	} else {
 		out->optimized = p5 < p1;
 		snprintf(out->why, sizeof(out->why),

@@ -6,25 +6,29 @@
  * Membership comes from the kernel (bpf/watch.bpf.c): exec of the file (matched by
  * device and inode, so a copy elsewhere or a new file at the same path is another
  * program), fork of a member (in the kernel, so a grandchild follows before the daemon
- * has seen its parent), exit. Each member is an ordinary pid target with the group's
- * wanted features; a member that exits has its figures summed into the group's and
- * frees its slot, so a thousand short-lived processes need no thousand targets. The
- * processes already running at the enable are found once by a scan of /proc.
+ * has seen its parent), exit. The processes already running at the enable are found
+ * once by a scan of /proc.
  *
- * What it costs and misses (docs/SERVICES.md): a new member is measured once its
- * target is attached (its BPF object loaded and its sites attached, tens of ms); a
- * process that exits before is counted as missed. Children forked by a member inherit
- * its breakpoints and trap unmeasured until then.
+ * Two kinds of link measure them (docs/SERVICES.md): the file's target, one per group,
+ * attached once with no pid filter, measures every member from its first region event
+ * until the member has a target of its own; each member then gets an ordinary pid
+ * target with the group's wanted features (per-process figures, its libraries), handed
+ * over by one write to the watcher's map (FP_MEMBER_OWN). A member that exits has its
+ * figures summed into the group's and frees its slot, so a thousand short-lived
+ * processes need no thousand targets; one gone before its own target was attached is
+ * counted as missed, and its figures are the file's target's.
  */
 #include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "featprof_bpf.h"
 #include "log.h"
@@ -51,6 +55,10 @@ static void group_free(struct group *g)
 	free(g->live);
 	json_object_put(g->exited);
 	json_object_put(g->exited_procs);
+	json_object_put(g->file_gone);
+	fp_target__free(g->file);
+	if (g->fd >= 0)
+		close(g->fd);
 	free(g);
 }
 
@@ -191,10 +199,11 @@ static int group_of_target(struct server *s, const struct fp_target *t)
 static int join(struct server *s, int gi, pid_t pid)
 {
 	struct group *g = s->groups[gi];
+	__u32 key = (__u32)pid, own = ((__u32)gi + 1) | FP_MEMBER_OWN;
 	struct fp_target *t;
 	char msg[512];
 	pid_t *a;
-	int ti;
+	int ti, ret;
 
 	ti = fp_find_target(s, pid);
 	if (ti >= 0 && !s->targets[ti]->exited && s->targets[ti]->group == gi + 1)
@@ -213,9 +222,16 @@ static int join(struct server *s, int gi, pid_t pid)
 	}
 	t = s->targets[ti];
 	t->group = gi + 1;
+	/* measured by the file's link until the map says this object's turn (below) */
+	if (g->file && !g->file->exited)
+		fp_target__set_member_group(t, own);
 	fp_target__set_wants(t, g->want_all, g->features, g->nfeatures, g->regions, g->nregions);
-	if (fp_target__apply_wants(t, 1, msg, sizeof(msg)) < 0)
+	ret = fp_target__apply_wants(t, 1, msg, sizeof(msg));
+	if (ret < 0)	/* the file's link, if any, keeps measuring it */
 		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)pid, msg);
+	else if (fp_target__member_group(t) &&
+		 bpf_map_update_elem(fp_watch__map_fd(s->watch, "watched"), &key, &own, BPF_EXIST))
+		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, (int)pid);
 	fp_sync_dl_hook(s, ti);
 	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, msg,
 						    sizeof(msg)) < 0)
@@ -320,24 +336,29 @@ static struct json_object *members_since(struct server *s, struct sub *sb,
 					 struct json_object *sum, struct json_object *procs)
 {
 	struct group *g = s->groups[sb->group - 1];
-	struct member_prev *next = calloc((size_t)g->nlive + 1, sizeof(*next));
+	struct member_prev *next = calloc((size_t)g->nlive + 2, sizeof(*next));
 	int i, n = 0;
 
-	for (i = 0; next && i < g->nlive; i++) {
-		int ti = fp_find_target(s, g->live[i]);
-		struct fp_snapshot **prev = prev_of(sb, g->live[i]), *cur = NULL;
+	/* index nlive: the file's target (pid 0), its figures in the sum only */
+	for (i = 0; next && i <= g->nlive; i++) {
+		pid_t pid = i < g->nlive ? g->live[i] : 0;
+		int ti = pid ? fp_find_target(s, pid) : -1;
+		struct fp_target *t = pid ? (ti >= 0 ? s->targets[ti] : NULL) : g->file;
+		struct fp_snapshot **prev = prev_of(sb, pid), *cur = NULL;
 		struct json_object *st;
 
-		if (ti < 0)
+		if (!t)
 			continue;
-		st = fp_target_interval(s, s->targets[ti], prev ? *prev : NULL, &cur);
-		if (!cur)
+		st = fp_target_interval(s, t, prev ? *prev : NULL, &cur);
+		if (!cur) {
+			json_object_put(st);
 			continue;
-		next[n].pid = g->live[i];
+		}
+		next[n].pid = pid;
 		next[n++].snap = cur;
 		if (st && sum)
 			merge(sum, st);
-		if (st && procs)
+		if (st && procs && pid)
 			json_object_array_add(procs, st);
 		else
 			json_object_put(st);
@@ -492,6 +513,92 @@ static void scan(struct server *s, int gi)
 		closedir(d);
 }
 
+/* --- the file's target ---------------------------------------------------------------
+ *
+ * One target per group for the file itself: its sites attached once with no pid filter,
+ * so the kernel puts the breakpoints into every process that maps the inode, from its
+ * exec or fork on. Its BPF program measures the group's members (the watcher's map,
+ * written in the kernel at exec and fork) until a member has a target of its own, which
+ * join() hands it to; a process that is gone before that (a short-lived one) is measured
+ * there all its life. Its figures are summed into the group's and shown as "shared".
+ */
+static void file_wants(struct group *g, int on)
+{
+	char err[512];
+
+	if (!g->file || g->file->exited)
+		return;
+	fp_target__set_wants(g->file, g->want_all, g->features, g->nfeatures, g->regions,
+			     g->nregions);
+	if (fp_target__apply_wants(g->file, on, err, sizeof(err)) < 0)
+		fp_log(FP_LOG_WARN, "%s: %s", g->path, err);
+}
+
+static void file_start(struct server *s, int gi)
+{
+	struct group *g = s->groups[gi];
+	char err[512];
+
+	g->file = fp_target__new_file(g->fd, g->path, gi + 1, s->opts->cal->optimized,
+				      &s->opts->defs, err, sizeof(err));
+	if (!g->file) {	/* its regions are all in libraries, say: per process only */
+		fp_log(FP_LOG_INFO, "%s: no link for the file (%s): processes are measured "
+		       "from their own attach on", g->path, err);
+		return;
+	}
+	file_wants(g, 1);
+}
+
+/* Detaches the file's target; its figures stay (t->last). */
+static void file_end(struct server *s, int gi)
+{
+	struct group *g = s->groups[gi];
+	struct fp_target *t = g->file;
+	int i;
+
+	if (!t || t->exited)
+		return;
+	for (i = 0; i < s->nsubs; i++)	/* its last interval goes into the next push */
+		if (s->subs[i].group == gi + 1 && !s->subs[i].dead)
+			sub_member_gone(s, &s->subs[i], t);
+	fp_snapshot__free(t->last);
+	t->last = fp_target__snapshot(t);
+	t->exited = 1;
+	fp_target__release(t);
+}
+
+/* The figures of the file's targets, this one and earlier ones; NULL: none. */
+static struct json_object *file_stats(struct server *s, struct group *g)
+{
+	struct json_object *st = g->file ? fp_target_stats(s, g->file) : NULL, *sum = NULL;
+
+	if (!g->file_gone)
+		return st;
+	json_object_deep_copy(g->file_gone, &sum, NULL);
+	if (st) {
+		merge(sum, st);
+		json_object_put(st);
+	}
+	return sum;
+}
+
+/* Followed again after a disable: a new file target, the old one's figures kept. */
+static void file_restart(struct server *s, int gi)
+{
+	struct group *g = s->groups[gi];
+	struct json_object *st = g->file ? fp_target_stats(s, g->file) : NULL;
+
+	if (st) {
+		if (!g->file_gone)
+			g->file_gone = json_object_new_object();
+		merge(g->file_gone, st);
+		json_object_put(st);
+	}
+	fp_target__free(g->file);
+	g->file = NULL;
+	file_start(s, gi);
+}
+
 /* --- verbs --------------------------------------------------------------------------- */
 
 static enum fp_status get_exe(struct json_object *req, const char **path, char *msg,
@@ -599,28 +706,37 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 		if (st)
 			return st;
 		g->ended = 0;
+		file_restart(s, gi);
 		key = file_key(g);
 		val = (__u32)gi + 1;
 		bpf_map_update_elem(fp_watch__map_fd(s->watch, "exes"), &key, &val, BPF_ANY);
 		scan(s, gi);
 	} else if (on && gi < 0) {
-		if (stat(path, &sb) || !S_ISREG(sb.st_mode)) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		errno = fd < 0 ? errno : 0;
+		if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 			snprintf(msg, msglen, "%s: %s", path,
 				 errno ? strerror(errno) : "not a regular file");
+			if (fd >= 0)
+				close(fd);
 			return FP_E_NO_SUCH_PROCESS;
 		}
 		for (gi = 0; gi < FP_MAX_GROUPS && s->groups[gi]; gi++)
 			;
 		if (gi == FP_MAX_GROUPS) {
+			close(fd);
 			snprintf(msg, msglen, "too many executables (%d)", FP_MAX_GROUPS);
 			return FP_E_BUSY;
 		}
 		g = calloc(1, sizeof(*g));
 		if (!g || !(g->path = strdup(path))) {
 			free(g);
+			close(fd);
 			snprintf(msg, msglen, "out of memory");
 			return FP_E_INTERNAL;
 		}
+		g->fd = fd;
 		g->dev = sb.st_dev;
 		g->ino = sb.st_ino;
 		g->exited = json_object_new_object();
@@ -641,6 +757,7 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 			group_free(g);
 			return FP_E_INTERNAL;
 		}
+		file_start(s, gi);	/* before the scan: no member's start is missed */
 		scan(s, gi);
 		fp_log(FP_LOG_INFO, "%s: profiled as an executable, %d processes now", path,
 		       g->nlive);
@@ -649,6 +766,7 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 		st = wants(g, req, on, msg, msglen);
 		if (st)
 			return st;
+		file_wants(g, on);
 		for (i = 0; i < g->nlive; i++) {
 			int ti = fp_find_target(s, g->live[i]);
 			struct fp_target *t = ti >= 0 ? s->targets[ti] : NULL;
@@ -676,6 +794,7 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 			if (ti >= 0)
 				fp_target_exited(s, ti);	/* detached; summed */
 		}
+		file_end(s, gi);
 		g->ended = 1;
 		json_object_object_add(*res, "ended", json_object_new_boolean(1));
 		fp_log(FP_LOG_INFO, "%s: no longer followed", path);
@@ -687,7 +806,7 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 enum fp_status fp_group_stats(struct server *s, struct json_object *req,
 			      struct json_object **res, char *msg, size_t msglen)
 {
-	struct json_object *sum = NULL, *procs = json_object_new_array();
+	struct json_object *sum = NULL, *procs = json_object_new_array(), *shared;
 	const char *path;
 	enum fp_status st = get_exe(req, &path, msg, msglen);
 	struct group *g;
@@ -706,6 +825,11 @@ enum fp_status fp_group_stats(struct server *s, struct json_object *req,
 	}
 	g = s->groups[gi];
 	json_object_deep_copy(g->exited, &sum, NULL);
+	shared = file_stats(s, g);
+	if (shared) {
+		merge(sum, shared);
+		json_object_object_add(sum, "shared", shared);
+	}
 	for (i = 0; i < g->nlive; i++) {
 		int ti = fp_find_target(s, g->live[i]);
 		struct json_object *one = ti >= 0 ? fp_target_stats(s, s->targets[ti]) : NULL;
@@ -746,6 +870,9 @@ struct json_object *fp_groups_status(struct server *s)
 		json_object_object_add(o, "joined", json_object_new_int64((int64_t)g->joined));
 		json_object_object_add(o, "exited", json_object_new_int64((int64_t)g->gone));
 		json_object_object_add(o, "missed", json_object_new_int64((int64_t)g->missed));
+		json_object_object_add(o, "shared_sites", json_object_new_int(
+					       g->file && !g->file->exited ? g->file->attached_sites
+									   : 0));
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -89,6 +89,7 @@ struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
 	add(o, "attach_point", json_object_new_string(dc->optimized ? "shielded-nop5" : "nop1"));
 	add(o, "why", json_object_new_string(dc->why));
 	add(o, "kernel_optimizes_nop5", json_object_new_boolean(dc->kernel_optimizes));
+	add(o, "nop5_fork_crashes_child", json_object_new_boolean(dc->fork_hazard));
 	add(o, "nop1", fp_report_calibration(&dc->at[FP_AT_NOP1]));
 	add(o, "nop5", fp_report_calibration(&dc->at[FP_AT_NOP5]));
 	add(o, "took_ms", json_object_new_double(dc->took_ms));

@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "server_priv.h"
+#include "target.h"
 #include "watch.h"
 
 /* --- output ------------------------------------------------------------------------ */
@@ -320,6 +321,8 @@ int fp_server_run(const struct fp_server_opts *opts)
 			       "target at its next enable or list only", err);
 		else if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fp_watch__fd(s->watch), &ev))
 			fp_log(FP_LOG_WARN, "cannot poll the watcher: %s", strerror(errno));
+		if (s->watch)	/* membership of executable groups, checked in BPF */
+			fp_target__use_members_map(fp_watch__map_fd(s->watch, "watched"));
 	}
 	if (opts->ready)
 		opts->ready();

@@ -63,6 +63,10 @@ struct sub {
 struct group {
 	char *path;
 	uint64_t dev, ino;		/* stat(2) of path at enable */
+	int fd;				/* the file, open since the enable (-1: none) */
+	struct fp_target *file;		/* the file's target: one link per file, measuring
+					 * members without a target of their own */
+	struct json_object *file_gone;	/* figures of earlier file targets (followed again) */
 	int want_all;
 	char **features, **regions;
 	int nfeatures, nregions;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A target is one process: its probe catalog and one BPF object of its own (maps sized
- * to its regions, so one target's figures never mix with another's). Enabling a region
+ * to its regions, so one target's figures never mix with another's). Or one file: an
+ * executable group's target (fp_target__new_file), attached with no pid filter and
+ * measuring the members that the watcher's map says (daemon/groups.c). Enabling a region
  * attaches one uprobe per site, filtered to the process, with FP_COOKIE in the cookie
  * and the note's semaphore as ref_ctr_offset.
  *
@@ -26,6 +28,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <linux/bpf.h>
 #include <stdio.h>
@@ -183,11 +186,111 @@ static int region_capacity(int n)
 	return n * 2 + 64;
 }
 
+/* The watcher's map of processes, reused by every object (members), -1: none. */
+static int members_fd = -1;
+
+void fp_target__use_members_map(int fd)
+{
+	members_fd = fd;
+}
+
+void fp_target__set_member_group(struct fp_target *t, uint32_t value)
+{
+	if (t->skel)
+		__atomic_store_n(&t->skel->bss->member_group, value, __ATOMIC_SEQ_CST);
+}
+
+uint32_t fp_target__member_group(const struct fp_target *t)
+{
+	return t->skel ? t->skel->bss->member_group : 0;
+}
+
+/*
+ * The part of a new target that is the same for a process and a file: the catalog from
+ * t->proc's objects, the BPF object loaded and its always-on programs attached. who
+ * names the target in messages. 0 or -errno with err filled.
+ */
+static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
+{
+	int ret, r;
+
+	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs, t->defs);
+	if (!t->cat || fp_catalog__extend(t->cat, t->proc->objs, t->proc->nobjs,
+					  &t->own_defs) < 0) {
+		snprintf(err, errlen, "%s: out of memory", who);
+		return -ENOMEM;
+	}
+	if (!t->cat->nregions) {
+		fp_no_probes_msg(t->proc, t->comm, err, errlen);
+		return -ENOENT;
+	}
+	if (t->cat->nfeatures > FP_MAX_FEATURES) {
+		snprintf(err, errlen, "%s: %d features, at most %d supported", who,
+			 t->cat->nfeatures, FP_MAX_FEATURES);
+		return -E2BIG;
+	}
+	t->cap_regions = region_capacity(t->cat->nregions);
+	t->enabled = calloc((size_t)t->cap_regions, 1);
+	t->region_mask = calloc((size_t)t->cap_regions, sizeof(*t->region_mask));
+	t->links = calloc((size_t)t->cap_regions, sizeof(*t->links));
+	t->skel = featprof_bpf__open();
+	if (!t->enabled || !t->region_mask || !t->links || !t->skel) {
+		snprintf(err, errlen, "%s: cannot open BPF object", who);
+		return -ENOMEM;
+	}
+	t->multi = kernel_has_uprobe_multi();
+	if (t->multi)
+		bpf_program__set_expected_attach_type(t->skel->progs.fp_site_multi,
+						      FP_ATTACH_UPROBE_MULTI);
+	else
+		bpf_program__set_autoload(t->skel->progs.fp_site_multi, false);
+	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cap_regions);
+	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cap_regions);
+	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cap_regions);
+	bpf_map__set_max_entries(t->skel->maps.paths, FP_MAX_PATHS);
+	bpf_map__set_max_entries(t->skel->maps.path_nodes, FP_MAX_PATHS);
+	if (members_fd < 0 || bpf_map__reuse_fd(t->skel->maps.members, members_fd))
+		bpf_map__set_max_entries(t->skel->maps.members, 1);	/* never looked at */
+	ret = featprof_bpf__load(t->skel);
+	if (ret) {
+		char buf[128];
+
+		libbpf_strerror(ret, buf, sizeof(buf));
+		snprintf(err, errlen, "%s: cannot load BPF programs: %s", who, buf);
+		return ret;
+	}
+	for (r = 0; r < t->cat->nregions; r++) {
+		ret = fill_region_info(t, r);
+		if (ret) {
+			snprintf(err, errlen, "%s: cannot fill the region map: %s", who,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	t->skel->links.fp_exit = bpf_program__attach(t->skel->progs.fp_exit);
+	if (!t->skel->links.fp_exit) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot attach thread-exit program: %s", who,
+			 strerror(errno));
+		return ret;
+	}
+	t->skel->links.fp_switch = bpf_program__attach(t->skel->progs.fp_switch);
+	t->skel->links.fp_wakeup = bpf_program__attach(t->skel->progs.fp_wakeup);
+	if (!t->skel->links.fp_switch || !t->skel->links.fp_wakeup) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot attach the context-switch program: %s", who,
+			 strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
 struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
 				 struct fp_regdefs *more, char *err, size_t errlen)
 {
 	struct fp_target *t = calloc(1, sizeof(*t));
-	int ret = 0, r;
+	char who[32];
+	int ret = 0;
 
 	if (!t) {
 		errno = ENOMEM;
@@ -211,76 +314,60 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 	ret = more ? take_defs(t, more, err, errlen) : 0;
 	if (ret < 0)
 		goto fail;
-	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs, defs);
-	if (!t->cat || fp_catalog__extend(t->cat, t->proc->objs, t->proc->nobjs,
-					  &t->own_defs) < 0) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "pid %d: out of memory", (int)pid);
+	snprintf(who, sizeof(who), "pid %d", (int)pid);
+	ret = load(t, who, err, errlen);
+	if (ret)
 		goto fail;
-	}
-	if (!t->cat->nregions) {
-		fp_no_probes_msg(t->proc, t->comm, err, errlen);
-		ret = -ENOENT;
-		goto fail;
-	}
-	if (t->cat->nfeatures > FP_MAX_FEATURES) {
-		snprintf(err, errlen, "pid %d: %d features, at most %d supported", (int)pid,
-			 t->cat->nfeatures, FP_MAX_FEATURES);
-		ret = -E2BIG;
-		goto fail;
-	}
-	t->cap_regions = region_capacity(t->cat->nregions);
-	t->enabled = calloc((size_t)t->cap_regions, 1);
-	t->region_mask = calloc((size_t)t->cap_regions, sizeof(*t->region_mask));
-	t->links = calloc((size_t)t->cap_regions, sizeof(*t->links));
-	t->skel = featprof_bpf__open();
-	if (!t->enabled || !t->region_mask || !t->links || !t->skel) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "pid %d: cannot open BPF object", (int)pid);
-		goto fail;
-	}
-	t->multi = kernel_has_uprobe_multi();
-	if (t->multi)
-		bpf_program__set_expected_attach_type(t->skel->progs.fp_site_multi,
-						      FP_ATTACH_UPROBE_MULTI);
-	else
-		bpf_program__set_autoload(t->skel->progs.fp_site_multi, false);
-	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cap_regions);
-	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cap_regions);
-	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cap_regions);
-	bpf_map__set_max_entries(t->skel->maps.paths, FP_MAX_PATHS);
-	bpf_map__set_max_entries(t->skel->maps.path_nodes, FP_MAX_PATHS);
-	ret = featprof_bpf__load(t->skel);
-	if (ret) {
-		char buf[128];
+	return t;
+fail:
+	fp_target__free(t);
+	errno = -ret;
+	return NULL;
+}
 
-		libbpf_strerror(ret, buf, sizeof(buf));
-		snprintf(err, errlen, "pid %d: cannot load BPF programs: %s", (int)pid, buf);
+struct fp_target *fp_target__new_file(int fd, const char *path, int group, int use_opt,
+				      const struct fp_regdefs *defs, char *err, size_t errlen)
+{
+	struct fp_target *t = calloc(1, sizeof(*t));
+	struct fp_object *obj = NULL;
+	const char *base = strrchr(path, '/');
+	char host[64];
+	int ret = -ENOMEM, own;
+
+	if (!t || !(t->proc = calloc(1, sizeof(*t->proc))) ||
+	    !(t->proc->objs = calloc(1, sizeof(*t->proc->objs)))) {
+		snprintf(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
-	for (r = 0; r < t->cat->nregions; r++) {
-		ret = fill_region_info(t, r);
-		if (ret) {
-			snprintf(err, errlen, "pid %d: cannot fill the region map: %s", (int)pid,
-				 strerror(-ret));
-			goto fail;
-		}
-	}
-	t->skel->links.fp_exit = bpf_program__attach(t->skel->progs.fp_exit);
-	if (!t->skel->links.fp_exit) {
+	t->pidfd = -1;
+	t->rec_fd = -1;
+	t->use_opt = use_opt;
+	t->defs = defs;
+	t->group = group;
+	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : path);
+	/* the inode the group was keyed by, not whatever the path names now; the object
+	 * holds its own descriptor (closed with it) */
+	own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (own < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "pid %d: cannot attach thread-exit program: %s", (int)pid,
-			 strerror(errno));
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
-	t->skel->links.fp_switch = bpf_program__attach(t->skel->progs.fp_switch);
-	t->skel->links.fp_wakeup = bpf_program__attach(t->skel->progs.fp_wakeup);
-	if (!t->skel->links.fp_switch || !t->skel->links.fp_wakeup) {
-		ret = -errno;
-		snprintf(err, errlen, "pid %d: cannot attach the context-switch program: %s",
-			 (int)pid, strerror(errno));
+	snprintf(host, sizeof(host), "/proc/self/fd/%d", own);
+	ret = fp_object__read(host, path, &obj, err, errlen);
+	if (ret) {
+		close(own);
 		goto fail;
 	}
+	obj->fd = own;
+	t->proc->objs[t->proc->nobjs++] = obj;
+	ret = load(t, path, err, errlen);
+	if (ret == -ENOENT)
+		snprintf(err, errlen, "%s: no featprof probes or defined regions in the file "
+			 "itself", path);
+	if (ret)
+		goto fail;
+	fp_target__set_member_group(t, (uint32_t)group);
 	return t;
 fail:
 	fp_target__free(t);
@@ -316,8 +403,9 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 
 		opts.bpf_cookie = FP_COOKIE(region, reg->sites[s].kind == FP_KIND_END, 0);
 		opts.ref_ctr_offset = site->sem_off;
+		/* a file's target: every process (-1; libbpf's 0 is the caller) */
 		l->links[l->nlinks] = bpf_program__attach_uprobe_opts(
-			t->skel->progs.fp_site, t->pid, obj->host_path, off, &opts);
+			t->skel->progs.fp_site, t->pid ? t->pid : -1, obj->host_path, off, &opts);
 		if (!l->links[l->nlinks]) {
 			int e = errno;
 

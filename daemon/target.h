@@ -85,6 +85,22 @@ void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, s
 struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
 				 struct fp_regdefs *more, char *err, size_t errlen);
 /*
+ * The target of an executable profiled as a whole (daemon/groups.c): the notes of the
+ * file open at fd (read through it, so the inode the group was keyed by), its sites
+ * attached for every process that maps it (no pid filter) and measured only for the
+ * group's members that have no target of their own (bpf/featprof.bpf.c member_group).
+ * pid is 0; nothing of it reads /proc. NULL with errno; err filled.
+ */
+struct fp_target *fp_target__new_file(int fd, const char *path, int group, int use_opt,
+				      const struct fp_regdefs *defs, char *err, size_t errlen);
+/* The watcher's map of processes, which every object loaded from now on reuses for its
+ * membership check (a group's file target and members); -1: none. */
+void fp_target__use_members_map(int fd);
+/* Which members the object measures (bpf/featprof.bpf.c member_group): 0 = every event
+ * of its sites; a group's number (| FP_MEMBER_OWN) = the processes the map says. */
+void fp_target__set_member_group(struct fp_target *t, uint32_t value);
+uint32_t fp_target__member_group(const struct fp_target *t);
+/*
  * Adds a client's definitions (moved out of *more on success; a name the target has
  * already is skipped): every probe they name must be in the process, else -ENOENT
  * and nothing changes. Then refreshes (below). Returns as fp_target__refresh.

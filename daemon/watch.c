@@ -94,14 +94,13 @@ int fp_watch__process(struct fp_watch *w, pid_t tgid, int group)
 	__u32 key = (__u32)tgid, val = (__u32)group;
 	int ret;
 
-	if (group >= 0)
-		ret = bpf_map__update_elem(w->skel->maps.watched, &key, sizeof(key), &val,
-					   sizeof(val), group ? BPF_ANY : BPF_NOEXIST);
-	if (ret == -EEXIST && !group)	/* a group's member: it stays the group's */
-		ret = 0;
-	else
+	if (group < 0) {
 		ret = bpf_map__delete_elem(w->skel->maps.watched, &key, sizeof(key), 0);
-	return ret == -ENOENT && group < 0 ? 0 : ret;
+		return ret == -ENOENT ? 0 : ret;
+	}
+	ret = bpf_map__update_elem(w->skel->maps.watched, &key, sizeof(key), &val, sizeof(val),
+				   group ? BPF_ANY : BPF_NOEXIST);
+	return ret == -EEXIST && !group ? 0 : ret;	/* a group's member stays the group's */
 }
 
 /* The exec mapping of the process's dynamic linker: an fd open on it, or -errno. */

@@ -57,9 +57,13 @@ def main():
               (args.n, spawn_s, args.n / spawn_s, busy_s))
         print("exe_churn: featprofd CPU %.2f s (%.1f ms per process), RSS %d -> %d KiB" %
               (cpu1 - cpu0, (cpu1 - cpu0) * 1e3 / args.n, rss0, rss1))
-        print("exe_churn: joined %d, missed %d (exited before they were attached), exited %d;"
-              " service_work instances kept %d" %
-              (st["processes_joined"], st["processes_missed"], st["processes_exited"], count))
+        shared = next((x["count"] for x in st.get("shared", {}).get("regions", [])
+                       if x["name"] == "service_work"), 0)
+        print("exe_churn: joined %d, missed %d (gone before a target of their own: measured"
+              " by the file's link only), exited %d" %
+              (st["processes_joined"], st["processes_missed"], st["processes_exited"]))
+        print("exe_churn: service_work instances kept %d of %d (%d by the file's link)" %
+              (count, args.n, shared))
     finally:
         d.stop()
 

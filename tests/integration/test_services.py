@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_daemon as td  # noqa: E402  (B, TMP, check, cli, Daemon, stats, region)
-from test_daemon import check, cli, stats, region  # noqa: E402
+from test_daemon import Client, check, cli, stats, region  # noqa: E402
 
 PY = "/usr/bin/python3.11"   # Debian's: built --with-dtrace (a pyenv build has no notes)
 
@@ -293,6 +293,36 @@ def wait_member(d, exe, pid, timeout=10):
                     return time.monotonic() - t0
         time.sleep(0.01)
     return None
+
+
+def t_fork_safe(d):
+    """A profiled process that forks after its sites were hit: the children hit the same
+    sites and live (on a kernel whose optimized uprobes are lost at fork, the daemon
+    attaches at the nop1: status says so), and a forked child measured by --exe too."""
+    exe = os.path.join(td.TMP, "service-fork")
+    subprocess.run(["cp", td.B + "/tests/targets/service", exe], check=True)
+    a = Service(exe)
+    try:
+        at = Client(d).call("status")["result"]["attach"]
+        print("    attach point %s; a child forked after nop5 sites were optimized crashes: %s"
+              % (at["attach_point"], at["nop5_fork_crashes_child"]), flush=True)
+        check(cli(d, "enable", str(a.pid), "--all").returncode == 0, "enable the pid")
+        check(a.cmd("work 5") == "worked", "sites hit (and optimized, where they are)")
+        r = a.cmd("fork 3 5 0")
+        check(r == "forked 3", "children forked after the sites were hit live: %r" % r)
+        check(cli(d, "disable", str(a.pid), "--all").returncode == 0, "disable the pid")
+        check(cli(d, "enable", "--exe", exe, "--all").returncode == 0, "enable --exe")
+        check(a.cmd("work 5") == "worked", "sites hit under --exe")
+        r = a.cmd("fork 3 5 0")
+        check(r == "forked 3", "children of a member live: %r" % r)
+        time.sleep(0.3)
+        st = json.loads(cli(d, "stats", "--exe", exe, "--json").stdout)
+        n = region(st, "service_work")["count"]
+        check(n == 5 + 3 * 5, "the member's 5 and its children's 3 x 5 measured, "
+              "the children from their first instance (the file's link): %d" % n)
+        cli(d, "disable", "--exe", exe, "--all")
+    finally:
+        a.end()
 
 
 def t_exe(d):
@@ -712,7 +742,7 @@ def t_sample_exe(d):
             p.kill()
             p.wait()
 
-TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_exe, t_sample_exe, t_postgresql, t_openjdk]
+TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_fork_safe, t_exe, t_sample_exe, t_postgresql, t_openjdk]
 
 
 def main():

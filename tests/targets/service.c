@@ -5,7 +5,8 @@
  *   work N            N instances of service_work [Service]
  *   dlopen PATH N MS  dlopen PATH, then call its lib_work N times, one every MS ms
  *   fork K N [MS]     K children (fork, no exec), each waits MS ms (a worker's life),
- *                     does N service_work, then exits
+ *                     does N service_work, then exits; "forked K", or "forked K, D died"
+ *                     when D children did not exit 0 (a probe harmed them)
  *   exec PATH ARG...  exec PATH (the test's next program)
  */
 #include <dlfcn.h>
@@ -76,9 +77,14 @@ int main(void)
 					_exit(0);
 				}
 			}
-			while (wait(NULL) > 0)
-				;
-			printf("forked %ld\n", k);
+			int st, died = 0;
+
+			while (wait(&st) > 0)
+				died += !WIFEXITED(st) || WEXITSTATUS(st);
+			if (died)	/* a probe must never harm the target */
+				printf("forked %ld, %d died\n", k, died);
+			else
+				printf("forked %ld\n", k);
 		} else if (!strncmp(line, "exec ", 5)) {
 			char *argv[16], *save = NULL, *t;
 			int a = 0;
