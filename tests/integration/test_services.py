@@ -325,6 +325,36 @@ def t_fork_safe(d):
         a.end()
 
 
+def t_exec_pid(d):
+    """exec of a pid target: the new program's catalog is read and what was asked for
+    is enabled again (a kernel event); the figures start again with the new program."""
+    a = Service()
+    try:
+        check(cli(d, "enable", str(a.pid), "--all").returncode == 0, "enable")
+        check(a.cmd("work 5") == "worked", "work before the exec")
+        st = json.loads(cli(d, "stats", str(a.pid), "--json").stdout)
+        check(region(st, "service_work")["count"] == 5, "5 before the exec")
+        line = a.cmd("exec " + td.B + "/tests/targets/service")
+        check(line == "ready %d" % a.pid, "the same pid runs the program again: %r" % line)
+        t0, n = time.monotonic(), -1
+        while time.monotonic() - t0 < 10:
+            st = json.loads(cli(d, "stats", str(a.pid), "--json").stdout)
+            n = region(st, "service_work")["count"]
+            if n == 0 and not st.get("exited"):
+                break
+            time.sleep(0.02)
+        print("    the exec'd program's target was in place %.0f ms after it printed ready"
+              % ((time.monotonic() - t0) * 1e3), flush=True)
+        check(n == 0 and not st.get("exited"), "the new program's own figures: %d" % n)
+        check(a.cmd("work 7") == "worked", "work after the exec")
+        st = json.loads(cli(d, "stats", str(a.pid), "--json").stdout)
+        check(region(st, "service_work")["count"] == 7, "7 measured after the exec: %d" %
+              region(st, "service_work")["count"])
+        cli(d, "disable", str(a.pid), "--all")
+    finally:
+        a.end()
+
+
 def t_exe(d):
     """--exe: processes running now, started later and forked children are measured;
     figures summed over them (exited ones kept), per process beside; a restarted service
@@ -742,7 +772,7 @@ def t_sample_exe(d):
             p.kill()
             p.wait()
 
-TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_fork_safe, t_exe, t_sample_exe, t_postgresql, t_openjdk]
+TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_fork_safe, t_exec_pid, t_exe, t_sample_exe, t_postgresql, t_openjdk]
 
 
 def main():
