@@ -443,6 +443,12 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
         L.append("- bpftrace as its users get it (the note's nop1) computing the same "
                  "per-region sum: %.0f ns per event; bpftrace costs %.2fx featprof (target "
                  ">= 3x where the kernel optimizes the nop5 and it is cheaper)." % (bs, bs / fa))
+        if at == "nop1" and cal["attach"].get("nop5_fork_crashes_child"):
+            f5 = r["featprof active nop5"][6]
+            L.append("- The nop5 is not the default here because this kernel crashes a child "
+                     "forked after a site was optimized (docs/TRACING.md); with `--site nop5` "
+                     "(targets that never fork) featprof adds %.0f ns per event and bpftrace "
+                     "costs %.2fx featprof." % (f5, bs / f5))
         dl = [x.get("delivered_events", 0) for x in RES["bpftrace stream"]]
         L.append("- bpftrace streaming every event to user space: %.0f ns per event; it costs "
                  "%.2fx featprof (target >= 3x). Events delivered to user space per run: "
