@@ -561,10 +561,7 @@ static void file_end(struct server *s, int gi)
 	for (i = 0; i < s->nsubs; i++)	/* its last interval goes into the next push */
 		if (s->subs[i].group == gi + 1 && !s->subs[i].dead)
 			sub_member_gone(s, &s->subs[i], t);
-	fp_snapshot__free(t->last);
-	t->last = fp_target__snapshot(t);
-	t->exited = 1;
-	fp_target__release(t);
+	fp_target__retire(t);
 }
 
 /* The figures of the file's targets, this one and earlier ones; NULL: none. */

@@ -108,6 +108,16 @@ void fp_target__release(struct fp_target *t)
 	t->skel = NULL;
 }
 
+void fp_target__retire(struct fp_target *t)
+{
+	if (t->exited)
+		return;
+	fp_snapshot__free(t->last);
+	t->last = fp_target__snapshot(t);
+	t->exited = 1;
+	fp_target__release(t);
+}
+
 void fp_target__free(struct fp_target *t)
 {
 	if (!t)

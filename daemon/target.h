@@ -121,6 +121,9 @@ int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen
 void fp_target__set_wants(struct fp_target *t, int all, char *const *features, int nfeatures,
 			  char *const *regions, int nregions);
 void fp_target__free(struct fp_target *t);
+/* Its process is gone (or its group ended): its figures now kept in t->last, exited set,
+ * released (below). */
+void fp_target__retire(struct fp_target *t);
 /* Detaches everything and frees the BPF object; the catalog and t->last stay. */
 void fp_target__release(struct fp_target *t);
 /* Attaches (on) or detaches (off) the sites of the regions with sel[r] set. 0 or

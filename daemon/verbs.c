@@ -134,9 +134,6 @@ void fp_target_exited(struct server *s, int ti)
 
 	if (t->exited)
 		return;
-	fp_snapshot__free(t->last);
-	t->last = fp_target__snapshot(t);
-	t->exited = 1;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);	/* closed with the target */
 	push_to_subs(s, t->pid, "exit");
 	for (i = 0; i < s->nsubs; i++)	/* a recording ends with an error: the exit */
@@ -145,7 +142,7 @@ void fp_target_exited(struct server *s, int ti)
 	for (i = 0; i < s->nsubs; i++)
 		if (s->subs[i].dead)
 			fp_record_end(s, &s->subs[i]);
-	fp_target__release(t);
+	fp_target__retire(t);
 	bpf_link__destroy(s->dl_links[ti]);
 	s->dl_links[ti] = NULL;
 	fp_log(FP_LOG_DEBUG, "pid %d (%s) exited; detached, last figures kept", (int)t->pid,
