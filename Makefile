@@ -51,15 +51,23 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # --- objects ---------------------------------------------------------------------------
-COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o
+COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
+	$(O)/common/strays.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
 	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o sampler.o watch.o \
-	groups.o) $(COMMON_OBJS)
+	groups.o journal.o) $(COMMON_OBJS)
 
+# The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
+# a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a
+# plain `make` rebuilds it.
+REGIONSDIR_STAMP := $(O)/.regionsdir
+$(shell mkdir -p $(O) && [ "$$(cat $(REGIONSDIR_STAMP) 2>/dev/null)" = '$(REGIONSDIR)' ] || \
+	printf '%s\n' '$(REGIONSDIR)' > $(REGIONSDIR_STAMP))
 $(O)/common/regdefs.o: ALL_CFLAGS += -DFP_REGIONS_DIR='"$(REGIONSDIR)"'
+$(O)/common/regdefs.o: $(REGIONSDIR_STAMP)
 
 $(O)/%.o: %.c
 	$(call msg,CC,$@)
@@ -82,7 +90,8 @@ $(O)/featprof.skel.h: $(O)/featprof.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name featprof_bpf > $@
 
-$(O)/daemon/target.o $(O)/daemon/calibrate.o: $(O)/featprof.skel.h
+# Generated headers come before any daemon object (each file's real use is then in its .d).
+$(filter $(O)/daemon/%,$(DAEMON_OBJS)): | $(O)/featprof.skel.h $(O)/watch.skel.h
 
 $(O)/watch.bpf.o: bpf/watch.bpf.c bpf/featprof_bpf.h $(O)/vmlinux.h
 	$(call msg,BPF,$@)
@@ -91,8 +100,6 @@ $(O)/watch.bpf.o: bpf/watch.bpf.c bpf/featprof_bpf.h $(O)/vmlinux.h
 $(O)/watch.skel.h: $(O)/watch.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name watch_bpf > $@
-
-$(O)/daemon/watch.o $(O)/daemon/groups.o: $(O)/watch.skel.h
 
 # --- programs --------------------------------------------------------------------------
 all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo

@@ -15,9 +15,10 @@ enum {
 	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
 	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
 	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096, O_EXE = 8192, O_REMOTE = 16384,
+	O_CHECK = 32768,
 };
 struct cli_opts {
-	int json, all, regions, remote;
+	int json, all, regions, remote, check;
 	long interval, count, duration, hz;
 	const char *format, *output, *value, *listen, *threshold;
 	const char *defs_file;	/* --regions FILE: region definitions */
@@ -73,6 +74,7 @@ FILE *fp_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen);
 int fp_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok);
 
 int cmd_detach(int argc, char **argv);
+int cmd_repair(int argc, char **argv);
 
 /* cli/pprof.c: a gzip-compressed profile.proto of stats (a stats reply) and cat (the
  * list reply). 0 or -errno. */

@@ -376,7 +376,7 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 	struct json_object *regs = geta(st, "regions"), *feats = geta(st, "features"), *an;
 	struct json_object *sets = geta(st, "feature_sets"), *arr[4096];
 	size_t i, n = 0;
-	int wide = term_width() >= 112;
+	int wide = term_width() >= 122, mean = term_width() >= 88;
 	char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], nb[80];
 	double total = (double)geti(st, "base_ns");
 
@@ -410,34 +410,34 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 	for (i = 0; regs && i < json_object_array_length(regs) && n < 4096; i++)
 		arr[n++] = json_object_array_get_idx(regs, i);
 	qsort(arr, n, sizeof(arr[0]), cmp_excl);
-	/* 16+8+9+4+9+9+9+9 and 7 blanks: 80 columns */
-	printf("\n%-16s %8s %9s %4s %9s %9s %9s %9s%s\n", "REGION", "COUNT", "EXCL", "±",
-	       "INCL", "CPU", "OFF-CPU", "MEAN", wide ? "  FEATURES" : "");
+	/* 24+8+9+4+9+9+9 and 6 blanks: 78 columns, so region names of up to 24 characters
+	 * stay whole at 80; MEAN from 88 columns, the features from 112 */
+	printf("\n%-24s %8s %9s %4s %9s %9s %9s%s%s\n", "REGION", "COUNT", "EXCL", "±",
+	       "INCL", "CPU", "OFF-CPU", mean ? "      MEAN" : "", wide ? "  FEATURES" : "");
 	for (i = 0; i < n; i++) {
 		struct json_object *r = arr[i], *fl = geta(r, "features");
 		double ex = (double)geti(r, "exclusive_ns");
-		char feats_s[128] = "";
+		char feats_s[128] = "", mean_s[48] = "";
 		size_t k;
+		/* a region not enabled (its figures kept) says "off" where its ± would be */
+		int on = json_object_get_boolean(json_object_object_get(r, "enabled"));
 
 		for (k = 0; wide && fl && k < json_object_array_length(fl); k++) {
 			strncat(feats_s, k ? "," : "  ", sizeof(feats_s) - strlen(feats_s) - 1);
 			strncat(feats_s, json_object_get_string(json_object_array_get_idx(fl, k)),
 				sizeof(feats_s) - strlen(feats_s) - 1);
 		}
-		char name[80];
-
-		/* a region not enabled (its figures kept) says so in its name column */
-		int on = json_object_get_boolean(json_object_object_get(r, "enabled"));
-
-		snprintf(name, sizeof(name), "%.60s%s", gets_(r, "name"), on ? "" : " (off)");
-		printf("%-16s %8lld %9s %4s %9s %9s %9s %9s%s\n", cut(name, 16, nb, sizeof(nb)),
-		       (long long)geti(r, "count"),
+		if (mean)
+			snprintf(mean_s, sizeof(mean_s), " %9s",
+				 fmt_ns((double)geti(r, "mean_ns"), b6, 40));
+		printf("%-24s %8lld %9s %4s %9s %9s %9s%s%s\n",
+		       cut(gets_(r, "name"), 24, nb, sizeof(nb)), (long long)geti(r, "count"),
 		       fmt_ns(ex, b1, 40),
-		       unc_pct(ex, (double)geti(r, "exclusive_uncertainty_ns"), b2, 40),
+		       on ? unc_pct(ex, (double)geti(r, "exclusive_uncertainty_ns"), b2, 40)
+			  : "off",
 		       fmt_ns((double)geti(r, "inclusive_ns"), b3, 40),
 		       fmt_ns((double)geti(r, "cpu_ns"), b4, 40),
-		       fmt_ns((double)geti(r, "offcpu_ns"), b5, 40),
-		       fmt_ns((double)geti(r, "mean_ns"), b6, 40), feats_s);
+		       fmt_ns((double)geti(r, "offcpu_ns"), b5, 40), mean_s, feats_s);
 	}
 	if (json_object_object_get_ex(st, "anomalies", &an))
 		print_anomalies("\nanomalies:", an);
@@ -524,6 +524,49 @@ int cmd_reset(int argc, char **argv)
 int cmd_detach(int argc, char **argv)
 {
 	return pid_verb(argc, argv, "detach", "detach PID");
+}
+
+/*
+ * featprof repair PID [--check]: probe sites of PID holding a breakpoint (int3) that no
+ * live uprobe wants any more (left by a process killed while it attached or detached)
+ * are cleared; sites featprofd or another tool has attached keep theirs (root).
+ */
+int cmd_repair(int argc, char **argv)
+{
+	struct json_object *req, *res;
+	struct cli_opts o;
+	long pid;
+	int rc = cli_parse(argc, argv, O_JSON | O_CHECK, &o);
+
+	if (rc || o.npos != 1 || parse_pid(o.pos[0], &pid)) {
+		if (!rc && o.npos == 1)
+			fprintf(stderr, "featprof repair: not a pid: '%s'\n", o.pos[0]);
+		fprintf(rc == 1 ? stdout : stderr,
+			"usage: featprof repair PID [--check] [--json]\n");
+		return rc == 1 ? 0 : 2;
+	}
+	req = json_object_new_object();
+	if (o.check)
+		json_object_object_add(req, "check", json_object_new_boolean(1));
+	res = client_request("repair", "repair", pid, req);
+	if (!res)
+		return 1;
+	if (o.json) {
+		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+	} else if (!geti(res, "breakpoints")) {
+		printf("pid %ld: no probe site holds a breakpoint\n", pid);
+	} else if (o.check) {
+		printf("pid %ld: %lld probe sites hold a breakpoint (attached now, or left "
+		       "behind: featprof repair %ld removes those nothing owns)\n", pid,
+		       (long long)geti(res, "breakpoints"), pid);
+	} else {
+		printf("pid %ld: %lld probe sites held a breakpoint: %lld removed, %lld still "
+		       "held by a live uprobe (featprofd's or another tool's)\n", pid,
+		       (long long)geti(res, "breakpoints"), (long long)geti(res, "removed"),
+		       (long long)geti(res, "held"));
+	}
+	json_object_put(res);
+	return 0;
 }
 
 static volatile sig_atomic_t interrupted;

@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "regdefs.h"
+#include "strays.h"
 
 int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd)
 {
@@ -115,7 +116,7 @@ int cmd_list(int argc, char **argv)
 	struct fp_proc *proc = NULL;
 	struct fp_catalog *cat = NULL;
 	char err[1024], what[300];
-	int json = 0, nobjs = 0, ret = 1, i;
+	int json = 0, nobjs = 0, ret = 1, i, traps;
 	struct fp_regdefs defs = { 0 };
 	const char *target = NULL;
 	long pid;
@@ -197,15 +198,23 @@ int cmd_list(int argc, char **argv)
 		json_object_put(prov);
 		goto out;
 	}
+	/* sites holding int3: attached now, or left behind by a killed attacher */
+	traps = proc ? fp_traps(proc, NULL, 0) : 0;
 	if (json) {
 		struct json_object *j = fp_catalog__to_json(cat);
 
 		if (proc)
 			json_object_object_add(j, "pid", json_object_new_int64(pid));
+		if (traps >= 0 && proc)
+			json_object_object_add(j, "breakpoints", json_object_new_int(traps));
 		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
 		json_object_put(j);
 	} else {
 		print_human(cat, what);
+		if (traps > 0)
+			printf("\n%d probe sites hold a breakpoint (int3): attached now (featprof "
+			       "status), or left behind by a process killed while attaching "
+			       "(featprof repair %ld removes those nothing owns)\n", traps, pid);
 	}
 	ret = 0;
 out:

@@ -27,6 +27,7 @@ static const struct cmd cmds[] = {
 	{ "reset", cmd_reset, "reset PID                           zero the figures" },
 	{ "calibrate", cmd_calibrate, "calibrate [--json]                  probe cost, again" },
 	{ "detach", cmd_detach, "detach PID                          drop the target" },
+	{ "repair", cmd_repair, "repair PID [--check] [--json]       clear stray int3s" },
 	{ "metrics", cmd_metrics, "metrics [--listen ADDR:PORT] [PID...]  serve /metrics" },
 	{ "sample", cmd_sample,
 	  "sample PID|--exe PATH [--hz N] [--duration S] [--remote]  sampled time" },

@@ -50,6 +50,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "threshold", required_argument, NULL, 't' },
 		{ "hz", required_argument, NULL, 'z' },
 		{ "remote", no_argument, NULL, 'm' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -58,7 +59,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
 		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
-		{ 'm', O_REMOTE },
+		{ 'm', O_REMOTE }, { 'c', O_CHECK },
 	};
 	int c, k;
 
@@ -92,6 +93,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'm':
 			o->remote = 1;
+			break;
+		case 'c':
+			o->check = 1;
 			break;
 		case 'i':
 			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, 3600000, &o->interval)) {

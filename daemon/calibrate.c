@@ -37,6 +37,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,9 +293,18 @@ __attribute__((noinline)) static void fork_probe(void)
  * Does a child forked after the optimized path rewrote a site survive hitting it? The
  * kernel maps [uprobes-trampoline] into the process whose thread hit the site and
  * rewrites the site into a call to it; a fork copies the rewritten page but not the
- * mapping (seen on Linux 6.18), so the child dies of SIGSEGV at its first optimized
- * site. 1: it died (or could not be run: assume the worst), 0: it lived.
+ * mapping (seen on Linux 6.18), so the child faults at its first optimized site. The
+ * child catches its own fault and exits with FORK_FAULTED: a handled signal reaches
+ * neither the kernel log ("segfault at ...") nor a core-dump handler. 1: it faulted (or
+ * could not be run: assume the worst), 0: it lived.
  */
+#define FORK_FAULTED 71
+
+static void fork_fault(int sig)
+{
+	_exit(FORK_FAULTED);
+}
+
 static int fork_loses_trampoline(void)
 {
 	int i, status = 0;
@@ -304,9 +314,15 @@ static int fork_loses_trampoline(void)
 		fork_probe();
 	p = fork();
 	if (p == 0) {
+		struct sigaction sa = { .sa_handler = fork_fault };
 		struct rlimit none = { 0, 0 };
 
-		setrlimit(RLIMIT_CORE, &none);	/* no core dump of an expected crash */
+		setrlimit(RLIMIT_CORE, &none);	/* in case a signal is not caught */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, NULL);	/* the call lands on an unmapped page */
+		sigaction(SIGBUS, &sa, NULL);
+		sigaction(SIGILL, &sa, NULL);
+		sigaction(SIGTRAP, &sa, NULL);
 		fork_probe();
 		_exit(0);
 	}

@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "calibrate.h"
 #include "featprof.h"	/* FEATPROF_VERSION */
+#include "journal.h"
 #include "log.h"
 #include "protocol.h"
 #include "server.h"
@@ -55,11 +57,13 @@ static void ready(void)
 	notify("READY=1");
 }
 
+#define FP_DEFAULT_STATE_DIR "/run/featprof"
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: featprofd [--socket PATH] [--group GROUP] [--site auto|nop1|nop5] [-v|-q]\n"
-		"                 [--regions-dir DIR] [--version]\n"
+		"                 [--regions-dir DIR] [--state-dir DIR] [--version]\n"
 		"  --socket PATH  listen here (default %s; systemd socket activation "
 		"is used when LISTEN_FDS is set)\n"
 		"  --group GROUP  members of GROUP may connect (default: root only)\n"
@@ -67,8 +71,35 @@ static void usage(FILE *f)
 		"                 nop1: the 1-byte nop (int3 path); nop5: the shielded nop5\n"
 		"                 (optimized call) where the kernel optimizes it\n"
 		"  --regions-dir DIR  region definitions of other providers' probes, *.regions\n"
-		"                 (default %s)\n",
-		FP_DEFAULT_SOCKET, fp_regdefs__default_dir());
+		"                 (default %s)\n"
+		"  --state-dir DIR  the attach journal (default %s; a tmpfs: it only\n"
+		"                 has to outlive featprofd, not the machine)\n",
+		FP_DEFAULT_SOCKET, fp_regdefs__default_dir(), FP_DEFAULT_STATE_DIR);
+}
+
+/*
+ * Each target costs descriptors (its BPF maps, programs and links, ~30), so the usual soft
+ * limit of 1,024 fits ~30 targets. The soft limit goes up to the hard one (raising it that
+ * far needs no privilege; the unit sets the hard one with LimitNOFILE); everything here
+ * waits with epoll, so descriptors above 1,023 are fine.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			fp_log(FP_LOG_WARN, "cannot raise the descriptor limit from %llu to %llu: "
+			       "%s", (unsigned long long)was, (unsigned long long)rl.rlim_max,
+			       strerror(errno));
+	}
+	getrlimit(RLIMIT_NOFILE, &rl);
+	fp_log(FP_LOG_INFO, "descriptor limit %llu", (unsigned long long)rl.rlim_cur);
 }
 
 int main(int argc, char **argv)
@@ -82,12 +113,14 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "regions-dir", required_argument, NULL, 'R' },
+		{ "state-dir", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fp_server_opts o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready };
 	char err[1024];
 	enum fp_site_choice site = FP_SITE_AUTO;	/* see docs/TRACING.md, "attach point" */
 	const char *regions_dir = fp_regdefs__default_dir();
+	const char *state_dir = FP_DEFAULT_STATE_DIR;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "s:g:vqh", lopts, NULL)) != -1) {
@@ -118,6 +151,9 @@ int main(int argc, char **argv)
 		case 'R':
 			regions_dir = optarg;
 			break;
+		case 'D':
+			state_dir = optarg;
+			break;
 		case 'v':
 			fp_log_level = FP_LOG_DEBUG;
 			break;
@@ -136,12 +172,20 @@ int main(int argc, char **argv)
 		}
 	}
 	o.site = site;
+	raise_nofile();
 	if (fp_regdefs__load_dir(&o.defs, regions_dir, err, sizeof(err))) {
 		fp_log(FP_LOG_ERR, "region definitions: %s", err);
 		return 1;
 	}
 	fp_log(FP_LOG_INFO, "%d region definitions from %s", o.defs.ndefs, regions_dir);
 	libbpf_set_print(libbpf_log);
+	ret = fp_journal__open(state_dir, o.socket_path, err, sizeof(err));
+	if (ret < 0)
+		fp_log(FP_LOG_WARN, "attach journal: %s; a featprofd killed during an attach "
+		       "may leave breakpoints until `featprof repair PID`", err);
+	else if (ret)
+		fp_log(FP_LOG_WARN, "attach journal: removed the breakpoints of %d probe sites "
+		       "left by a featprofd killed during an attach or detach", ret);
 	ret = fp_calibrate(&cal, site, err, sizeof(err));
 	if (ret) {
 		fp_log(FP_LOG_ERR, "calibration failed (%s); BPF does not work here", err);
@@ -161,6 +205,7 @@ int main(int argc, char **argv)
 	fp_log(FP_LOG_INFO, "attaching at the %s (%s); calibration took %.0f ms",
 	       cal.optimized ? "shielded nop5" : "nop1", cal.why, cal.took_ms);
 	ret = fp_server_run(&o);
+	fp_journal__close();
 	fp_regdefs__clear(&o.defs);
 	notify("STOPPING=1");
 	return ret ? 1 : 0;

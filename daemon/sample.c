@@ -464,7 +464,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	uint64_t *incl, *excl, feat[FP_MAX_FEATURES] = { 0 }, n = 0, base = 0, unknown = 0;
 	uint64_t deeper = 0, set_mask[256], set_n[256], an[FP_SA_MAX] = { 0 }, overflow_sets = 0;
 	struct fp_sample_key key, prev;
-	struct json_object *o, *regs, *feats, *sets, *ano, *x, *paths = json_object_new_array();
+	struct json_object *o, *regs, *feats, *sets, *ano, *x, *paths;
 	int ncpu = libbpf_num_possible_cpus(), mfd, have;
 	double period = t->sample_hz ? 1e9 / t->sample_hz : 0;
 	__u32 a;
@@ -475,7 +475,8 @@ struct json_object *fp_sample_report(struct fp_target *t)
 		return NULL;
 	incl = calloc((size_t)nr + 1, sizeof(*incl));
 	excl = calloc((size_t)nr + 1, sizeof(*excl));
-	if (!incl || !excl) {
+	paths = json_object_new_array();
+	if (!incl || !excl || !paths) {
 		free(incl);
 		free(excl);
 		json_object_put(paths);

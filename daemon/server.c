@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +39,15 @@ void fp_client_kill(struct client *c)
 	c->dead = 1;
 }
 
+size_t fp_client_queued(const struct client *c)
+{
+	return c->outlen;
+}
+
+/* The queue's storage once it is empty: a buffer grown by a burst (a recording, a
+ * reader that fell behind) goes back to the allocator instead of staying with the client. */
+#define OUT_KEEP (64u << 10)
+
 static void flush_client(struct server *s, int idx)
 {
 	struct client *c = s->clients[idx];
@@ -45,14 +55,23 @@ static void flush_client(struct server *s, int idx)
 	ssize_t n;
 
 	while (c->outlen && !c->dead) {
-		n = send(c->fd, c->out, c->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = send(c->fd, c->out + c->outoff, c->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				fp_client_kill(c);
 			break;
 		}
-		memmove(c->out, c->out + n, c->outlen - (size_t)n);
+		c->outoff += (size_t)n;	/* no memmove per write: a long queue drains in
+					 * time linear in its length */
 		c->outlen -= (size_t)n;
+	}
+	if (!c->outlen) {
+		c->outoff = 0;
+		if (c->outcap > OUT_KEEP) {
+			free(c->out);
+			c->out = NULL;
+			c->outcap = 0;
+		}
 	}
 	if (!c->dead && !!c->outlen != c->want_out) {
 		ev.events = EPOLLIN | (c->outlen ? EPOLLOUT : 0);
@@ -86,6 +105,10 @@ void fp_send(struct server *s, struct client *c, struct json_object *obj)
 		fp_client_kill(c);
 		goto out;
 	}
+	if (c->outoff && c->outoff + c->outlen + len + 1 > c->outcap) {
+		memmove(c->out, c->out + c->outoff, c->outlen);	/* once per refill */
+		c->outoff = 0;
+	}
 	if (c->outlen + len + 1 > c->outcap) {
 		size_t cap = (c->outlen + len + 1) * 2;
 		char *p = realloc(c->out, cap);
@@ -97,8 +120,8 @@ void fp_send(struct server *s, struct client *c, struct json_object *obj)
 		c->out = p;
 		c->outcap = cap;
 	}
-	memcpy(c->out + c->outlen, txt, len);
-	c->out[c->outlen + len] = '\n';
+	memcpy(c->out + c->outoff + c->outlen, txt, len);
+	c->out[c->outoff + c->outlen + len] = '\n';
 	c->outlen += len + 1;
 	flush_client(s, client_index(s, c));
 out:
@@ -121,7 +144,7 @@ static void free_client(struct server *s, int idx)
 
 void fp_server_reap(struct server *s)
 {
-	int i, k = 0;
+	int i, k = 0, freed;
 
 	for (i = 0; i < s->nsubs; i++)
 		if (s->subs[i].c->dead)
@@ -135,10 +158,15 @@ void fp_server_reap(struct server *s)
 		}
 		s->subs[k++] = s->subs[i];
 	}
+	freed = s->nsubs - k;
 	s->nsubs = k;
 	for (i = 0; i < FP_MAX_CLIENTS; i++)
-		if (s->clients[i] && s->clients[i]->dead)
+		if (s->clients[i] && s->clients[i]->dead) {
 			free_client(s, i);
+			freed++;
+		}
+	if (freed)	/* what a burst of output or a recording took goes back to the system */
+		malloc_trim(0);
 }
 
 static void refuse(int fd, const char *why)
@@ -152,6 +180,29 @@ static void refuse(int fd, const char *why)
 	close(fd);
 }
 
+/*
+ * Out of descriptors, a pending connection would keep the listening socket readable and
+ * the loop spinning without ever answering it. The spare descriptor is given up for the
+ * moment it takes to accept the connection, tell the client why, and close it.
+ */
+static int out_of_fds(struct server *s)
+{
+	int fd;
+
+	if (s->spare_fd < 0) {	/* nothing to give up (it could not be reopened) */
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return 0;
+	}
+	close(s->spare_fd);
+	fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0) {
+		refuse(fd, "out of file descriptors: featprofd serves too many targets");
+		fp_log(FP_LOG_WARN, "out of file descriptors: a client was refused");
+	}
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
 static void accept_clients(struct server *s)
 {
 	for (;;) {
@@ -160,6 +211,11 @@ static void accept_clients(struct server *s)
 		int fd, i, slot = -1;
 
 		fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			if (out_of_fds(s))
+				continue;
+			return;
+		}
 		if (fd < 0)
 			return;
 		for (i = 0; i < FP_MAX_CLIENTS && slot < 0; i++)
@@ -288,6 +344,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 	if (!s)
 		return -ENOMEM;
 	s->opts = opts;
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -393,6 +450,8 @@ out:
 	}
 	if (s->sigfd >= 0)
 		close(s->sigfd);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	free(s);

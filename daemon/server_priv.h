@@ -29,8 +29,8 @@ struct client {
 	char *in;
 	size_t inlen;
 	int discarding;		/* inside an over-long line, up to its newline */
-	char *out;
-	size_t outlen, outcap;
+	char *out;		/* queued output: out[outoff .. outoff + outlen) */
+	size_t outoff, outlen, outcap;
 	int want_out;
 	int dead;		/* freed by fp_server_reap */
 };
@@ -82,6 +82,7 @@ struct group {
 
 struct server {
 	int epfd, lfd, sigfd;
+	int spare_fd;			/* /dev/null, given up to refuse a client at EMFILE */
 	struct client *clients[FP_MAX_CLIENTS];
 	struct fp_target *targets[FP_MAX_TARGETS];
 	struct sub subs[FP_MAX_SUBS];
@@ -102,6 +103,8 @@ enum { EV_LISTEN = 1, EV_SIGNAL, EV_CLIENT, EV_TARGET, EV_WATCH };
 /* server.c: queues one JSON line to c (consumes obj); a dead client drops it. */
 void fp_send(struct server *s, struct client *c, struct json_object *obj);
 void fp_client_kill(struct client *c);
+/* Bytes queued to c and not yet taken by its socket. */
+size_t fp_client_queued(const struct client *c);
 void fp_server_reap(struct server *s);
 
 /* verbs.c */

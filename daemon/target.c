@@ -43,6 +43,7 @@
 #include "log.h"
 #include "sample.h"
 #include "target.h"
+#include "journal.h"
 #include "uprobe_multi.h"
 
 #ifndef SYS_pidfd_open
@@ -87,14 +88,18 @@ static void close_set(int *fds, int n)
 
 void fp_target__release(struct fp_target *t)
 {
-	int r;
+	int r, journal = t->attached_sites > 0;
 
+	if (journal)
+		fp_journal__begin(t);
 	close_set(t->set_fds, t->nset_fds);
 	t->set_fds = NULL;
 	t->nset_fds = 0;
 	if (t->links && t->cat)
 		for (r = 0; r < t->cat->nregions; r++)
 			detach_links(&t->links[r]);
+	if (journal)
+		fp_journal__end();
 	t->attached_sites = 0;
 	if (t->enabled && t->cat) {
 		t->points_kept = fp_target__attach_points(t);
@@ -526,8 +531,23 @@ static int count_sites(const struct fp_target *t, const uint8_t *want)
 }
 
 /* force: rebuild the link set even when no region changes (a region gained sites). */
+static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
+			  char *err, size_t errlen);
+
+/* Every change of a target's attachments is journaled (daemon/journal.c). */
 static int set_regions(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
 		       size_t errlen)
+{
+	int ret;
+
+	fp_journal__begin(t);
+	ret = change_regions(t, sel, on, force, err, errlen);
+	fp_journal__end();
+	return ret;
+}
+
+static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
+			  char *err, size_t errlen)
 {
 	int r, n, ret = 0, changed = 0;
 	uint8_t *want;
@@ -589,25 +609,12 @@ int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char
 	return set_regions(t, sel, on, 0, err, errlen);
 }
 
-int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
+/* The per-site path (no multi-uprobe link): the region's own links. */
+static int set_region_links(struct fp_target *t, int region, int on, char *err, size_t errlen)
 {
 	struct fp_rlinks *l;
 	int ret;
 
-	if (region < 0 || region >= t->cat->nregions || t->exited || !t->skel)
-		return -EINVAL;
-	if (!!t->enabled[region] == !!on)
-		return 0;
-	if (t->multi) {
-		uint8_t *sel = calloc((size_t)t->cat->nregions, 1);
-
-		if (!sel)
-			return -ENOMEM;
-		sel[region] = 1;
-		ret = fp_target__set_regions(t, sel, on, err, errlen);
-		free(sel);
-		return ret;
-	}
 	l = &t->links[region];
 	if (on) {
 		ret = attach_per_site(t, region, l, err, errlen);
@@ -638,6 +645,30 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 	}
 	t->enabled[region] = (uint8_t)!!on;
 	return 0;
+}
+
+int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
+{
+	int ret;
+
+	if (region < 0 || region >= t->cat->nregions || t->exited || !t->skel)
+		return -EINVAL;
+	if (!!t->enabled[region] == !!on)
+		return 0;
+	if (t->multi) {
+		uint8_t *sel = calloc((size_t)t->cat->nregions, 1);
+
+		if (!sel)
+			return -ENOMEM;
+		sel[region] = 1;
+		ret = fp_target__set_regions(t, sel, on, err, errlen);
+		free(sel);
+		return ret;
+	}
+	fp_journal__begin(t);
+	ret = set_region_links(t, region, on, err, errlen);
+	fp_journal__end();
+	return ret;
 }
 
 int fp_target__attach_points(const struct fp_target *t)
@@ -1032,6 +1063,7 @@ int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 		t->rec_fd = -1;
 		return ret;
 	}
+	t->rec_dropped = 0;
 	__atomic_store_n(&t->skel->bss->record_dropped, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&t->skel->bss->record_on, 1, __ATOMIC_SEQ_CST);
 	return 0;
@@ -1042,20 +1074,29 @@ int fp_target__record_drain(struct fp_target *t)
 	return t->rec_rb ? ring_buffer__consume(t->rec_rb) : 0;
 }
 
-uint64_t fp_target__record_stop(struct fp_target *t)
+uint64_t fp_target__record_halt(struct fp_target *t)
 {
 	__u32 key = 0;
+
+	if (t->rec_fd < 0)
+		return 0;
+	if (t->skel && __atomic_load_n(&t->skel->bss->record_on, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&t->skel->bss->record_on, 0, __ATOMIC_SEQ_CST);
+		/* a program that saw record_on may still be writing to the ring it looked
+		 * up: it stays mapped here, and later drains take those events too */
+		bpf_map__delete_elem(t->skel->maps.record_rb, &key, sizeof(key), 0);
+		t->rec_dropped = __atomic_load_n(&t->skel->bss->record_dropped, __ATOMIC_SEQ_CST);
+	}
+	return t->rec_dropped;
+}
+
+uint64_t fp_target__record_stop(struct fp_target *t)
+{
 	uint64_t dropped;
 
 	if (t->rec_fd < 0)
 		return 0;
-	__atomic_store_n(&t->skel->bss->record_on, 0, __ATOMIC_SEQ_CST);
-	/* a program that saw record_on may still be writing; the map's removal waits for
-	 * no one, so take what is there, remove the ring, and take what came meanwhile */
-	fp_target__record_drain(t);
-	bpf_map__delete_elem(t->skel->maps.record_rb, &key, sizeof(key), 0);
-	fp_target__record_drain(t);
-	dropped = __atomic_load_n(&t->skel->bss->record_dropped, __ATOMIC_SEQ_CST);
+	dropped = fp_target__record_halt(t);
 	ring_buffer__free(t->rec_rb);
 	t->rec_rb = NULL;
 	close(t->rec_fd);

@@ -57,6 +57,7 @@ struct fp_target {
 	/* featprof record: the ring swapped into the object, drained by the daemon */
 	struct ring_buffer *rec_rb;
 	int rec_fd;			/* the ring map; -1 = not recording */
+	uint64_t rec_dropped;		/* events lost to a full ring, read at the halt */
 	/* featprof sample (daemon/sample.c) */
 	struct bpf_link **sample_links;	/* the session's links: one per thread, or --remote's
 					 * iterator and switch hook */
@@ -140,13 +141,16 @@ int fp_target__reset(struct fp_target *t);
 /*
  * Recording (featprof record): a ring of bytes (a power of two) swapped into the
  * object, every completed instance an fp_event passed to cb when drained. start: 0 or
- * -errno (err filled). drain: events consumed or -errno. stop: turns it off, drains
- * what is left, frees the ring; the events lost to a full ring.
+ * -errno (err filled). drain: events consumed, or cb's negative return when cb asked
+ * to stop (what it has not taken stays in the ring, for the next drain). halt: no more
+ * events are written (the ring leaves the object but stays drainable); the events lost
+ * to a full ring. stop: halts and frees the ring, discarding what it still holds.
  */
 int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
 			    size_t errlen);
 int fp_target__record_drain(struct fp_target *t);
+uint64_t fp_target__record_halt(struct fp_target *t);
 uint64_t fp_target__record_stop(struct fp_target *t);
 
 #endif

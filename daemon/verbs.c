@@ -18,9 +18,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "journal.h"
 #include "log.h"
 #include "report.h"
 #include "sample.h"
+#include "strays.h"
 #include "server_priv.h"
 #include "watch.h"
 
@@ -465,6 +467,86 @@ static enum fp_status do_list(struct server *s, struct client *c, struct request
 	return *res ? FP_OK : FP_E_NO_PROBES;
 }
 
+/*
+ * featprof repair PID: probe sites of the process that hold a breakpoint (int3 where the
+ * file has none) get a uprobe registered and unregistered again (daemon/journal.c): the
+ * kernel then removes each one no live consumer wants. Sites featprofd or another tool
+ * has attached keep theirs ("held"). With "check": true only counts.
+ */
+#define REPAIR_MAX 4096
+
+static int repair_object(const struct fp_object *obj, const struct fp_trap *tr, int n, int o)
+{
+	uint64_t *offs = calloc((size_t)n + 1, 8), *refs = calloc((size_t)n + 1, 8);
+	int i, k = 0, ret;
+
+	if (!offs || !refs) {
+		free(offs);
+		free(refs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (tr[i].obj == o) {
+			offs[k] = tr[i].off;
+			refs[k++] = obj->sites[tr[i].site].sem_off;
+		}
+	ret = k ? fp_repair_sites(obj->host_path, obj->dev, obj->ino, offs, refs, k) : 0;
+	free(offs);
+	free(refs);
+	return ret;
+}
+
+static enum fp_status do_repair(struct server *s, struct client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	struct json_object *v;
+	struct fp_trap *tr = NULL;
+	struct fp_proc *proc = NULL;
+	int check = 0, before, after = 0, o, ret;
+	enum fp_status st = FP_OK;
+
+	if (json_object_object_get_ex(r->obj, "check", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(msg, msglen, "'check' must be true or false");
+			return FP_E_BAD_REQUEST;
+		}
+		check = json_object_get_boolean(v);
+	}
+	if (fp_proc__read(r->pid, &proc, msg, msglen))
+		return FP_E_NO_SUCH_PROCESS;
+	tr = calloc(REPAIR_MAX, sizeof(*tr));
+	before = tr ? fp_traps(proc, tr, REPAIR_MAX) : -ENOMEM;
+	if (before < 0) {
+		snprintf(msg, msglen, "pid %d: cannot read its memory: %s", (int)r->pid,
+			 strerror(-before));
+		st = FP_E_INTERNAL;
+		goto out;
+	}
+	after = before;
+	if (!check && before) {
+		int n = before < REPAIR_MAX ? before : REPAIR_MAX;
+
+		for (o = 0; o < proc->nobjs; o++)
+			if ((ret = repair_object(proc->objs[o], tr, n, o)) < 0)
+				fp_log(FP_LOG_WARN, "pid %d: repair %s: %s", (int)r->pid,
+				       proc->objs[o]->path, strerror(-ret));
+		after = fp_traps(proc, tr, REPAIR_MAX);
+		if (after < 0)
+			after = before;
+		fp_log(FP_LOG_INFO, "pid %d: repair: %d sites held a breakpoint, %d removed",
+		       (int)r->pid, before, before - after);
+	}
+	*res = json_object_new_object();
+	json_object_object_add(*res, "pid", json_object_new_int(r->pid));
+	json_object_object_add(*res, "breakpoints", json_object_new_int(before));
+	json_object_object_add(*res, "removed", json_object_new_int(before - after));
+	json_object_object_add(*res, "held", json_object_new_int(after));
+out:
+	free(tr);
+	fp_proc__free(proc);
+	return st;
+}
+
 static enum fp_status do_attach(struct server *s, struct client *c, struct request *r,
 				struct json_object **res, char *msg, size_t msglen)
 {
@@ -729,6 +811,9 @@ static enum fp_status do_status(struct server *s, struct client *c, struct reque
 	for (i = n = 0; i < s->nsubs; i++)
 		n += !s->subs[i].dead;
 	json_object_object_add(*res, "subscriptions", json_object_new_int(n));
+	if (fp_journal__repaired() >= 0)	/* left by a featprofd killed mid-attach */
+		json_object_object_add(*res, "breakpoints_repaired_at_start",
+				       json_object_new_int(fp_journal__repaired()));
 	fp_report_daemon_keys(*res, s->opts->cal);
 	return FP_OK;
 }
@@ -813,12 +898,27 @@ static enum fp_status do_exe_subscribe(struct server *s, struct client *c, struc
  *   {"record":ID,"done":true,"events":N,"dropped":N,"stats":{the window's delta}}
  * or, when the target exits first, {"event":"exit"} (the recording is void). The
  * aggregation keeps running alongside.
+ *
+ * Backpressure: the client's socket sets the pace, never the target. A drain takes at
+ * most what fits under RECORD_QUEUE_HIGH of queued output to that client (and at most
+ * RECORD_BATCH events, so one round serves the other clients too); what it leaves stays
+ * in the kernel ring, and when the ring is full the BPF program counts drops instead of
+ * writing. So a target faster than its reader loses events, counted in "dropped", and
+ * the daemon holds at most about RECORD_QUEUE_HIGH for the recording. At the end the
+ * ring is halted (no more writes) and drained at the same pace before the summary.
  */
 #define RECORD_DRAIN_MS 100
+#define RECORD_BEHIND_MS 5	/* next drain when the last one left events behind */
+#define RECORD_QUEUE_HIGH (4u << 20)
+#define RECORD_BATCH 32768
+#define RECORD_EVENT_JSON 56	/* bytes of one event's JSON, a generous estimate */
 
 struct recording {
 	struct json_object *batch;
 	uint64_t events, end_ns;
+	size_t room;			/* events the current drain may still take */
+	int halted;			/* the end: no more writes, draining what is left */
+	struct fp_snapshot *end_snap;	/* figures at the halt */
 };
 
 static int rec_event(void *ctx, void *data, size_t size)
@@ -838,7 +938,8 @@ static int rec_event(void *ctx, void *data, size_t size)
 	json_object_array_add(a, json_object_new_int64(e->ndesc));
 	json_object_array_add(rc->batch, a);
 	rc->events++;
-	return 0;
+	/* this event is taken; a negative return stops the drain before the next one */
+	return --rc->room ? 0 : -ENOSPC;
 }
 
 static uint32_t ring_bytes(const struct fp_snapshot *snap, uint64_t since_ns, int64_t ms)
@@ -938,32 +1039,33 @@ static void record_push(struct server *s, struct sub *sb)
 	sb->rec->batch = json_object_new_array();
 }
 
-/* Drains; at the end stops the recording and pushes its summary. */
-static void record_tick(struct server *s, struct sub *sb)
+/* Drains what the client has room for; 1 when the ring may hold more, 0 when it is empty
+ * (or the client has no room now: the next tick tries again). */
+static int record_drain(struct server *s, struct sub *sb, struct fp_target *t)
 {
-	int ti = find_target(s, sb->pid);
-	struct fp_target *t = ti >= 0 ? s->targets[ti] : NULL;
-	struct fp_snapshot *cur, *d;
-	struct json_object *o, *st;
-	uint64_t dropped;
+	struct recording *rc = sb->rec;
+	size_t queued = fp_client_queued(sb->c);
+	int n;
 
-	if (!t || t->exited || t->rec_fd < 0) {	/* exit was pushed; a detach is not */
-		if (!t || !t->exited) {
-			o = json_object_new_object();
-			json_object_object_add(o, "record", json_object_new_int(sb->id));
-			json_object_object_add(o, "event", json_object_new_string("detached"));
-			fp_send(s, sb->c, o);
-		}
-		sb->dead = 1;
-		return;
-	}
-	fp_target__record_drain(t);
+	if (queued >= RECORD_QUEUE_HIGH)
+		return 0;
+	rc->room = (RECORD_QUEUE_HIGH - queued) / RECORD_EVENT_JSON;
+	if (rc->room > RECORD_BATCH)
+		rc->room = RECORD_BATCH;
+	if (!rc->room)
+		return 0;
+	n = fp_target__record_drain(t);
 	record_push(s, sb);
-	if (fp_mono_ns() < sb->rec->end_ns)
-		return;
-	dropped = fp_target__record_stop(t);
-	record_push(s, sb);
-	cur = fp_target__snapshot(t);
+	return n == -ENOSPC;
+}
+
+/* The summary, once the halted ring is empty. */
+static void record_done(struct server *s, struct sub *sb, struct fp_target *t)
+{
+	struct fp_snapshot *cur = sb->rec->end_snap, *d;
+	struct json_object *o, *st;
+	uint64_t dropped = fp_target__record_stop(t);
+
 	d = cur ? fp_snapshot__delta(cur, sb->prev) : NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "record", json_object_new_int(sb->id));
@@ -985,12 +1087,44 @@ static void record_tick(struct server *s, struct sub *sb)
 		json_object_object_add(o, "probe_parts_ns", parts);
 		json_object_object_add(o, "stats", st);
 	}
-	fp_snapshot__free(cur);
 	fp_snapshot__free(d);
 	fp_send(s, sb->c, o);
 	fp_log(FP_LOG_INFO, "pid %d: recorded %llu events, %llu dropped", (int)t->pid,
 	       (unsigned long long)sb->rec->events, (unsigned long long)dropped);
 	sb->dead = 1;
+}
+
+/* Drains at the client's pace; at the end halts the ring, drains the rest, summarizes. */
+static void record_tick(struct server *s, struct sub *sb)
+{
+	int ti = find_target(s, sb->pid);
+	struct fp_target *t = ti >= 0 ? s->targets[ti] : NULL;
+	struct recording *rc = sb->rec;
+	struct json_object *o;
+	int more;
+
+	if (!t || t->exited || t->rec_fd < 0) {	/* exit was pushed; a detach is not */
+		if (!t || !t->exited) {
+			o = json_object_new_object();
+			json_object_object_add(o, "record", json_object_new_int(sb->id));
+			json_object_object_add(o, "event", json_object_new_string("detached"));
+			fp_send(s, sb->c, o);
+		}
+		sb->dead = 1;
+		return;
+	}
+	if (!rc->halted && fp_mono_ns() >= rc->end_ns) {
+		fp_target__record_halt(t);
+		rc->halted = 1;
+		rc->end_snap = fp_target__snapshot(t);
+	}
+	more = record_drain(s, sb, t);
+	if (more || fp_client_queued(sb->c) >= RECORD_QUEUE_HIGH) {	/* soon again */
+		sb->due_ns = fp_mono_ns() + RECORD_BEHIND_MS * 1000000ULL;
+		return;
+	}
+	if (rc->halted)
+		record_done(s, sb, t);
 }
 
 void fp_record_end(struct server *s, struct sub *sb)
@@ -1002,6 +1136,7 @@ void fp_record_end(struct server *s, struct sub *sb)
 	ti = find_target(s, sb->pid);
 	if (ti >= 0 && s->targets[ti]->rec_fd >= 0)
 		fp_target__record_stop(s->targets[ti]);
+	fp_snapshot__free(sb->rec->end_snap);
 	json_object_put(sb->rec->batch);
 	free(sb->rec);
 	sb->rec = NULL;
@@ -1176,6 +1311,7 @@ static const struct verb verbs[] = {
 	{ "exe_stats", do_exe_stats, V_PRIV },
 	{ "exe_subscribe", do_exe_subscribe, V_PRIV },
 	{ "exe_sample", do_exe_sample, V_PRIV },
+	{ "repair", do_repair, V_PID | V_PRIV },
 };
 
 /* The checks a verb's flags ask for, in order. */

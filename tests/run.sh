@@ -13,6 +13,7 @@ TESTS=(
 	"unit/readelf_oracle:tests/unit/readelf_oracle.sh $B"
 	"unit/disasm:tests/unit/disasm.sh"
 	"unit/build_matrix:tests/unit/build_matrix.sh"
+	"unit/build_install:tests/unit/build_install.sh"
 	"unit/fuzz_smoke:tests/unit/fuzz_smoke.sh $B 20"
 	"unit/cli_list:tests/unit/cli_list.sh $B"
 	"unit/cli_diff:python3 tests/unit/cli_diff.py $B"

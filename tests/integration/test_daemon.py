@@ -1006,6 +1006,11 @@ def t_enable_midrun_two_clients_detach(d):
         widest = max(len(x) for x in r.stdout.splitlines())
         check(r.returncode == 0 and widest <= 80 and "compress_verify" in r.stdout,
               "stats table within 80 columns (widest line %d)" % widest)
+        # ... with every region name of up to 24 characters whole, enabled or not
+        names = [x["name"] for x in stats(d, p.pid)["regions"]]
+        cut = [n for n in names if len(n) <= 24 and
+               not any(ln.startswith(n + " ") for ln in r.stdout.splitlines())]
+        check(names and not cut, "region names whole at 80 columns (cut: %s)" % cut)
         a.close()  # the subscriber goes away
         st = b.call("stats", pid=p.pid)["result"]
         check(region(st, "cache_lookup")["count"] > 0, "other client still gets figures")

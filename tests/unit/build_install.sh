@@ -1,0 +1,49 @@
+#!/bin/bash
+# The build from clean under make -jN (N = 2, 4, 8): every generated header is ordered
+# before the objects that include it. Then `make install` into a temporary PREFIX (and a
+# DESTDIR): the installed CLI reads the region definitions from that PREFIX, and DESTDIR
+# appears in no installed path.
+set -u
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+for n in 2 4 8; do
+	start=$(date +%s)
+	if ! make --no-print-directory -j$n O="$tmp/j$n" all > "$tmp/log$n" 2>&1; then
+		echo "  FAILED make -j$n from clean:"; grep -E 'error|Error' "$tmp/log$n" | head -5
+		fail=1
+	else
+		echo "make -j$n from clean: ok ($(( $(date +%s) - start )) s)"
+	fi
+	rm -rf "$tmp/j$n"
+done
+
+# As a user does: `make`, then `make install PREFIX=...` (the data path must follow).
+prefix="$tmp/prefix"
+if ! make --no-print-directory -j2 O="$tmp/inst" all > "$tmp/inst.log" 2>&1 ||
+	! make --no-print-directory O="$tmp/inst" PREFIX="$prefix" install >> "$tmp/inst.log" 2>&1; then
+	echo "  FAILED make install PREFIX=$prefix"; tail -5 "$tmp/inst.log"; exit 1
+fi
+py=/usr/bin/python3.11; [ -x "$py" ] || py=
+if [ -z "$py" ]; then echo "  FAILED python3.11 is not installed (install-deps.sh installs it)"; exit 1; fi
+out=$(FEATPROF_REGIONS_DIR= "$prefix/bin/featprof" list "$py" 2>&1)
+if ! grep -q 'PythonGC' <<< "$out"; then
+	echo "  FAILED installed featprof list $py found no CPython regions:"; echo "$out" | head -5
+	fail=1
+else
+	echo "installed featprof list $py: $(grep -c . <<< "$out") lines, PythonGC present"
+fi
+if ! strings "$prefix/bin/featprof" | grep -qx "$prefix/share/featprof/regions.d"; then
+	echo "  FAILED the installed CLI does not name $prefix/share/featprof/regions.d"; fail=1
+fi
+# A staged install (a package build): DESTDIR prefixes the files, never the paths in them.
+make --no-print-directory O="$tmp/inst" PREFIX=/usr DESTDIR="$tmp/stage" install > "$tmp/stage.log" 2>&1 ||
+	{ echo "  FAILED make install DESTDIR=$tmp/stage PREFIX=/usr"; tail -5 "$tmp/stage.log"; exit 1; }
+if grep -rlF "$tmp/stage" "$tmp/stage" > "$tmp/leaks"; then
+	echo "  FAILED DESTDIR inside installed files:"; cat "$tmp/leaks"; fail=1
+fi
+if ! strings "$tmp/stage/usr/bin/featprof" | grep -qx /usr/share/featprof/regions.d; then
+	echo "  FAILED PREFIX=/usr: the CLI does not read /usr/share/featprof/regions.d"; fail=1
+fi
+[ $fail = 0 ] && echo "build_install: -j2/-j4/-j8 from clean, PREFIX and DESTDIR installs ok"
+exit $fail
