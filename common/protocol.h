@@ -41,6 +41,10 @@
  * real, effective and saved uids with the target dumpable.
  *
  *   calibrate                     -> measures the probe cost again (root); "previous"
+ *   repair    pid, check          probe sites of pid holding an int3 the file does not
+ *             have get a uprobe registered and unregistered, which clears those no live
+ *             consumer wants (root) -> {"pid","breakpoints","removed","held"}; check:
+ *             count only
  *   exe_enable  exe, features[], regions[], all   every process running the file exe,
  *             now and later, and their forked children (root: they may be anyone's);
  *             -> {"exe","processes":[pids]}
@@ -61,7 +65,8 @@
  *     hello/status, the calibrate verb, region paths, elapsed_ns in pushes, the
  *     record and sample verbs, definitions, attach_points, begin_twice, the exe_*
  *     verbs; sampling.stack and sampling.anomalies.unmatched_ends; exe_stats
- *     "shared", status executables[].shared_sites, attach.nop5_fork_crashes_child.
+ *     "shared", status executables[].shared_sites, attach.nop5_fork_crashes_child;
+ *     the repair verb, status breakpoints_repaired_at_start.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

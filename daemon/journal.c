@@ -126,7 +126,8 @@ static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *r
 
 			a.config1 = (uint64_t)(uintptr_t)path;
 			a.config2 = offs[k];
-			a.config = refs ? refs[k] << 32 : 0;	/* ref_ctr_offset: config:32-63 */
+			/* the semaphore: format/ref_ctr_offset says config:32-63 */
+			a.config = refs ? refs[k] << 32 : 0;
 			/* every process's (pid -1 on one CPU): registering is what matters */
 			fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd >= 0)
@@ -145,7 +146,7 @@ static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *r
 /* Repairs a journal's content; the number of sites cycled. */
 static int replay(FILE *f)
 {
-	char line[4200], path[4096] = "";
+	char line[4200], path[4096] = "", *rest;
 	unsigned long long dev = 0, ino = 0, off, ref;
 	uint64_t *offs = NULL, *refs = NULL;
 	int n = 0, cap = 0, total = 0, r;
@@ -156,9 +157,14 @@ static int replay(FILE *f)
 		int more = fgets(line, sizeof(line), f) != NULL;
 
 		if (!more || !strncmp(line, "file ", 5)) {
-			if (n && path[0] && (r = fp_repair_sites(path, dev, ino, offs, refs, n)) > 0)
+			r = n && path[0] ? fp_repair_sites(path, dev, ino, offs, refs, n) : 0;
+			if (r == -ENOENT && (rest = strstr(path, "/root/")) &&
+			    !strncmp(path, "/proc/", 6))	/* the process is gone: the file
+								 * by the path it had (checked) */
+				r = fp_repair_sites(rest + 5, dev, ino, offs, refs, n);
+			if (r > 0)
 				total += r;
-			else if (n && path[0])
+			else if (r < 0)
 				fp_log(FP_LOG_WARN, "journal: cannot repair %d sites of %s: %s", n,
 				       path, strerror(-r));
 			n = 0;

@@ -12,11 +12,13 @@
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include "journal.h"
 #include "log.h"
@@ -229,6 +231,46 @@ void fp_free_targets(struct server *s)
 }
 
 /* The target of pid, attached now if it is not yet (with more's definitions). */
+/* Gone: no /proc/PID, a zombie (exited, not yet reaped), or exiting now (PF_EXITING in
+ * the flags, the 9th field of /proc/PID/stat: set as do_exit begins, while its
+ * mappings are being torn down and a catalog read finds nothing). */
+#define PF_EXITING_FLAG 0x4
+
+static int process_gone(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	char state = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* state and the rest follow the command name */
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return 0;
+	return state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG);
+}
+
+/* A failure of a process that exited meanwhile is that, not what the failing step saw
+ * (its files gone: "no probes"; its memory gone: "internal"). */
+static enum fp_status exited_meanwhile(pid_t pid, enum fp_status st, char *msg, size_t msglen)
+{
+	if (st != FP_E_NO_PROBES && st != FP_E_INTERNAL)
+		return st;
+	if (!process_gone(pid))
+		return st;
+	snprintf(msg, msglen, "pid %d exited while it was being attached", (int)pid);
+	return FP_E_NO_SUCH_PROCESS;
+}
+
 static enum fp_status new_target(struct server *s, pid_t pid, int *ti, struct fp_regdefs *more,
 				 char *msg, size_t msglen)
 {
@@ -247,8 +289,9 @@ static enum fp_status new_target(struct server *s, pid_t pid, int *ti, struct fp
 	}
 	t = fp_target__new(pid, s->opts->cal->optimized, &s->opts->defs, more, msg, msglen);
 	if (!t)
-		return errno == ENOENT ? FP_E_NO_PROBES :
-		       errno == ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL;
+		return exited_meanwhile(pid, errno == ENOENT ? FP_E_NO_PROBES :
+					     errno == ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL,
+					msg, msglen);
 	ev.data.u64 = EV(EV_TARGET, slot);
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, t->pidfd, &ev)) { /* its exit would be missed */
 		snprintf(msg, msglen, "pid %d: cannot watch for its exit: %s", (int)pid,
@@ -659,7 +702,8 @@ static enum fp_status toggle(struct server *s, struct client *c, struct request 
 			    : fp_target__refresh(t, msg, msglen);
 		fp_regdefs__clear(&more);
 		if (ret < 0)
-			return ret == -ENOENT ? FP_E_UNKNOWN_NAME : FP_E_INTERNAL;
+			return ret == -ENOENT ? FP_E_UNKNOWN_NAME :
+			       exited_meanwhile(r->pid, FP_E_INTERNAL, msg, msglen);
 	}
 	sel = calloc((size_t)t->cat->nregions, 1);
 	if (!sel) {
@@ -669,7 +713,7 @@ static enum fp_status toggle(struct server *s, struct client *c, struct request 
 	}
 	st = select_regions(r->obj, t, sel, msg, msglen);
 	if (st == FP_OK && fp_target__set_regions(t, sel, on, msg, msglen))
-		st = FP_E_INTERNAL;
+		st = exited_meanwhile(r->pid, FP_E_INTERNAL, msg, msglen);
 	free(sel);
 	if (st == FP_OK)
 		remember(t, r->obj, on);
