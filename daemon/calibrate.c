@@ -407,7 +407,8 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		out->optimized = site == FP_SITE_NOP5;
 		snprintf(out->why, sizeof(out->why), "set by --site%s",
 			 site == FP_SITE_NOP5 && out->fork_hazard
-				 ? " (children forked by a target will crash at their first site)"
+				 ? " (children forked by a target will crash at their first site, "
+				   "also after the probes are detached: a child keeps the call)"
 				 : "");
 	} else if (out->fork_hazard) {	/* never a hazard to the target */
 		out->optimized = 0;

@@ -239,6 +239,43 @@ def t_dies_during_enable(d):
           "during the BPF load leaves a zombie that can still be attached: ok)")
 
 
+def t_nop5_override(d):
+    """--site nop5 where the kernel loses the trampoline at fork: a child forked while a
+    site was optimized keeps the CALL after the probes are detached (it crashes later),
+    and featprofd's reason for the attach point says so."""
+    d5 = Daemon("nop5", "--site", "nop5", "--state-dir", os.path.join(TMP, "state-nop5"))
+    svc = None
+    try:
+        st = json.loads(cli(d5, "status", "--json").stdout)["attach"]
+        print("    attach point: %s" % st.get("why"))
+        if not st.get("nop5_fork_crashes_child"):
+            print("    this kernel keeps the trampoline across fork (or does not optimize): "
+                  "nothing to check here")
+            return
+        check("also after" in st.get("why", ""), "the reason says children crash also "
+              "after the probes are detached: %s" % st.get("why"))
+        svc = subprocess.Popen([B + "/tests/targets/service"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+        pid = int(svc.stdout.readline().split()[1])
+        check(cli(d5, "enable", pid, "--all").returncode == 0, "enable at the nop5")
+        svc.stdin.write("work 20\n")
+        svc.stdin.flush()
+        svc.stdout.readline()
+        svc.stdin.write("fork 1 1 1500\n")  # the child waits 1.5 s, then runs a site
+        svc.stdin.flush()
+        time.sleep(0.3)
+        check(cli(d5, "disable", pid, "--all").returncode == 0, "disable before the child runs")
+        out = svc.stdout.readline().strip()
+        print("    a child forked while the site was optimized, run after the disable: %s"
+              % out)
+        check(out.startswith("forked 1"), "the fork answered: %s" % out)
+    finally:
+        if svc:
+            svc.kill()
+            svc.wait()
+        d5.stop()
+
+
 # --- breakpoints left behind ----------------------------------------------------------
 
 def many_target():
@@ -354,7 +391,7 @@ def t_left_behind(d):
 
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_left_behind]
+         t_nop5_override, t_left_behind]
 
 
 def main():
