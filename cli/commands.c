@@ -85,9 +85,12 @@ static int exe_toggle(const struct cli_opts *o, int on)
 			     req);
 	if (!res || o->json)
 		return json_done(res);
-	printf("%s: %s, %d processes now%s\n", o->exe, on ? "enabled" : "disabled",
-	       (int)json_object_array_length(geta(res, "processes")),
-	       geti(res, "ended") ? "; no longer followed (figures kept)" : "");
+	printf("%s: %s, %d processes now", o->exe, on ? "enabled" : "disabled",
+	       (int)json_object_array_length(geta(res, "processes")));
+	if (geti(res, "summed"))	/* beyond the daemon's per-executable targets */
+		printf(" with figures of their own, and %lld measured in the sum only",
+		       (long long)geti(res, "summed"));
+	printf("%s\n", geti(res, "ended") ? "; no longer followed (figures kept)" : "");
 	json_object_put(res);
 	return 0;
 }
@@ -190,9 +193,10 @@ static void print_group(struct json_object *g)
 	size_t k;
 
 	printf("%s: %zu processes now, %lld joined, %lld exited, %lld gone before they were "
-	       "attached\n", gets_(g, "exe"), ps ? json_object_array_length(ps) : 0,
-	       (long long)geti(g, "joined"), (long long)geti(g, "exited"),
-	       (long long)geti(g, "missed"));
+	       "attached, %lld measured in the sum only\n", gets_(g, "exe"),
+	       ps ? json_object_array_length(ps) : 0, (long long)geti(g, "joined"),
+	       (long long)geti(g, "exited"), (long long)geti(g, "missed"),
+	       (long long)geti(g, "summed"));
 	if (ps && json_object_array_length(ps)) {
 		printf("  pids:");
 		for (k = 0; k < json_object_array_length(ps); k++)
@@ -382,11 +386,14 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 
 	if (gets_(st, "exe") && *gets_(st, "exe"))
 		printf("%s %s: %lld processes (%lld live, %lld exited, %lld gone before they "
-		       "were attached), summed (times compensated for probe cost)\n", title,
-		       gets_(st, "exe"), (long long)geti(st, "processes_joined"),
-		       (long long)geti(st, "processes_live"),
+		       "were attached, %lld in the sum only), summed (times compensated for "
+		       "probe cost)\n", title, gets_(st, "exe"),
+		       (long long)(geti(st, "processes_joined") + geti(st, "processes_pending") +
+				   geti(st, "processes_summed")),
+		       (long long)(geti(st, "processes_live") + geti(st, "processes_pending")),
 		       (long long)geti(st, "processes_exited"),
-		       (long long)geti(st, "processes_missed"));
+		       (long long)geti(st, "processes_missed"),
+		       (long long)geti(st, "processes_summed"));
 	else
 		printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
 		       gets_(st, "comm"));

@@ -53,6 +53,7 @@ static void group_free(struct group *g)
 	strv_free(g->features, g->nfeatures);
 	strv_free(g->regions, g->nregions);
 	free(g->live);
+	free(g->pending);
 	json_object_put(g->exited);
 	json_object_put(g->exited_procs);
 	json_object_put(g->file_gone);
@@ -196,11 +197,12 @@ static int group_of_target(struct server *s, const struct fp_target *t)
 }
 
 /* Attaches pid as a member of group gi with the group's wanted regions. */
-static int join(struct server *s, int gi, pid_t pid)
+static int own(struct server *s, int gi, pid_t pid)
 {
 	struct group *g = s->groups[gi];
 	__u32 key = (__u32)pid, own = ((__u32)gi + 1) | FP_MEMBER_OWN;
 	struct fp_target *t;
+	enum fp_status st;
 	char msg[512];
 	pid_t *a;
 	int ti, ret;
@@ -215,10 +217,17 @@ static int join(struct server *s, int gi, pid_t pid)
 		       (int)pid);
 		return -EEXIST;
 	}
-	if (fp_new_target(s, pid, &ti, NULL, msg, sizeof(msg)) != FP_OK) {
+	st = fp_new_target(s, pid, &ti, NULL, msg, sizeof(msg));
+	if (st == FP_E_NO_SUCH_PROCESS) {
 		g->missed++;
 		fp_log(FP_LOG_DEBUG, "%s: pid %d not joined: %s", g->path, (int)pid, msg);
 		return -ESRCH;
+	}
+	if (st != FP_OK) {	/* no room (targets, descriptors): the file's link has it */
+		g->summed++;
+		fp_log(FP_LOG_INFO, "%s: pid %d measured in the sum only: %s", g->path,
+		       (int)pid, msg);
+		return -ENOSPC;
 	}
 	t = s->targets[ti];
 	t->group = gi + 1;
@@ -245,6 +254,64 @@ static int join(struct server *s, int gi, pid_t pid)
 	fp_log(FP_LOG_DEBUG, "%s: pid %d joined (%d sites)", g->path, (int)pid,
 	       t->attached_sites);
 	return 0;
+}
+
+/*
+ * A new member: measured by the file's link from now on (the watcher's map says so).
+ * The first FP_GROUP_OWN_NOW get a target of their own at once (exact per-process
+ * figures from the start); later ones queue for one while the group has fewer than
+ * FP_GROUP_OWN_MAX, and fp_run_groups() attaches one per loop round, so that a scan of
+ * a thousand processes does not keep the daemon from its clients for minutes (each
+ * attach is a BPF load, ~0.1 s). Until then a member's figures are in the group's sum
+ * ("shared"), not in its own.
+ */
+#define FP_GROUP_OWN_NOW 8
+static int join(struct server *s, int gi, pid_t pid)
+{
+	struct group *g = s->groups[gi];
+	int ti = fp_find_target(s, pid), i;
+	pid_t *a;
+
+	if (ti >= 0 && !s->targets[ti]->exited && s->targets[ti]->group == gi + 1)
+		return 0;
+	for (i = 0; i < g->npending; i++)
+		if (g->pending[i] == pid)
+			return 0;
+	if (g->nlive + g->npending < FP_GROUP_OWN_NOW)
+		return own(s, gi, pid);
+	if (g->nlive + g->npending >= FP_GROUP_OWN_MAX) {
+		g->summed++;
+		return 0;
+	}
+	a = realloc(g->pending, sizeof(*a) * (size_t)(g->npending + 1));
+	if (!a) {
+		g->summed++;
+		return -ENOMEM;
+	}
+	g->pending = a;
+	g->pending[g->npending++] = pid;
+	return 0;
+}
+
+int fp_run_groups(struct server *s)
+{
+	int gi, more = 0;
+
+	for (gi = 0; gi < FP_MAX_GROUPS; gi++) {
+		struct group *g = s->groups[gi];
+		pid_t pid;
+
+		if (!g || !g->npending)
+			continue;
+		pid = g->pending[0];
+		memmove(g->pending, g->pending + 1, sizeof(pid_t) * (size_t)--g->npending);
+		if (!g->ended)
+			own(s, gi, pid);
+		else
+			g->npending = 0;
+		more |= g->npending > 0;
+	}
+	return more;
 }
 
 void fp_group_join(struct server *s, int group, pid_t pid)
@@ -329,6 +396,8 @@ static void group_keys(struct json_object *o, const struct group *g)
 	json_object_object_add(o, "processes_joined", json_object_new_int64((int64_t)g->joined));
 	json_object_object_add(o, "processes_exited", json_object_new_int64((int64_t)g->gone));
 	json_object_object_add(o, "processes_missed", json_object_new_int64((int64_t)g->missed));
+	json_object_object_add(o, "processes_pending", json_object_new_int(g->npending));
+	json_object_object_add(o, "processes_summed", json_object_new_int64((int64_t)g->summed));
 }
 
 /* Each member's figures now; the table replaces sb's (members gone drop out). */
@@ -671,6 +740,8 @@ static struct json_object *pids_json(const struct group *g)
 
 	for (i = 0; i < g->nlive; i++)
 		json_object_array_add(a, json_object_new_int(g->live[i]));
+	for (i = 0; i < g->npending; i++)	/* measured already, by the file's link */
+		json_object_array_add(a, json_object_new_int(g->pending[i]));
 	return a;
 }
 
@@ -756,8 +827,9 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 		}
 		file_start(s, gi);	/* before the scan: no member's start is missed */
 		scan(s, gi);
-		fp_log(FP_LOG_INFO, "%s: profiled as an executable, %d processes now", path,
-		       g->nlive);
+		fp_log(FP_LOG_INFO, "%s: profiled as an executable, %d processes now (%llu in "
+		       "the sum only)", path, g->nlive + g->npending,
+		       (unsigned long long)g->summed);
 	} else {
 		g = s->groups[gi];
 		st = wants(g, req, on, msg, msglen);
@@ -780,6 +852,7 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 	*res = json_object_new_object();
 	json_object_object_add(*res, "exe", json_object_new_string(path));
 	json_object_object_add(*res, "processes", pids_json(g));
+	json_object_object_add(*res, "summed", json_object_new_int64((int64_t)g->summed));
 	if (ended) {	/* nothing wanted any more: stop following; the figures stay */
 		key = file_key(g);
 		bpf_map_delete_elem(fp_watch__map_fd(s->watch, "exes"), &key);
@@ -791,6 +864,12 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 			if (ti >= 0)
 				fp_target_exited(s, ti);	/* detached; summed */
 		}
+		for (i = 0; i < g->npending; i++) {
+			__u32 k = (__u32)g->pending[i];
+
+			bpf_map_delete_elem(fp_watch__map_fd(s->watch, "watched"), &k);
+		}
+		g->npending = 0;
 		file_end(s, gi);
 		g->ended = 1;
 		json_object_object_add(*res, "ended", json_object_new_boolean(1));
@@ -867,6 +946,7 @@ struct json_object *fp_groups_status(struct server *s)
 		json_object_object_add(o, "joined", json_object_new_int64((int64_t)g->joined));
 		json_object_object_add(o, "exited", json_object_new_int64((int64_t)g->gone));
 		json_object_object_add(o, "missed", json_object_new_int64((int64_t)g->missed));
+		json_object_object_add(o, "summed", json_object_new_int64((int64_t)g->summed));
 		json_object_object_add(o, "shared_sites", json_object_new_int(
 					       g->file && !g->file->exited ? g->file->attached_sites
 									   : 0));

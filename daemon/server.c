@@ -386,7 +386,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 
 	while (!s->stop) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(s->epfd, evs, 64, fp_next_timeout_ms(s));
+		int n = epoll_wait(s->epfd, evs, 64, s->groups_busy ? 0 : fp_next_timeout_ms(s));
 
 		if (n < 0 && errno != EINTR) {
 			ret = -errno;
@@ -434,6 +434,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 			}
 		}
 		fp_run_refreshes(s);
+		s->groups_busy = fp_run_groups(s);
 		fp_run_subscriptions(s);
 		fp_server_reap(s);
 	}

@@ -58,6 +58,9 @@ struct sub {
 
 #define FP_MAX_GROUPS 16
 #define FP_GROUP_KEEP_EXITED 32	/* exited processes whose own figures a group keeps */
+/* Members with a target of their own (per-process figures, ~30 descriptors and a BPF
+ * load each); the others are measured by the file's one link, in the group's sum. */
+#define FP_GROUP_OWN_MAX 64
 
 /* An executable profiled as a whole (featprof enable --exe, daemon/groups.c). */
 struct group {
@@ -72,6 +75,11 @@ struct group {
 	int nfeatures, nregions;
 	pid_t *live;			/* members attached now (their targets) */
 	int nlive;
+	pid_t *pending;			/* members waiting for a target of their own, one
+					 * per loop round; measured by the file's meanwhile */
+	int npending;
+	uint64_t summed;		/* members beyond FP_GROUP_OWN_MAX or the daemon's
+					 * room: measured by the file's target, in the sum only */
 	struct json_object *exited;	/* summed figures of members gone */
 	struct json_object *exited_procs;	/* the last ones' own figures */
 	uint64_t joined, missed, gone;	/* processes attached, gone before, exited */
@@ -93,6 +101,7 @@ struct server {
 	struct bpf_link *dl_links[FP_MAX_TARGETS];	/* per target: its ld.so hook */
 	struct group *groups[FP_MAX_GROUPS];		/* id = index + 1 */
 	const struct fp_server_opts *opts;
+	int groups_busy;		/* members wait for targets of their own */
 	int stop;
 };
 
@@ -136,6 +145,8 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 enum fp_status fp_group_stats(struct server *s, struct json_object *req,
 			      struct json_object **res, char *msg, size_t msglen);
 void fp_group_join(struct server *s, int group, pid_t pid);
+/* Gives one waiting member of each group its own target; 1 while more wait. */
+int fp_run_groups(struct server *s);
 /* A member target exited: its figures join the group's exited sum; its slot is freed. */
 int fp_group_member_exited(struct server *s, int ti);
 /* --exe subscriptions (top, stream): the group named in req (its index; with msg, -1:

@@ -276,6 +276,55 @@ def t_nop5_override(d):
         d5.stop()
 
 
+def t_exe_many(d):
+    """--exe over 100 processes: the reply comes at once, other clients are answered
+    while members get targets of their own (one per loop round, at most 64), the rest
+    are measured in the sum only, and the sum is exact."""
+    exe = os.path.join(TMP, "service-many")
+    subprocess.run(["cp", B + "/tests/targets/service", exe], check=True)
+    procs = []
+    try:
+        for _ in range(100):
+            p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True)
+            p.stdout.readline()
+            procs.append(p)
+        t0 = time.time()
+        r = cli(d, "enable", "--exe", exe, "--all", timeout=120)
+        took = time.time() - t0
+        t0 = time.time()
+        st = cli(d, "status")
+        status_s = time.time() - t0
+        print("    enable --exe: %.2f s: %s; a status meanwhile took %.2f s"
+              % (took, r.stdout.strip(), status_s))
+        check(r.returncode == 0 and "and 36 measured in the sum only" in r.stdout,
+              "64 with targets of their own, 36 in the sum only: %r" % r.stdout)
+        check(took < 10, "the reply does not wait for 64 BPF loads (%.1f s)" % took)
+        check(st.returncode == 0 and status_s < 3, "another client answered meanwhile "
+              "(%.2f s)" % status_s)
+        for p in procs:
+            p.stdin.write("work 2\n")
+            p.stdin.flush()
+        for p in procs:
+            p.stdout.readline()
+        for _ in range(100):
+            g = json.loads(cli(d, "stats", "--exe", exe, "--json").stdout)
+            if not g["processes_pending"]:
+                break
+            time.sleep(0.2)
+        n = sum(x["count"] for x in g["regions"] if x["name"] == "service_work")
+        print("    service_work in the sum: %d (200 sent); own %d, pending %d, summed %d"
+              % (n, g["processes_live"], g["processes_pending"], g["processes_summed"]))
+        check(n == 200, "the sum counts every process's work exactly: %d" % n)
+        check(g["processes_live"] == 64 and g["processes_summed"] == 36,
+              "64 own targets, 36 in the sum only")
+        cli(d, "disable", "--exe", exe, "--all")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
 # --- breakpoints left behind ----------------------------------------------------------
 
 def many_target():
@@ -391,7 +440,7 @@ def t_left_behind(d):
 
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_nop5_override, t_left_behind]
+         t_nop5_override, t_exe_many, t_left_behind]
 
 
 def main():
