@@ -292,7 +292,15 @@ int cmd_status(int argc, char **argv)
 		}
 		if (json_object_object_get_ex(t, "anomalies", &an))
 			print_anomalies("  anomalies:", an);
+		if (geti(t, "stray_breakpoints") > 0)
+			printf("  %lld probe sites hold a breakpoint featprofd did not put there "
+			       "(another tool's, or left behind: featprof repair %lld)\n",
+			       (long long)geti(t, "stray_breakpoints"), (long long)geti(t, "pid"));
 	}
+	if (geti(res, "breakpoints_repaired_at_start") > 0)
+		printf("at start: removed the breakpoints of %lld probe sites left by a featprofd "
+		       "killed during an attach\n",
+		       (long long)geti(res, "breakpoints_repaired_at_start"));
 	gs = geta(res, "executables");
 	for (i = 0; gs && i < json_object_array_length(gs); i++)
 		print_group(json_object_array_get_idx(gs, i));

@@ -44,6 +44,7 @@
 #include "sample.h"
 #include "target.h"
 #include "journal.h"
+#include "strays.h"
 #include "uprobe_multi.h"
 
 #ifndef SYS_pidfd_open
@@ -669,6 +670,27 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 	ret = set_region_links(t, region, on, err, errlen);
 	fp_journal__end();
 	return ret;
+}
+
+int fp_target__strays(const struct fp_target *t)
+{
+	struct fp_trap tr[256];
+	int n, i, r, k, stray = 0;
+
+	if (!t->pid || t->exited || !t->proc)
+		return 0;
+	n = fp_traps(t->proc, tr, 256);
+	for (i = 0; i < n && i < 256; i++) {
+		int owned = 0;
+
+		for (r = 0; r < t->cat->nregions && !owned; r++)
+			for (k = 0; t->enabled[r] && k < t->cat->regions[r].nsites; k++)
+				if (t->cat->regions[r].sites[k].obj == tr[i].obj &&
+				    t->cat->regions[r].sites[k].site == tr[i].site)
+					owned = 1;
+		stray += !owned;
+	}
+	return n < 0 ? n : stray + (n > 256 ? n - 256 : 0);
 }
 
 int fp_target__attach_points(const struct fp_target *t)

@@ -135,6 +135,10 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 /* Where the enabled regions' sites are attached: bit 0 a nop1 (trap), bit 1 the
  * shielded nop5 (optimized); third-party sites are always nop1. */
 int fp_target__attach_points(const struct fp_target *t);
+/* Probe sites of a live pid target that hold an int3 the file does not have, outside the
+ * regions featprofd has enabled: left by someone (common/strays.h), or another tool's
+ * uprobes. -errno when its memory cannot be read. */
+int fp_target__strays(const struct fp_target *t);
 /* Reads and sums the per-CPU maps. NULL with errno. */
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
 int fp_target__reset(struct fp_target *t);

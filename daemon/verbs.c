@@ -824,7 +824,7 @@ static enum fp_status do_stats(struct server *s, struct client *c, struct reques
 static enum fp_status do_status(struct server *s, struct client *c, struct request *r,
 				struct json_object **res, char *msg, size_t msglen)
 {
-	struct json_object *ts = json_object_new_array();
+	struct json_object *ts = json_object_new_array(), *o;
 	char why[256];
 	int i, n = 0;
 
@@ -838,7 +838,11 @@ static enum fp_status do_status(struct server *s, struct client *c, struct reque
 			continue;	/* a client sees only targets it could trace (or could,
 					 * when they ran) */
 		snap = fp_target__snapshot(t);
-		json_object_array_add(ts, fp_report_target_status(t, snap));
+		o = fp_report_target_status(t, snap);
+		if (!t->exited)	/* int3s at its sites that featprofd did not put there */
+			json_object_object_add(o, "stray_breakpoints",
+					       json_object_new_int(fp_target__strays(t)));
+		json_object_array_add(ts, o);
 		fp_snapshot__free(snap);
 	}
 	for (i = 0; i < FP_MAX_CLIENTS; i++)

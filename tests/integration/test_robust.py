@@ -409,10 +409,21 @@ def t_left_behind(d):
         try:
             r = json.loads(cli(dr, "repair", p.pid, "--check", "--json").stdout)
             check(r["breakpoints"] == n and r["removed"] == 0, "repair --check: %s" % r)
+            c = Client(dr)
+            check("result" in c.call("attach", pid=p.pid), "attach (nothing enabled)")
+            c.close()
+            st = json.loads(cli(dr, "status", "--json").stdout)
+            strays = [t.get("stray_breakpoints") for t in st["targets"] if t["pid"] == p.pid]
+            check(strays == [n], "status: %s stray breakpoints (%d)" % (strays, n))
+            out = cli(dr, "status").stdout
+            check("featprof repair %d" % p.pid in out, "status says how to repair")
             r = cli(dr, "repair", p.pid)
             print("    " + r.stdout.strip())
             check(r.returncode == 0 and breakpoints(p.pid) == 0,
                   "featprof repair removed them all (%d left)" % breakpoints(p.pid))
+            st = json.loads(cli(dr, "status", "--json").stdout)
+            strays = [t.get("stray_breakpoints") for t in st["targets"] if t["pid"] == p.pid]
+            check(strays == [0], "status after the repair: %s" % strays)
             r = cli(dr, "repair", p.pid, user="nobody")
             check(r.returncode != 0, "repair is refused to an unprivileged client")
         finally:
