@@ -1054,6 +1054,29 @@ def t_unprivileged(d):
         r = cli(d, "status", "--json", user="nobody")
         pids = [x["pid"] for x in json.loads(r.stdout)["targets"]]
         check(p.pid not in pids and t.pid in pids, "nobody's status shows only its own")
+        # the kernel decides: a process of nobody's that made itself non-dumpable (what
+        # setuid helpers and agents holding secrets do) is refused, root still allowed
+        nd = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                               "--clear-groups", "/usr/bin/python3", "-c",
+                               "import ctypes,sys,time; ctypes.CDLL(None).prctl(4,0,0,0,0); "
+                               "print('ready', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+        nd.stdout.readline()
+        try:
+            for verb in (["list", nd.pid], ["enable", nd.pid, "--all"],
+                         ["sample", nd.pid, "--duration", "1"]):
+                r = cli(d, *verb, user="nobody")
+                check(r.returncode != 0 and "permission denied" in r.stderr,
+                      "nobody %s on its non-dumpable process refused: %r"
+                      % (verb[0], r.stderr.strip()))
+            r = cli(d, "status", "--json", user="nobody")
+            check(r.returncode == 0, "status as nobody")
+            r = cli(d, "enable", nd.pid, "PythonGC")
+            check(r.returncode == 0, "root may profile it: %r" % r.stderr.strip())
+            cli(d, "detach", nd.pid)
+        finally:
+            nd.kill()
+            nd.wait()
     finally:
         t.kill()
         p.kill()
