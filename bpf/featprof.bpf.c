@@ -421,7 +421,7 @@ static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 dept
 static __always_inline int on_end(__u32 region)
 {
 	struct fp_path_val *set;
-	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk;	/* early */
+	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk, b;	/* early */
 	struct fp_region_stats *rs;
 	struct fp_tstate *st;
 	struct fp_frame *fr;
@@ -491,8 +491,12 @@ static __always_inline int on_end(__u32 region)
 	rs->off_blk_ns += blk;
 	rs->xoff_pre_ns += pre - fr->child_pre;
 	rs->xoff_blk_ns += blk - fr->child_blk;
-	i = log2_u64(incl);
-	rs->hist[i < FP_HIST_BUCKETS ? i : FP_HIST_BUCKETS - 1]++;
+	/* the bucket as a 64-bit value clamped by a branch: 6.1's verifier loses the bound
+	 * of a 32-bit index clamped by a ternary ("R0 unbounded memory access") */
+	b = log2_u64(incl);
+	if (b > FP_HIST_BUCKETS - 1)
+		b = FP_HIST_BUCKETS - 1;
+	rs->hist[b]++;
 	if (record_on)
 		record(fr, region, found, now);
 	return 0;

@@ -24,9 +24,39 @@ static struct fp_daemon_cal cal;
 
 /* libbpf's messages go through the daemon's log: its warnings (a verifier rejection,
  * a missing kernel feature) as warnings, the rest at debug level. */
+/*
+ * libbpf's messages, one log line each. A program the verifier rejects comes as one
+ * message of many lines (libbpf's "-- BEGIN PROG LOAD LOG --" block) whose reason and
+ * source line are at its end: a warning keeps its last VERIFIER_TAIL lines, each a log
+ * line of its own (all of them with -v), instead of the first kilobyte.
+ */
+#define VERIFIER_TAIL 16
+
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	fp_vlog(level == LIBBPF_WARN ? FP_LOG_WARN : FP_LOG_DEBUG, fmt, ap);
+	int lvl = level == LIBBPF_WARN ? FP_LOG_WARN : FP_LOG_DEBUG, n = 0, skip;
+	char *msg = NULL, *p, *nl;
+
+	if (lvl > fp_log_level)
+		return 0;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return 0;
+	for (p = msg; *p; p++)
+		n += *p == '\n' && p[1];
+	skip = fp_log_level < FP_LOG_DEBUG && n >= VERIFIER_TAIL ? n + 1 - VERIFIER_TAIL : 0;
+	if (skip)
+		fp_log(lvl, "libbpf: (%d lines of the load log left out; featprofd -v shows them)",
+		       skip);
+	for (p = msg; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		if (skip > 0)
+			skip--;
+		else if (*p)
+			fp_log(lvl, "%s", p);
+	}
+	free(msg);
 	return 0;
 }
 
