@@ -116,23 +116,33 @@ struct json_object *client_call(int fd, const char *what, struct json_object *re
 {
 	struct json_object *rep, *v, *res;
 	const char *txt;
-	int id = next_id++;
+	int id = next_id++, sent = 0;
 
 	json_object_object_add(req, "id", json_object_new_int(id));
 	txt = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	if (write(fd, txt, strlen(txt)) < 0 || write(fd, "\n", 1) < 0) {
-		fprintf(stderr, "featprof: %s: lost the connection to featprofd\n", what);
-		json_object_put(req);
-		return NULL;
-	}
+	/* no SIGPIPE: a daemon that refused this connection has sent why and closed it,
+	 * and that line is still there to read */
+	if (send(fd, txt, strlen(txt), MSG_NOSIGNAL) < 0 ||
+	    send(fd, "\n", 1, MSG_NOSIGNAL) < 0)
+		sent = errno;
 	json_object_put(req);
 	for (;;) {
 		rep = client_read(fd);
 		if (!rep) {
-			fprintf(stderr, "featprof: %s: featprofd closed the connection\n", what);
+			if (sent)
+				fprintf(stderr, "featprof: %s: lost the connection to "
+					"featprofd: %s\n", what, strerror(sent));
+			else
+				fprintf(stderr, "featprof: %s: featprofd closed the connection\n",
+					what);
 			return NULL;
 		}
-		if (json_object_object_get_ex(rep, "id", &v) && json_object_get_int(v) == id)
+		/* our reply, or a refusal of the connection itself (id null: too many
+		 * clients, out of descriptors) */
+		if (json_object_object_get_ex(rep, "id", &v) &&
+		    (json_object_is_type(v, json_type_null)
+			     ? json_object_object_get_ex(rep, "error", NULL)
+			     : json_object_get_int(v) == id))
 			break;
 		json_object_put(rep);
 	}

@@ -780,7 +780,9 @@ enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on
 		bpf_map_update_elem(fp_watch__map_fd(s->watch, "exes"), &key, &val, BPF_ANY);
 		scan(s, gi);
 	} else if (on && gi < 0) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* non-blocking: a FIFO named here would block every client until a writer
+		 * came; it is refused below as not a regular file */
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 		errno = fd < 0 ? errno : 0;
 		if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {

@@ -208,6 +208,12 @@ def t_out_of_fds(d):
         check(silent == 0, "every client answered or refused (%d silent)" % silent)
         check(refused > 0, "clients over the limit refused with a line")
         check(busy < 0.2, "no spinning at the limit (%.0f%% CPU)" % (busy * 100))
+        # the CLI shows the refusal, and never dies of SIGPIPE
+        r = subprocess.run([B + "/featprof", "--socket", sock, "status"], capture_output=True,
+                           text=True, timeout=30)
+        print("    featprof status at the limit: rc %d, %r" % (r.returncode, r.stderr.strip()))
+        check(r.returncode == 1 and "out of file descriptors" in r.stderr,
+              "the CLI prints the daemon's refusal (rc %d)" % r.returncode)
     finally:
         for s in conns:
             s.close()
@@ -274,6 +280,19 @@ def t_nop5_override(d):
             svc.kill()
             svc.wait()
         d5.stop()
+
+
+def t_fifo(d):
+    """A FIFO named as an executable is refused at once; it never blocks the daemon."""
+    fifo = os.path.join(TMP, "x.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    t0 = time.time()
+    r = cli(d, "enable", "--exe", fifo, "--all", timeout=20)
+    took = time.time() - t0
+    check(r.returncode == 1 and "not a regular file" in r.stderr and took < 5,
+          "enable --exe FIFO: rc %d in %.1f s: %r" % (r.returncode, took, r.stderr.strip()))
+    check(cli(d, "status").returncode == 0, "the daemon still answers")
 
 
 def t_exe_many(d):
@@ -451,7 +470,7 @@ def t_left_behind(d):
 
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_nop5_override, t_exe_many, t_left_behind]
+         t_nop5_override, t_fifo, t_exe_many, t_left_behind]
 
 
 def main():
