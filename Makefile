@@ -52,7 +52,7 @@ endif
 
 # --- objects ---------------------------------------------------------------------------
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
-	$(O)/common/strays.o
+	$(O)/common/strays.o $(O)/common/request.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o) \
 	$(COMMON_OBJS)
@@ -205,13 +205,21 @@ $(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-D_GNU_SOURCE -Icommon tests/unit/fuzz_regdefs.c common/regdefs.c -o $@
 
+$(O)/tests/unit/fuzz_request: tests/unit/fuzz_request.c common/request.c common/request.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-D_GNU_SOURCE -Icommon $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null) \
+		tests/unit/fuzz_request.c common/request.c -o $@ $(LIBS_JSON)
+
 # --- top-level targets -----------------------------------------------------------------
 deps:
 	$(Q)scripts/install-deps.sh
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(UNIT_BINS) \
-		$(O)/tests/unit/fuzz_notes $(O)/tests/unit/fuzz_regdefs $(BENCH_BINS)
+		$(O)/tests/unit/fuzz_notes $(O)/tests/unit/fuzz_regdefs \
+		$(O)/tests/unit/fuzz_request $(BENCH_BINS)
 	$(Q)tests/run.sh
 
 # The project's own limits (.clang-format): 100 columns with 8-wide tabs, no trailing

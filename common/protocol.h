@@ -67,6 +67,11 @@
  *     verbs; sampling.stack and sampling.anomalies.unmatched_ends; exe_stats
  *     "shared", status executables[].shared_sites, attach.nop5_fork_crashes_child;
  *     the repair verb, status breakpoints_repaired_at_start.
+ *     Stricter input, no new keys: requests are strict JSON (RFC 8259) in valid UTF-8
+ *     with no NUL in a string, "id" an integer of magnitude below 2^53 (echoed
+ *     exactly; otherwise bad_request with id null); every line out is valid UTF-8
+ *     (bytes of names that are not become '?'); a client that half-closes gets its
+ *     queued replies before it is dropped (common/request.c).
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

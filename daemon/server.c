@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "request.h"
 #include "server_priv.h"
 #include "target.h"
 #include "watch.h"
@@ -72,8 +73,10 @@ static void flush_client(struct server *s, int idx)
 			c->out = NULL;
 			c->outcap = 0;
 		}
+		if (c->eof)	/* a half-closed client has had all its replies */
+			fp_client_kill(c);
 	}
-	if (!c->dead && !!c->outlen != c->want_out) {
+	if (!c->dead && !c->eof && !!c->outlen != c->want_out) {
 		ev.events = EPOLLIN | (c->outlen ? EPOLLOUT : 0);
 		if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev))
 			fp_client_kill(c);	/* could never be written to again */
@@ -92,10 +95,30 @@ static int client_index(struct server *s, const struct client *c)
 	return -1;
 }
 
+/* Replaces each byte that is not part of valid UTF-8 with '?': names from ELF notes,
+ * /proc/PID/comm and target memory are bytes, and every line out must be valid JSON
+ * text. Only inside strings can such bytes be (json-c writes the rest), and '?' needs
+ * no escaping there. */
+static void utf8_mend(char *txt, size_t len)
+{
+	size_t i = 0, k;
+
+	while (i < len) {
+		for (k = 1; k <= 4 && i + k <= len; k++)
+			if (fp_utf8_valid(txt + i, k))
+				break;
+		if (k > 4 || i + k > len)
+			txt[i++] = '?';
+		else
+			i += k;
+	}
+}
+
 void fp_send(struct server *s, struct client *c, struct json_object *obj)
 {
 	const char *txt = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
 	size_t len = strlen(txt);
+	int mend = !fp_utf8_valid(txt, len);
 
 	if (c->dead)
 		goto out;
@@ -121,6 +144,8 @@ void fp_send(struct server *s, struct client *c, struct json_object *obj)
 		c->outcap = cap;
 	}
 	memcpy(c->out + c->outoff + c->outlen, txt, len);
+	if (mend)
+		utf8_mend(c->out + c->outoff + c->outlen, len);
 	c->out[c->outoff + c->outlen + len] = '\n';
 	c->outlen += len + 1;
 	flush_client(s, client_index(s, c));
@@ -256,6 +281,16 @@ static void read_client(struct server *s, int idx)
 		char *nl;
 
 		n = recv(c->fd, c->in + c->inlen, FP_MAX_LINE - c->inlen, MSG_DONTWAIT);
+		if (n == 0 && c->outlen) {	/* half-closed: its replies still go out */
+			struct epoll_event ev = { .events = EPOLLOUT,
+						  .data.u64 = EV(EV_CLIENT, idx) };
+
+			c->eof = 1;
+			if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+				fp_client_kill(c);
+			c->want_out = 1;
+			return;
+		}
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			fp_client_kill(c);
 			return;

@@ -32,6 +32,8 @@ struct client {
 	char *out;		/* queued output: out[outoff .. outoff + outlen) */
 	size_t outoff, outlen, outcap;
 	int want_out;
+	int eof;		/* the peer shut its side: no more requests; what is queued
+				 * still goes out, then the client is dropped */
 	int dead;		/* freed by fp_server_reap */
 };
 

@@ -23,6 +23,7 @@
 #include "journal.h"
 #include "log.h"
 #include "report.h"
+#include "request.h"
 #include "sample.h"
 #include "strays.h"
 #include "server_priv.h"
@@ -30,7 +31,7 @@
 
 struct request {
 	struct json_object *obj;
-	struct json_object *id;	/* the request's id, borrowed */
+	struct json_object *id;	/* the id as read (owned); NULL before it is known */
 	pid_t pid;		/* V_PID */
 	int ti;			/* V_TARGET: index into s->targets */
 };
@@ -420,9 +421,12 @@ static enum fp_status select_regions(struct json_object *req, const struct fp_ta
 			name = json_object_get_string(n);
 			if (i ? (r = fp_catalog__region(cat, name)) < 0
 			      : fp_catalog__feature(cat, name) < 0) {
-				snprintf(msg, msglen,
-					 "pid %d has no %s '%.200s' (see featprof list %d)",
-					 (int)t->pid, i ? "region" : "feature", name, (int)t->pid);
+				char cut[201];
+
+				fp_utf8_cut(cut, sizeof(cut), name);
+				snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof "
+					 "list %d)", (int)t->pid, i ? "region" : "feature", cut,
+					 (int)t->pid);
 				return FP_E_UNKNOWN_NAME;
 			}
 			if (i)
@@ -1385,56 +1389,31 @@ static enum fp_status admit(struct server *s, struct client *c, const struct ver
 	return FP_OK;
 }
 
-static struct json_object *parse(const char *line, size_t len)
-{
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *o = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
-
-	if (o && (json_tokener_get_error(tok) != json_tokener_success ||
-		  json_tokener_get_parse_end(tok) != len)) {
-		json_object_put(o);
-		o = NULL;
-	}
-	json_tokener_free(tok);
-	return o;
-}
-
 void fp_handle_line(struct server *s, struct client *c, const char *line, size_t len)
 {
 	struct request r = { .ti = -1 };
 	struct json_object *res = NULL, *v;
 	const struct verb *vb = NULL;
-	enum fp_status st;
-	char msg[1024] = "";
+	enum fp_status st = FP_E_BAD_REQUEST;
+	char msg[1024] = "", cut[101];
+	long long id = 0;
+	int id_ok;
 	size_t i;
 
-	r.obj = parse(line, len);
-	if (!r.obj) {
-		st = FP_E_BAD_REQUEST;
-		snprintf(msg, sizeof(msg), "malformed JSON");
+	/* strict JSON, UTF-8, no NUL, an id and a verb (common/request.c) */
+	r.obj = fp_request_parse(line, len, &id, &id_ok, msg, sizeof(msg));
+	if (id_ok)
+		r.id = json_object_new_int64(id);	/* echoed exactly as it was read */
+	if (!r.obj)
 		goto out;
-	}
-	st = FP_E_BAD_REQUEST;
-	if (!json_object_is_type(r.obj, json_type_object)) {
-		snprintf(msg, sizeof(msg), "a request is a JSON object");
-		goto out;
-	}
-	if (!json_object_object_get_ex(r.obj, "id", &v) || !json_object_is_type(v, json_type_int)) {
-		snprintf(msg, sizeof(msg), "'id' must be an integer");
-		goto out;
-	}
-	r.id = v;
-	if (!json_object_object_get_ex(r.obj, "verb", &v) ||
-	    !json_object_is_type(v, json_type_string)) {
-		snprintf(msg, sizeof(msg), "'verb' must be a string");
-		goto out;
-	}
+	json_object_object_get_ex(r.obj, "verb", &v);
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]) && !vb; i++)
 		if (!strcmp(verbs[i].name, json_object_get_string(v)))
 			vb = &verbs[i];
 	if (!vb) {
 		st = FP_E_UNKNOWN_VERB;
-		snprintf(msg, sizeof(msg), "unknown verb '%.100s'", json_object_get_string(v));
+		fp_utf8_cut(cut, sizeof(cut), json_object_get_string(v));
+		snprintf(msg, sizeof(msg), "unknown verb '%s'", cut);
 		goto out;
 	}
 	st = admit(s, c, vb, &r, msg, sizeof(msg));
@@ -1444,6 +1423,7 @@ void fp_handle_line(struct server *s, struct client *c, const char *line, size_t
 		snprintf(msg, sizeof(msg), "%s failed", vb->name);
 out:
 	reply(s, c, r.id, st, msg, res);
+	json_object_put(r.id);
 	json_object_put(r.obj);
 }
 

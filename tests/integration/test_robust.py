@@ -295,6 +295,79 @@ def t_fifo(d):
     check(cli(d, "status").returncode == 0, "the daemon still answers")
 
 
+def raw_lines(d, payload, n=1, half_close=False, timeout=10):
+    """Sends bytes, reads n reply lines (bytes)."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(d.sock)
+    s.sendall(payload)
+    if half_close:
+        s.shutdown(socket.SHUT_WR)
+    f = s.makefile("rb")
+    out = []
+    try:
+        for _ in range(n):
+            line = f.readline()
+            if not line:
+                break
+            out.append(line)
+    except OSError:
+        pass
+    s.close()
+    return out
+
+
+def t_strict_protocol(d):
+    """Strict JSON, UTF-8 in and out, no NUL in strings, ids exact or refused, and a
+    client that pipelines and half-closes gets every reply."""
+    p = busyloop(1)
+    try:
+        cases = [
+            ("single quotes", b"{'id':1,'verb':'status'}", "bad_request", None),
+            ("trailing comma", b'{"id":1,"verb":"status",}', "bad_request", None),
+            ("comment", b'{"id":1,"verb":"status"} /* c */', "bad_request", None),
+            ("leading zeros", b'{"id":0010,"verb":"status"}', "bad_request", None),
+            ("NaN", b'{"id":1,"verb":"status","x":NaN}', "bad_request", None),
+            ("id past int64", b'{"id":99999999999999999999,"verb":"status"}', "bad_request",
+             None),
+            ("id past 2^53", b'{"id":9007199254740993,"verb":"status"}', "bad_request", None),
+            ("id 2^53-1 exact", b'{"id":9007199254740991,"verb":"status"}', None,
+             9007199254740991),
+            ("NUL in the verb", b'{"id":2,"verb":"status\u0000junk"}', "bad_request", None),
+            ("NUL in a feature", ('{"id":3,"verb":"enable","pid":%d,"features":["Busy\\u0000x"]}'
+                                  % p.pid).encode(), "bad_request", None),
+            ("raw NUL byte", b'{"id":6,"verb":"status' + bytes([0]) + b'"}', "bad_request",
+             None),
+            ("bad UTF-8", b'{"id":4,"verb":"st' + bytes([0xff, 0xfe]) + b'atus"}',
+             "bad_request", None),
+            ("long multibyte verb", ('{"id":5,"verb":"%s"}' % ("\u00e9" * 120)).encode(),
+             "unknown_verb", 5),
+        ]
+        for name, line, code, want_id in cases:
+            out = raw_lines(d, line + b"\n")
+            ok = len(out) == 1
+            try:
+                r = json.loads(out[0].decode("utf-8", "strict")) if ok else {}
+            except (UnicodeDecodeError, ValueError):
+                ok, r = False, {}
+            got = r.get("error", {}).get("code")
+            print("    %-20s -> %s %s" % (name, got or "ok", (r.get("error") or {}).get(
+                "message", "")[:70]))
+            check(ok, "%s: one reply of valid UTF-8 JSON: %r" % (name, out))
+            check(got == code, "%s: %s (got %s)" % (name, code or "ok", got))
+            if want_id is not None:
+                check(r.get("id") == want_id, "%s: id echoed exactly: %r" % (name, r.get("id")))
+        # pipelined, then half-closed: every reply arrives
+        reqs = b"".join(b'{"id":%d,"verb":"status"}\n' % i for i in range(300))
+        out = raw_lines(d, reqs, n=300, half_close=True, timeout=20)
+        ids = sorted(json.loads(x)["id"] for x in out)
+        print("    300 pipelined requests then a half-close: %d replies" % len(out))
+        check(ids == list(range(300)), "every reply to a half-closed client (%d)" % len(out))
+    finally:
+        p.kill()
+        p.wait()
+
+
 def t_exe_many(d):
     """--exe over 100 processes: the reply comes at once, other clients are answered
     while members get targets of their own (one per loop round, at most 64), the rest
@@ -470,7 +543,7 @@ def t_left_behind(d):
 
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_nop5_override, t_fifo, t_exe_many, t_left_behind]
+         t_nop5_override, t_fifo, t_strict_protocol, t_exe_many, t_left_behind]
 
 
 def main():

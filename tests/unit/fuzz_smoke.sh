@@ -40,5 +40,22 @@ if [ $rc -ne 0 ]; then
 	echo "fuzz_smoke: libFuzzer failed on the definition parser (exit $rc):"; tail -40 "$tmp/rlog"
 	exit 1
 fi
+
+# the request parser (client input), seeded with requests the tests send
+mkdir "$tmp/qcorpus"
+printf '%s' '{"id":1,"verb":"status"}' > "$tmp/qcorpus/1"
+printf '%s' '{"id":2,"verb":"enable","pid":12,"features":["Cache"],"all":false}' > "$tmp/qcorpus/2"
+printf '%s' '{"id":-3,"verb":"record","pid":1,"duration_ms":100,"x":[1.5,null,"\u00e9"]}' \
+	> "$tmp/qcorpus/3"
+"$B"/tests/unit/fuzz_request -max_total_time="$(( (SECS + 1) / 2 ))" -max_len=4096 \
+	-rss_limit_mb=2048 -print_final_stats=1 "$tmp/qcorpus" > "$tmp/qlog" 2>&1
+rc=$?
+grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' "$tmp/qlog"
+if [ $rc -ne 0 ]; then
+	echo "fuzz_smoke: libFuzzer failed on the request parser (exit $rc):"; tail -40 "$tmp/qlog"
+	exit 1
+fi
 echo "fuzz_smoke: notes ${SECS}s, $notes_runs executions; definitions $(( (SECS + 1) / 2 ))s," \
-	"$(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/rlog" | grep -oE '[0-9]+') executions; 0 crashes"
+	"$(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/rlog" | grep -oE '[0-9]+') executions;" \
+	"requests $(( (SECS + 1) / 2 ))s," \
+	"$(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/qlog" | grep -oE '[0-9]+') executions; 0 crashes"
