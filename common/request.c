@@ -138,7 +138,8 @@ struct json_object *fp_request_parse(const char *line, size_t len, long long *id
 	}
 	*id = n;
 	*id_ok = 1;
-	if (!json_object_object_get_ex(o, "verb", &v) || !json_object_is_type(v, json_type_string)) {
+	if (!json_object_object_get_ex(o, "verb", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
 		snprintf(msg, msglen, "'verb' must be a string");
 		goto bad;
 	}

@@ -469,6 +469,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 			}
 		}
 		fp_run_refreshes(s);
+		fp_collect_exited(s);
 		s->groups_busy = fp_run_groups(s);
 		fp_run_subscriptions(s);
 		fp_server_reap(s);

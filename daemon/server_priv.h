@@ -141,6 +141,8 @@ void fp_target_exited(struct server *s, int ti);
 void fp_watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other);
 void fp_run_refreshes(struct server *s);
 void fp_free_targets(struct server *s);
+/* Drops exited targets whose figures have been kept long enough. */
+void fp_collect_exited(struct server *s);
 /* groups.c: the exe_* verbs' work, and the events that grow a group */
 enum fp_status fp_group_enable(struct server *s, struct json_object *req, int on,
 			       struct json_object **res, char *msg, size_t msglen);

@@ -114,10 +114,34 @@ void fp_target__release(struct fp_target *t)
 	t->skel = NULL;
 }
 
+unsigned long long fp_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* fields 3 on follow the command name */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu", &st) != 1)
+		return 0;
+	return st;
+}
+
 void fp_target__retire(struct fp_target *t)
 {
 	if (t->exited)
 		return;
+	t->exited_ns = fp_mono_ns();
 	fp_snapshot__free(t->last);
 	t->last = fp_target__snapshot(t);
 	t->exited = 1;
@@ -316,6 +340,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 	t->use_opt = use_opt;
 	t->defs = defs;
 	t->rec_fd = -1;
+	t->start_time = fp_start_time(pid);
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
 		ret = -errno;

@@ -36,6 +36,9 @@ struct fp_target {
 	int nwant_features, nwant_regions;
 	int pidfd;			/* readable when the process exits */
 	int exited;
+	uint64_t exited_ns;		/* when it exited (fp_mono_ns) */
+	unsigned long long start_time;	/* of the process (/proc/PID/stat, clock ticks since
+					 * boot): a pid reused by a new process differs */
 	uid_t owner;			/* fp_owner() at attach: may see it after exit */
 	char comm[32];
 	struct fp_proc *proc;
@@ -139,6 +142,8 @@ int fp_target__attach_points(const struct fp_target *t);
  * regions featprofd has enabled: left by someone (common/strays.h), or another tool's
  * uprobes. -errno when its memory cannot be read. */
 int fp_target__strays(const struct fp_target *t);
+/* A process's start time (field 22 of /proc/PID/stat), 0 when it cannot be read. */
+unsigned long long fp_start_time(pid_t pid);
 /* Reads and sums the per-CPU maps. NULL with errno. */
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
 int fp_target__reset(struct fp_target *t);

@@ -272,6 +272,42 @@ static enum fp_status exited_meanwhile(pid_t pid, enum fp_status st, char *msg, 
 	return FP_E_NO_SUCH_PROCESS;
 }
 
+/* The target that exited longest ago (not a file's target: its group owns it), or -1. */
+static int oldest_exited(struct server *s)
+{
+	int i, best = -1;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (s->targets[i] && s->targets[i]->exited && s->targets[i]->pid &&
+		    !s->targets[i]->group &&
+		    (best < 0 || s->targets[i]->exited_ns < s->targets[best]->exited_ns))
+			best = i;
+	return best;
+}
+
+/*
+ * Exited targets keep their last figures for FP_EXITED_KEEP_S, or until their pid is
+ * reused by a new process that a client names, or until a live process needs the slot.
+ */
+#define FP_EXITED_KEEP_S 600
+
+void fp_collect_exited(struct server *s)
+{
+	uint64_t now = fp_mono_ns();
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++) {
+		struct fp_target *t = s->targets[i];
+
+		if (t && t->exited && t->pid && !t->group &&
+		    now - t->exited_ns > FP_EXITED_KEEP_S * 1000000000ULL) {
+			fp_log(FP_LOG_INFO, "pid %d: exited %d s ago, its figures dropped",
+			       (int)t->pid, FP_EXITED_KEEP_S);
+			fp_drop_target(s, i);
+		}
+	}
+}
+
 static enum fp_status new_target(struct server *s, pid_t pid, int *ti, struct fp_regdefs *more,
 				 char *msg, size_t msglen)
 {
@@ -284,6 +320,8 @@ static enum fp_status new_target(struct server *s, pid_t pid, int *ti, struct fp
 	for (i = 0; i < FP_MAX_TARGETS && slot < 0; i++)
 		if (!s->targets[i])
 			slot = i;
+	if (slot < 0 && (slot = oldest_exited(s)) >= 0)	/* a live process comes first */
+		fp_drop_target(s, slot);
 	if (slot < 0) {
 		snprintf(msg, msglen, "too many targets (%d)", FP_MAX_TARGETS);
 		return FP_E_BUSY;
@@ -361,7 +399,7 @@ static enum fp_status arg_pid(struct server *s, struct client *c, struct request
 {
 	struct json_object *v;
 	int64_t p;
-	int ret;
+	int ret, ti;
 
 	if (!json_object_object_get_ex(r->obj, "pid", &v) ||
 	    !json_object_is_type(v, json_type_int)) {
@@ -375,6 +413,14 @@ static enum fp_status arg_pid(struct server *s, struct client *c, struct request
 	}
 	r->pid = (pid_t)p;
 	ret = fp_may_trace(&c->peer, r->pid, msg, msglen);
+	ti = find_target(s, r->pid);
+	if (!ret && ti >= 0 && s->targets[ti]->pid &&
+	    fp_start_time(r->pid) != s->targets[ti]->start_time) {
+		/* the pid belongs to a new process now: the target was another one's */
+		fp_log(FP_LOG_INFO, "pid %d: reused by a new process; the earlier process's "
+		       "figures are dropped", (int)r->pid);
+		fp_drop_target(s, ti);
+	}
 	if (ret == -ESRCH && find_target(s, r->pid) >= 0) {	/* an exited target */
 		if (fp_peer_privileged(&c->peer) ||
 		    s->targets[find_target(s, r->pid)]->owner == c->peer.cred.uid)

@@ -368,6 +368,49 @@ def t_strict_protocol(d):
         p.wait()
 
 
+def t_pid_reuse(d):
+    """A pid reused by a new process is a new target: enable works, stats are the new
+    process's, not the exited one's."""
+    for attempt in range(5):
+        a = busyloop(1)
+        pid = a.pid
+        check(cli(d, "enable", pid, "--all").returncode == 0, "enable the first process")
+        a.stdin.write("go\n")
+        a.stdin.flush()
+        time.sleep(0.3)
+        a.kill()
+        a.wait()
+        time.sleep(0.3)
+        st = json.loads(cli(d, "stats", pid, "--json").stdout)
+        check(st.get("exited"), "the first process's target is exited")
+        try:  # the next pid handed out is pid (root, this pid namespace)
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(pid - 1))
+        except OSError as e:
+            check(False, "ns_last_pid: %s" % e)
+            return
+        b = busyloop(1)
+        if b.pid != pid:
+            b.kill()
+            b.wait()
+            cli(d, "detach", pid)
+            continue
+        try:
+            r = cli(d, "enable", pid, "--all")
+            print("    pid %d reused (attempt %d): enable -> rc %d %s" % (
+                pid, attempt, r.returncode, (r.stdout + r.stderr).strip()))
+            check(r.returncode == 0, "enable on the reused pid: %r" % r.stderr)
+            st = json.loads(cli(d, "stats", pid, "--json").stdout)
+            check(not st.get("exited") and all(x["count"] == 0 for x in st["regions"]),
+                  "stats are the new process's (exited %s)" % st.get("exited"))
+        finally:
+            b.kill()
+            b.wait()
+            cli(d, "detach", pid)
+        return
+    check(False, "pid reuse could not be arranged in 5 attempts")
+
+
 def t_exe_many(d):
     """--exe over 100 processes: the reply comes at once, other clients are answered
     while members get targets of their own (one per loop round, at most 64), the rest
@@ -543,7 +586,8 @@ def t_left_behind(d):
 
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_nop5_override, t_fifo, t_strict_protocol, t_exe_many, t_left_behind]
+         t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_exe_many,
+         t_left_behind]
 
 
 def main():
