@@ -114,6 +114,19 @@ static void utf8_mend(char *txt, size_t len)
 	}
 }
 
+/* Output queued to all clients of uid: one user's readers that do not read share
+ * FP_USER_BACKLOG, whatever the number of their connections. */
+static size_t user_queued(struct server *s, uid_t uid)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < FP_MAX_CLIENTS; i++)
+		if (s->clients[i] && !s->clients[i]->dead && s->clients[i]->peer.cred.uid == uid)
+			n += s->clients[i]->outlen;
+	return n;
+}
+
 void fp_send(struct server *s, struct client *c, struct json_object *obj)
 {
 	const char *txt = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
@@ -122,9 +135,12 @@ void fp_send(struct server *s, struct client *c, struct json_object *obj)
 
 	if (c->dead)
 		goto out;
-	if (c->outlen + len + 1 > FP_MAX_BACKLOG) {
-		fp_log(FP_LOG_WARN, "client pid %d: not reading, %zu bytes queued: disconnected",
-		       (int)c->peer.cred.pid, c->outlen);
+	if (c->outlen + len + 1 > FP_MAX_BACKLOG ||
+	    (c->outlen > (1u << 20) && !fp_peer_privileged(&c->peer) &&
+	     user_queued(s, c->peer.cred.uid) + len > FP_USER_BACKLOG)) {
+		fp_log(FP_LOG_WARN, "client pid %d (uid %u): not reading, %zu bytes queued: "
+		       "disconnected", (int)c->peer.cred.pid, (unsigned)c->peer.cred.uid,
+		       c->outlen);
 		fp_client_kill(c);
 		goto out;
 	}
@@ -228,8 +244,36 @@ static int out_of_fds(struct server *s)
 	return fd >= 0;
 }
 
+/*
+ * Room for an unprivileged client: at most FP_USER_CLIENTS per uid, and never the last
+ * FP_ROOT_CLIENTS slots, which are root's (and CAP_SYS_PTRACE's): no user can lock the
+ * administrator out. 0, or -1 with why.
+ */
+static int client_limit(struct server *s, const struct client *c, char *why, size_t len)
+{
+	int i, same = 0, used = 0;
+
+	for (i = 0; i < FP_MAX_CLIENTS; i++)
+		if (s->clients[i]) {
+			used++;
+			same += s->clients[i]->peer.cred.uid == c->peer.cred.uid;
+		}
+	if (same >= FP_USER_CLIENTS) {
+		snprintf(why, len, "too many clients for uid %u (%d)", (unsigned)c->peer.cred.uid,
+			 FP_USER_CLIENTS);
+		return -1;
+	}
+	if (used >= FP_MAX_CLIENTS - FP_ROOT_CLIENTS) {
+		snprintf(why, len, "too many clients");
+		return -1;
+	}
+	return 0;
+}
+
 static void accept_clients(struct server *s)
 {
+	char why[128];
+
 	for (;;) {
 		struct epoll_event ev = { .events = EPOLLIN };
 		struct client *c;
@@ -260,6 +304,12 @@ static void accept_clients(struct server *s)
 			free(c);
 			continue;
 		}
+		if (!fp_peer_privileged(&c->peer) && client_limit(s, c, why, sizeof(why))) {
+			refuse(fd, why);
+			free(c->in);
+			free(c);
+			continue;
+		}
 		c->fd = fd;
 		ev.data.u64 = EV(EV_CLIENT, slot);
 		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev)) {
@@ -272,14 +322,50 @@ static void accept_clients(struct server *s)
 	}
 }
 
+/*
+ * The complete lines a client has sent, at most FP_LINES_PER_ROUND of them: a client that
+ * pipelines thousands of requests gets the same turn as the others, and the rest waits
+ * in its buffer (and, past it, in its socket) for the next round. 1 while lines remain.
+ */
+#define FP_LINES_PER_ROUND 16
+
+static int handle_lines(struct server *s, struct client *c)
+{
+	char *nl = NULL;
+	int k;
+
+	for (k = 0; !c->dead && k < FP_LINES_PER_ROUND &&
+		    (nl = memchr(c->in, '\n', c->inlen)); k++) {
+		size_t len = (size_t)(nl - c->in);
+
+		if (c->discarding)
+			c->discarding = 0;
+		else if (len)
+			fp_handle_line(s, c, c->in, len);
+		memmove(c->in, nl + 1, c->inlen - len - 1);
+		c->inlen -= len + 1;
+	}
+	c->more = !c->dead && memchr(c->in, '\n', c->inlen) != NULL;
+	return c->more;
+}
+
 static void read_client(struct server *s, int idx)
 {
 	struct client *c = s->clients[idx];
 	ssize_t n;
 
-	while (!c->dead) {
-		char *nl;
+	while (!c->dead && !handle_lines(s, c)) {
+		if (c->inlen == FP_MAX_LINE) {	/* no newline in a full buffer */
+			if (!c->discarding) {
+				char msg[64];
 
+				snprintf(msg, sizeof(msg), "request longer than %d bytes",
+					 FP_MAX_LINE);
+				fp_reply_error(s, c, FP_E_TOO_LONG, msg);
+			}
+			c->discarding = 1;
+			c->inlen = 0;
+		}
 		n = recv(c->fd, c->in + c->inlen, FP_MAX_LINE - c->inlen, MSG_DONTWAIT);
 		if (n == 0 && c->outlen) {	/* half-closed: its replies still go out */
 			struct epoll_event ev = { .events = EPOLLOUT,
@@ -298,28 +384,20 @@ static void read_client(struct server *s, int idx)
 		if (n < 0)
 			return;
 		c->inlen += (size_t)n;
-		while (!c->dead && (nl = memchr(c->in, '\n', c->inlen))) {
-			size_t len = (size_t)(nl - c->in);
-
-			if (c->discarding)
-				c->discarding = 0;
-			else if (len)
-				fp_handle_line(s, c, c->in, len);
-			memmove(c->in, nl + 1, c->inlen - len - 1);
-			c->inlen -= len + 1;
-		}
-		if (!c->dead && c->inlen == FP_MAX_LINE) {	/* no newline in a full buffer */
-			if (!c->discarding) {
-				char msg[64];
-
-				snprintf(msg, sizeof(msg), "request longer than %d bytes",
-					 FP_MAX_LINE);
-				fp_reply_error(s, c, FP_E_TOO_LONG, msg);
-			}
-			c->discarding = 1;
-			c->inlen = 0;
-		}
 	}
+}
+
+/* One more turn for every client with lines waiting; 1 while any still has some. */
+static int serve_waiting(struct server *s)
+{
+	int i, more = 0;
+
+	for (i = 0; i < FP_MAX_CLIENTS; i++)
+		if (s->clients[i] && s->clients[i]->more && !s->clients[i]->dead) {
+			read_client(s, i);	/* its lines first, then its socket */
+			more |= s->clients[i]->more;
+		}
+	return more;
 }
 
 static int listen_socket(const struct fp_server_opts *o)
@@ -421,7 +499,8 @@ int fp_server_run(const struct fp_server_opts *opts)
 
 	while (!s->stop) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(s->epfd, evs, 64, s->groups_busy ? 0 : fp_next_timeout_ms(s));
+		int n = epoll_wait(s->epfd, evs, 64, s->groups_busy || s->clients_busy
+							       ? 0 : fp_next_timeout_ms(s));
 
 		if (n < 0 && errno != EINTR) {
 			ret = -errno;
@@ -468,6 +547,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 				break;
 			}
 		}
+		s->clients_busy = serve_waiting(s);
 		fp_run_refreshes(s);
 		fp_collect_exited(s);
 		s->groups_busy = fp_run_groups(s);

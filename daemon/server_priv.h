@@ -20,6 +20,10 @@
 #include "target.h"
 
 #define FP_MAX_BACKLOG (16u << 20)
+/* What one unprivileged uid may hold: a quarter of each (docs/TRACING.md, "Security"). */
+#define FP_USER_CLIENTS (FP_MAX_CLIENTS / 4)
+#define FP_ROOT_CLIENTS 8		/* client slots only root may take */
+#define FP_USER_BACKLOG (FP_MAX_BACKLOG * 2)	/* queued output, all its clients */
 #define FP_MAX_TARGETS 256
 #define FP_MAX_SUBS 1024
 
@@ -32,6 +36,7 @@ struct client {
 	char *out;		/* queued output: out[outoff .. outoff + outlen) */
 	size_t outoff, outlen, outcap;
 	int want_out;
+	int more;		/* complete lines wait in in[] for the next round */
 	int eof;		/* the peer shut its side: no more requests; what is queued
 				 * still goes out, then the client is dropped */
 	int dead;		/* freed by fp_server_reap */
@@ -104,6 +109,7 @@ struct server {
 	struct group *groups[FP_MAX_GROUPS];		/* id = index + 1 */
 	const struct fp_server_opts *opts;
 	int groups_busy;		/* members wait for targets of their own */
+	int clients_busy;		/* clients have lines waiting (handle_lines) */
 	int stop;
 };
 

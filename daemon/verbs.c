@@ -272,6 +272,50 @@ static enum fp_status exited_meanwhile(pid_t pid, enum fp_status st, char *msg, 
 	return FP_E_NO_SUCH_PROCESS;
 }
 
+/*
+ * Room for one more subscription of c: FP_MAX_SUBS in all, a quarter of them per
+ * unprivileged uid. FP_OK or FP_E_BUSY with msg.
+ */
+static enum fp_status sub_room(struct server *s, const struct client *c, char *msg,
+			       size_t msglen)
+{
+	int i, mine = 0;
+
+	if (s->nsubs >= FP_MAX_SUBS) {
+		snprintf(msg, msglen, "too many subscriptions");
+		return FP_E_BUSY;
+	}
+	if (fp_peer_privileged(&c->peer))
+		return FP_OK;
+	for (i = 0; i < s->nsubs; i++)
+		mine += !s->subs[i].dead && s->subs[i].c->peer.cred.uid == c->peer.cred.uid;
+	if (mine >= FP_MAX_SUBS / 4) {
+		snprintf(msg, msglen, "too many subscriptions for uid %u (%d)",
+			 (unsigned)c->peer.cred.uid, FP_MAX_SUBS / 4);
+		return FP_E_BUSY;
+	}
+	return FP_OK;
+}
+
+/* Room for one more target owned by an unprivileged uid: a quarter of the table. */
+static enum fp_status target_room(struct server *s, const struct client *c, char *msg,
+				  size_t msglen)
+{
+	int i, mine = 0;
+
+	if (fp_peer_privileged(&c->peer))
+		return FP_OK;
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		mine += s->targets[i] && !s->targets[i]->exited &&
+			s->targets[i]->owner == c->peer.cred.uid;
+	if (mine >= FP_MAX_TARGETS / 4) {
+		snprintf(msg, msglen, "too many targets for uid %u (%d)",
+			 (unsigned)c->peer.cred.uid, FP_MAX_TARGETS / 4);
+		return FP_E_BUSY;
+	}
+	return FP_OK;
+}
+
 /* The target that exited longest ago (not a file's target: its group owns it), or -1. */
 static int oldest_exited(struct server *s)
 {
@@ -734,7 +778,9 @@ static enum fp_status toggle(struct server *s, struct client *c, struct request 
 		return FP_E_BAD_REQUEST;
 	}
 	if (on && (r->ti = find_target(s, r->pid)) < 0) {
-		st = new_target(s, r->pid, &r->ti, &more, msg, msglen);
+		st = target_room(s, c, msg, msglen);
+		if (!st)
+			st = new_target(s, r->pid, &r->ti, &more, msg, msglen);
 		fp_regdefs__clear(&more);
 		if (st)
 			return st;
@@ -935,10 +981,8 @@ static enum fp_status new_sub(struct server *s, struct client *c, struct json_ob
 		snprintf(msg, msglen, "'interval_ms' must be %d to 3600000", FP_MIN_INTERVAL_MS);
 		return FP_E_BAD_REQUEST;
 	}
-	if (s->nsubs >= FP_MAX_SUBS) {
-		snprintf(msg, msglen, "too many subscriptions");
+	if (sub_room(s, c, msg, msglen))
 		return FP_E_BUSY;
-	}
 	sb = &s->subs[s->nsubs++];
 	memset(sb, 0, sizeof(*sb));
 	sb->id = ++s->next_sub;
@@ -1081,10 +1125,8 @@ static enum fp_status do_record(struct server *s, struct client *c, struct reque
 			 t->exited ? "exited" : "no region enabled (enable a feature first)");
 		return FP_E_BAD_REQUEST;
 	}
-	if (s->nsubs >= FP_MAX_SUBS) {
-		snprintf(msg, msglen, "too many subscriptions");
+	if (sub_room(s, c, msg, msglen))
 		return FP_E_BUSY;
-	}
 	rc = calloc(1, sizeof(*rc));
 	if (!rc || !(rc->batch = json_object_new_array())) {
 		free(rc);

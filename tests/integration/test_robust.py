@@ -411,6 +411,103 @@ def t_pid_reuse(d):
     check(False, "pid reuse could not be arranged in 5 attempts")
 
 
+HOG = r"""
+import json, socket, sys, time
+sock, n = sys.argv[1], int(sys.argv[2])
+conns, refused = [], []
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.settimeout(5)
+    try:
+        s.sendall(b'{"id":1,"verb":"hello"}\n')
+    except OSError:
+        pass
+    try:
+        line = s.makefile("rb").readline()
+    except OSError:
+        line = b""
+    if b'"result"' in line:
+        conns.append(s)
+    else:
+        refused.append(line.decode(errors="replace").strip())
+print(json.dumps({"held": len(conns), "refused": refused[:2], "nrefused": len(refused)}),
+      flush=True)
+sys.stdin.readline()
+"""
+
+
+def t_user_limits(d):
+    """One unprivileged user cannot lock root out: a quarter of the client slots per uid,
+    slots kept for root, a quarter of the subscriptions, and a client that pipelines
+    10,000 requests does not delay another's."""
+    hog = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                            "--clear-groups", sys.executable, "-c", HOG, d.sock, "80"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        got = json.loads(hog.stdout.readline())
+        print("    nobody opened 80 connections: %d held, %d refused: %s"
+              % (got["held"], got["nrefused"], got["refused"][:1]))
+        check(got["held"] == 64 and got["nrefused"] == 16 and
+              "too many clients for uid" in got["refused"][0], "64 per uid")
+        r = cli(d, "status")
+        check(r.returncode == 0, "root still served: %r" % r.stderr)
+    finally:
+        hog.stdin.write("\n")
+        hog.stdin.flush()
+        hog.wait(10)
+    # subscriptions: a quarter per uid
+    t = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                          "--clear-groups", B + "/tests/targets/truth", "spin"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    t.stdout.readline()
+    try:
+        check(cli(d, "enable", t.pid, "--all", user="nobody").returncode == 0, "enable")
+        sub = r"""
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rwb")
+codes = {}
+for i in range(300):
+    f.write(b'{"id":%d,"verb":"subscribe","pid":%s,"interval_ms":3600000}\n' % (i, sys.argv[2].encode()))
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if r.get("id") == i:
+            break
+    c = r["error"]["message"] if "error" in r else "ok"
+    codes[c] = codes.get(c, 0) + 1
+print(json.dumps(codes))
+"""
+        r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                            "--clear-groups", sys.executable, "-c", sub, d.sock, str(t.pid)],
+                           capture_output=True, text=True, timeout=60)
+        codes = json.loads(r.stdout) if r.returncode == 0 else {}
+        print("    nobody asked for 300 subscriptions: %s" % codes)
+        check(codes.get("ok") == 256 and any("for uid" in k for k in codes),
+              "a quarter of the subscriptions per uid: %s" % codes)
+    finally:
+        t.kill()
+        t.wait()
+    # fairness: 10,000 pipelined requests against one status of another client
+    import threading
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(d.sock)
+    drain = threading.Thread(target=lambda: s.makefile("rb").read(), daemon=True)
+    drain.start()  # it reads its replies, as fast as they come
+    t_send = time.time()
+    s.sendall(b"".join(b'{"id":%d,"verb":"status"}\n' % i for i in range(10000)))
+    time.sleep(0.05)
+    t0 = time.time()
+    r = cli(d, "status")
+    took = time.time() - t0
+    s.shutdown(socket.SHUT_WR)
+    drain.join(60)
+    print("    the pipeliner's 10,000 status replies took %.1f s" % (time.time() - t_send))
+    s.close()
+    print("    a status while another client pipelines 10,000: %.3f s" % took)
+    check(r.returncode == 0 and took < 1.0, "not delayed by the pipeliner (%.2f s)" % took)
+
+
 def t_exe_many(d):
     """--exe over 100 processes: the reply comes at once, other clients are answered
     while members get targets of their own (one per loop round, at most 64), the rest
@@ -586,7 +683,7 @@ def t_left_behind(d):
 
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_exe_many,
+         t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_user_limits, t_exe_many,
          t_left_behind]
 
 
