@@ -476,6 +476,44 @@ static enum fp_status arg_pid(struct server *s, struct client *c, struct request
 }
 
 /* Resolves features[], regions[] and all into a region selection. */
+/* The shape of what select_regions() takes, checked before anything costly (a new
+ * target's BPF load): "all" a boolean, "features"/"regions" arrays of strings, one of
+ * them given. */
+static enum fp_status selection_shape(struct json_object *req, char *msg, size_t msglen)
+{
+	struct json_object *v;
+	int i, any = 0;
+	size_t k;
+
+	if (json_object_object_get_ex(req, "all", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(msg, msglen, "'all' must be a boolean");
+			return FP_E_BAD_REQUEST;
+		}
+		any = 1;
+	}
+	for (i = 0; i < 2; i++) {
+		const char *key = i ? "regions" : "features";
+
+		if (!json_object_object_get_ex(req, key, &v))
+			continue;
+		any = 1;
+		for (k = 0; json_object_is_type(v, json_type_array) &&
+			    k < json_object_array_length(v); k++)
+			if (!json_object_is_type(json_object_array_get_idx(v, k), json_type_string))
+				break;
+		if (!json_object_is_type(v, json_type_array) || k < json_object_array_length(v)) {
+			snprintf(msg, msglen, "'%s' must be an array of strings", key);
+			return FP_E_BAD_REQUEST;
+		}
+	}
+	if (!any) {
+		snprintf(msg, msglen, "name features, regions, or all");
+		return FP_E_BAD_REQUEST;
+	}
+	return FP_OK;
+}
+
 static enum fp_status select_regions(struct json_object *req, const struct fp_target *t,
 				     uint8_t *sel, char *msg, size_t msglen)
 {
@@ -769,6 +807,9 @@ static enum fp_status toggle(struct server *s, struct client *c, struct request 
 	int created = 0, given, ret;
 	uint8_t *sel;
 
+	st = selection_shape(r->obj, msg, msglen);
+	if (st)
+		return st;
 	st = arg_definitions(r->obj, &more, &given, msg, msglen);
 	if (st)
 		return st;

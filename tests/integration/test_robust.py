@@ -357,6 +357,16 @@ def t_strict_protocol(d):
             check(got == code, "%s: %s (got %s)" % (name, code or "ok", got))
             if want_id is not None:
                 check(r.get("id") == want_id, "%s: id echoed exactly: %r" % (name, r.get("id")))
+        # a malformed enable of a pid not yet attached is refused before the BPF load
+        t0 = time.time()
+        out = raw_lines(d, b'{"id":7,"verb":"enable","pid":%d,"features":5}\n' % p.pid)
+        took = time.time() - t0
+        r = json.loads(out[0]) if out else {}
+        print("    malformed enable of an unattached pid: %s in %.1f ms" % (
+            r.get("error", {}).get("code"), took * 1e3))
+        check(r.get("error", {}).get("code") == "bad_request" and
+              "attached pid %d " % p.pid not in d.logtext(),
+              "refused before a target was made for it")
         # pipelined, then half-closed: every reply arrives
         reqs = b"".join(b'{"id":%d,"verb":"status"}\n' % i for i in range(300))
         out = raw_lines(d, reqs, n=300, half_close=True, timeout=20)
