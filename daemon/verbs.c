@@ -438,12 +438,30 @@ void fp_drop_target(struct server *s, int ti)
 
 /* --- arguments --------------------------------------------------------------------- */
 
+/* The thread group (process) a task id belongs to; 0 when it cannot be read. */
+static pid_t thread_group(pid_t tid)
+{
+	char path[64], line[128];
+	int tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (pid_t)tgid;
+}
+
 static enum fp_status arg_pid(struct server *s, struct client *c, struct request *r, char *msg,
 			      size_t msglen)
 {
 	struct json_object *v;
 	int64_t p;
 	int ret, ti;
+	pid_t tgid;
 
 	if (!json_object_object_get_ex(r->obj, "pid", &v) ||
 	    !json_object_is_type(v, json_type_int)) {
@@ -456,6 +474,12 @@ static enum fp_status arg_pid(struct server *s, struct client *c, struct request
 		return FP_E_BAD_REQUEST;
 	}
 	r->pid = (pid_t)p;
+	tgid = thread_group(r->pid);
+	if (tgid > 0 && tgid != r->pid) {	/* /proc/TID exists, unlisted */
+		snprintf(msg, msglen, "pid %d is a thread of process %d: name the process",
+			 (int)r->pid, (int)tgid);
+		return FP_E_BAD_REQUEST;
+	}
 	ret = fp_may_trace(&c->peer, r->pid, msg, msglen);
 	ti = find_target(s, r->pid);
 	if (!ret && ti >= 0 && s->targets[ti]->pid &&

@@ -357,6 +357,19 @@ def t_strict_protocol(d):
             check(got == code, "%s: %s (got %s)" % (name, code or "ok", got))
             if want_id is not None:
                 check(r.get("id") == want_id, "%s: id echoed exactly: %r" % (name, r.get("id")))
+        # a thread id is not a process
+        import threading
+        ev = threading.Event()
+        th = threading.Thread(target=ev.wait)
+        th.start()
+        out = raw_lines(d, b'{"id":8,"verb":"enable","pid":%d,"all":true}\n' % th.native_id)
+        ev.set()
+        th.join()
+        r = json.loads(out[0]) if out else {}
+        print("    a thread id: %s" % r.get("error", {}).get("message"))
+        check(r.get("error", {}).get("code") == "bad_request" and
+              "is a thread of process %d" % os.getpid() in r["error"]["message"],
+              "a thread id gets its own message")
         # a malformed enable of a pid not yet attached is refused before the BPF load
         t0 = time.time()
         out = raw_lines(d, b'{"id":7,"verb":"enable","pid":%d,"features":5}\n' % p.pid)
