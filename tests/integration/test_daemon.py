@@ -160,8 +160,9 @@ def uprobe_links(pid):
 SHIELD = bytes.fromhex("90488d6424800f1f440000488da42480000000")
 
 
-def site_bytes(pid):
-    """The 19 code bytes at every featprof site of a process, read from its memory."""
+def site_addrs(pid):
+    """The address of every featprof site of a process (its note location), in the
+    order of `featprof list`."""
     cat = json.loads(subprocess.run([B + "/featprof", "list", str(pid), "--json"],
                                     capture_output=True, text=True, check=True).stdout)
     maps = []
@@ -171,15 +172,19 @@ def site_bytes(pid):
             lo, hi = (int(x, 16) for x in f[0].split("-"))
             maps.append((f[5], lo, hi, int(f[2], 16)))
     out = []
-    with open("/proc/%d/mem" % pid, "rb") as mem:
-        for r in cat["regions"]:
-            for st in r["sites"]:
-                for path, lo, hi, off in maps:
-                    if path == st["object"] and off <= st["offset"] < off + (hi - lo):
-                        mem.seek(lo + st["offset"] - off)
-                        out.append(mem.read(len(SHIELD)))
-                        break
+    for r in cat["regions"]:
+        for st in r["sites"]:
+            for path, lo, hi, off in maps:
+                if path == st["object"] and off <= st["offset"] < off + (hi - lo):
+                    out.append(lo + st["offset"] - off)
+                    break
     return out
+
+
+def site_bytes(pid):
+    """The 19 code bytes at every featprof site of a process, read from its memory."""
+    with open("/proc/%d/mem" % pid, "rb") as mem:
+        return [os.pread(mem.fileno(), len(SHIELD), a) for a in site_addrs(pid)]
 
 
 # --- tests ---------------------------------------------------------------------------------

@@ -602,31 +602,10 @@ def breakpoints(pid):
     return json.loads(r.stdout).get("breakpoints", -1) if r.returncode == 0 else -1
 
 
-def site_addrs(pid, n):
-    cat = json.loads(subprocess.run([B + "/featprof", "list", str(pid), "--json"],
-                                    capture_output=True, text=True, check=True).stdout)
-    maps = []
-    for line in open("/proc/%d/maps" % pid):
-        f = line.split()
-        if len(f) >= 6:
-            lo, hi = (int(x, 16) for x in f[0].split("-"))
-            maps.append((f[5], lo, hi, int(f[2], 16)))
-    out = []
-    for r in cat["regions"]:
-        for st in r["sites"]:
-            for path, lo, hi, off in maps:
-                if path == st["object"] and off <= st["offset"] < off + (hi - lo):
-                    out.append(lo + st["offset"] - off)
-                    break
-        if len(out) >= n:
-            break
-    return out
-
-
 def kill_mid_attach(pid, name, state):
     """Starts a featprofd, enables every region of pid and SIGKILLs the daemon the
     moment the first sites read int3. The number of sites left holding one."""
-    addrs = site_addrs(pid, 4)
+    addrs = td.site_addrs(pid)[:4]
     mem = os.open("/proc/%d/mem" % pid, os.O_RDONLY)
     dk = Daemon(name, "--state-dir", state)
     e = subprocess.Popen([B + "/featprof", "--socket", dk.sock, "enable", str(pid), "--all"],
