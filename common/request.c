@@ -108,6 +108,8 @@ struct json_object *fp_request_parse(const char *line, size_t len, long long *id
 	int64_t n;
 
 	*id_ok = 0;
+	if (!why && !fp_utf8_valid(line, len))	/* json-c's own check lets 0xf5.. through */
+		why = "not valid UTF-8";
 	if (why) {
 		snprintf(msg, msglen, "malformed request: %s", why);
 		return NULL;

@@ -531,6 +531,74 @@ print(json.dumps(codes))
     check(r.returncode == 0 and took < 1.0, "not delayed by the pipeliner (%.2f s)" % took)
 
 
+NOREAD = r"""
+import socket, sys, time
+sock, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+conns = []
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.setblocking(False)
+    conns.append(s)
+req = b'{"id":1,"verb":"status"}\n' * 500
+sent = [0] * n
+t0 = time.time()
+while time.time() - t0 < 8 and min(sent) < k:
+    for i, s in enumerate(conns):
+        try:
+            if sent[i] < k:
+                s.send(req)
+                sent[i] += 500
+        except OSError:
+            pass
+    time.sleep(0.01)
+print(sum(sent), flush=True)
+sys.stdin.readline()
+"""
+
+
+def t_user_output(d):
+    """Clients of one user that send and never read share a bounded queue: the daemon's
+    memory stays bounded, root is answered meanwhile, and it comes back afterwards."""
+    import threading
+    idle = rss_kb(d.p.pid)
+    peaks, done = [idle], threading.Event()
+
+    def watch():  # the daemon's RSS every 20 ms while the clients send
+        while not done.is_set():
+            peaks.append(rss_kb(d.p.pid))
+            time.sleep(0.02)
+    w = threading.Thread(target=watch)
+    w.start()
+    log0 = len(d.logtext())
+    hog = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                            "--clear-groups", sys.executable, "-c", NOREAD, d.sock, "8",
+                            "20000"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)
+        t0 = time.time()
+        r = cli(d, "status")
+        took = time.time() - t0
+        sent = int(hog.stdout.readline())
+        done.set()
+        w.join()
+        peak = max(peaks)
+        dropped = d.logtext()[log0:].count("not reading")
+        print("    %d of nobody's clients dropped as not reading" % dropped)
+        print("    8 clients of nobody sent %d status requests and read nothing: daemon RSS "
+              "%d kB (idle %d kB); root's status took %.2f s" % (sent, peak, idle, took))
+        check(peak < idle + 64 * 1024, "memory bounded (%d kB)" % peak)
+        check(r.returncode == 0 and took < 2, "root answered meanwhile (%.2f s)" % took)
+    finally:
+        hog.stdin.write("\n")
+        hog.stdin.flush()
+        hog.wait(10)
+    time.sleep(0.5)
+    after = rss_kb(d.p.pid)
+    print("    after they went: %d kB" % after)
+    check(after <= 2 * idle + 4096, "memory returned (%d kB, idle %d kB)" % (after, idle))
+
+
 def t_exe_many(d):
     """--exe over 100 processes: the reply comes at once, other clients are answered
     while members get targets of their own (one per loop round, at most 64), the rest
@@ -685,7 +753,8 @@ def t_left_behind(d):
 
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_user_limits, t_exe_many,
+         t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_user_limits,
+         t_user_output, t_exe_many,
          t_left_behind]
 
 

@@ -20,7 +20,7 @@ for f in "$B"/tests/targets/site_c "$B"/tests/targets/site_cxx "$B"/tests/target
 	done
 done
 "$B"/tests/unit/fuzz_notes -max_total_time="$SECS" -max_len=65536 -rss_limit_mb=2048 \
-	-print_final_stats=1 "$tmp/corpus" > "$tmp/log" 2>&1
+	-print_final_stats=1 -artifact_prefix="$tmp/" "$tmp/corpus" > "$tmp/log" 2>&1
 rc=$?
 grep -E 'stat::number_of_executed_units|stat::new_units_added|ERROR|SUMMARY' "$tmp/log"
 if [ $rc -ne 0 ]; then
@@ -33,7 +33,8 @@ notes_runs=$(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/log" | grep -oE '
 mkdir "$tmp/rcorpus"
 cp usdt/regions.d/*.regions "$tmp/rcorpus/"
 "$B"/tests/unit/fuzz_regdefs -max_total_time="$(( (SECS + 1) / 2 ))" -max_len=4096 \
-	-rss_limit_mb=2048 -print_final_stats=1 "$tmp/rcorpus" > "$tmp/rlog" 2>&1
+	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$tmp/" "$tmp/rcorpus" \
+	> "$tmp/rlog" 2>&1
 rc=$?
 grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' "$tmp/rlog"
 if [ $rc -ne 0 ]; then
@@ -48,7 +49,8 @@ printf '%s' '{"id":2,"verb":"enable","pid":12,"features":["Cache"],"all":false}'
 printf '%s' '{"id":-3,"verb":"record","pid":1,"duration_ms":100,"x":[1.5,null,"\u00e9"]}' \
 	> "$tmp/qcorpus/3"
 "$B"/tests/unit/fuzz_request -max_total_time="$(( (SECS + 1) / 2 ))" -max_len=4096 \
-	-rss_limit_mb=2048 -print_final_stats=1 "$tmp/qcorpus" > "$tmp/qlog" 2>&1
+	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$tmp/" "$tmp/qcorpus" \
+	> "$tmp/qlog" 2>&1
 rc=$?
 grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' "$tmp/qlog"
 if [ $rc -ne 0 ]; then
