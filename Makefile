@@ -58,7 +58,7 @@ CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o expor
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
 	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o sampler.o watch.o \
-	groups.o journal.o) $(COMMON_OBJS)
+	groups.o journal.o kernel.o) $(COMMON_OBJS)
 
 # The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
 # a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a

@@ -187,6 +187,25 @@ static int json_only(int argc, char **argv, int *json)
 	return rc == 1 ? -1 : 2;
 }
 
+/* The kernel's mechanisms: what each part uses, and what this kernel lacks. */
+static void print_kernel(struct json_object *k)
+{
+	int i;
+
+	if (!k)
+		return;
+	printf("kernel %s:\n", gets_(k, "release"));
+	for (i = 0; i < 2; i++) {
+		struct json_object *m = json_object_object_get(k, i ? "unavailable" : "mechanisms");
+
+		if (!m)
+			continue;
+		json_object_object_foreach(m, name, v)
+			printf("  %s%s: %s\n", i ? "unavailable, " : "", name,
+			       json_object_get_string(v));
+	}
+}
+
 static void print_group(struct json_object *g)
 {
 	struct json_object *ps = geta(g, "processes");
@@ -269,6 +288,7 @@ int cmd_status(int argc, char **argv)
 	printf("  calibrated %lld time(s), last took %.0f ms; compensation of new targets: "
 	       "bias %.0f ns, pair %.0f ns\n", (long long)geti(at, "runs"), getd(at, "took_ms"),
 	       getd(cal, "bias_ns"), getd(cal, "pair_ns"));
+	print_kernel(json_object_object_get(res, "kernel"));
 	ts = geta(res, "targets");
 	if (!ts || !json_object_array_length(ts))
 		printf("no targets\n");

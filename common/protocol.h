@@ -66,7 +66,8 @@
  *     record and sample verbs, definitions, attach_points, begin_twice, the exe_*
  *     verbs; sampling.stack and sampling.anomalies.unmatched_ends; exe_stats
  *     "shared", status executables[].shared_sites, attach.nop5_fork_crashes_child;
- *     the repair verb, status breakpoints_repaired_at_start.
+ *     the repair verb, status breakpoints_repaired_at_start, status kernel (release,
+ *     mechanisms: the mechanism of each part; unavailable: what the kernel lacks).
  *     Stricter input, no new keys: requests are strict JSON (RFC 8259) in valid UTF-8
  *     with no NUL in a string, "id" an integer of magnitude below 2^53 (echoed
  *     exactly; otherwise bad_request with id null); every line out is valid UTF-8

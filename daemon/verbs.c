@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "kernel.h"
 #include "log.h"
 #include "report.h"
 #include "request.h"
@@ -1024,6 +1025,7 @@ static enum fp_status do_status(struct server *s, struct client *c, struct reque
 		json_object_object_add(*res, "breakpoints_repaired_at_start",
 				       json_object_new_int(fp_journal__repaired()));
 	fp_report_daemon_keys(*res, s->opts->cal);
+	json_object_object_add(*res, "kernel", fp_kernel_mechanisms(s->opts->cal->optimized));
 	return FP_OK;
 }
 

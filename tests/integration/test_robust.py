@@ -56,6 +56,15 @@ def t_quiet_start(d):
               % ("faulted (hazard found)" if hazard else "lived", len(new)))
         check(before is not None and after is not None, "dmesg readable (root)")
         check(not new, "no featprofd line in the kernel log: %s" % new[:2])
+        # the kernel's mechanisms, from its BTF
+        k = st.get("kernel", {})
+        parts = set(k.get("mechanisms", {})) | set(k.get("unavailable", {}))
+        print("    kernel %s: %s" % (k.get("release"), ", ".join(
+            "%s=%s" % (p, "yes" if p in k.get("mechanisms", {}) else "no")
+            for p in sorted(parts))))
+        check({"attach", "site_identity", "thread_state", "off_cpu", "record",
+               "sample_remote"} <= parts, "status names each part's mechanism")
+        check("thread_state" in k.get("mechanisms", {}), "task storage found on this kernel")
     finally:
         dq.stop()
     # under systemd's usual soft limit of 1,024 the daemon raises it to the hard one
