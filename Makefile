@@ -231,6 +231,16 @@ format-check:
 		if ($$0 ~ /[ \t]+$$/) { print FILENAME ":" FNR ": trailing blanks"; bad = 1 } } \
 		END { exit bad }' $(FORMAT_FILES)
 
+# The functional suite under this kernel and, in QEMU, Debian 12's 6.1 and 6.12
+# (tests/kernels/run.sh; fetch-kernels downloads them once into its cache). Emulated:
+# function only, about a minute each. .ci/run runs it after check.
+KERNELS_DIR ?= ../shared/kernels
+kernel-check: deps
+	$(Q)scripts/install-deps.sh qemu-system-x86 busybox-static kmod cpio zstd
+	$(Q)$(KERNELS_DIR)/fetch-kernels
+	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(BENCH_BINS)
+	$(Q)FEATPROF_KERNELS=$(KERNELS_DIR) tests/kernels/run.sh $(O)
+
 # Full benchmark (minutes); results into docs/BENCHMARKS.md.
 bench:
 	$(Q)scripts/install-deps.sh python3-bpfcc
@@ -257,6 +267,6 @@ install: all
 clean:
 	rm -rf $(O)
 
-.PHONY: all deps check format-check demo bench install clean
+.PHONY: all deps check format-check demo bench install clean kernel-check
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

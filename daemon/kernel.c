@@ -60,8 +60,8 @@ struct json_object *fp_kernel_mechanisms(int nop5_optimized)
 		/* a fallback is a mechanism too: always in "mechanisms" */
 		json_object_object_add(use, "attach", json_object_new_string(
 			has_enum_value(btf, "bpf_attach_type", "BPF_TRACE_UPROBE_MULTI")
-				? "one multi-uprobe link per object (all sites of a target at once)"
-				: "one uprobe link per site (no multi-uprobe link before Linux 6.6)"));
+				? "one multi-uprobe link per object (all its sites at once)"
+				: "one uprobe link per site (no multi-uprobe link before 6.6)"));
 		part(use, lack, "site_identity", has_enum_value(btf, "bpf_func_id",
 								"BPF_FUNC_get_attach_cookie"),
 		     "the attach cookie",

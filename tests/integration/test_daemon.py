@@ -612,9 +612,13 @@ def t_report(d):
         for i in range(1, len(x["path"]) + 1):
             tot[tuple(x["path"][:i])] = tot.get(tuple(x["path"][:i]), 0) + x["ns"]
     alln = sum(x["ns"] for x in st["paths"] if x["path"])
-    wide = [k for k, v in tot.items() if v * 960 / alln >= 0.5]
-    check(dom.count('class="frame"') == len(wide) + 1,
-          "flame graph frames: %d for %d path prefixes" % (dom.count('class="frame"'), len(wide)))
+    # (the page and st are two reads of a running target: a prefix within 20% of the
+    # half-pixel threshold may fall on either side in the page)
+    sure = [k for k, v in tot.items() if v * 960 / alln >= 0.6]
+    maybe = [k for k, v in tot.items() if v * 960 / alln >= 0.4]
+    frames = dom.count('class="frame"')
+    check(len(sure) + 1 <= frames <= len(maybe) + 1,
+          "flame graph frames: %d for %d to %d path prefixes" % (frames, len(sure), len(maybe)))
     check(dom.count('class="hist"') == sum(1 for x in st["regions"] if x["count"]),
           "one histogram per region with instances")
     r = subprocess.run(chrome + ["--window-size=1100,1400", "--screenshot=" + shot,

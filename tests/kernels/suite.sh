@@ -1,0 +1,103 @@
+#!/bin/bash
+# The functional suite run under each kernel (tests/kernels/run.sh): featprofd starts,
+# and each feature works or is refused in one line — one line per feature:
+#   KERNEL FEATURE ok|FAIL|refused DETAIL
+# Function only (the guests are emulated): counts are exact, times are not checked.
+# usage: suite.sh BUILD_DIR   (as root, in the repository)
+set -u
+B=${1:-build}
+K=$(uname -r)
+tmp=$(mktemp -d)
+sock=$tmp/fp.sock
+fails=0
+say() { printf '%-24s %-14s %s\n' "$K" "$1" "$2"; case $2 in FAIL*) fails=$((fails + 1)) ;; esac; }
+fp() { "$B/featprof" --socket "$sock" "$@"; }
+cleanup() { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+"$B/featprofd" --socket "$sock" --state-dir "$tmp/state" > "$tmp/d.log" 2>&1 &
+for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 1; done
+if [ ! -S "$sock" ]; then
+	say daemon "FAIL $(grep -E 'error' "$tmp/d.log" | tail -1)"
+	tail -20 "$tmp/d.log" | sed 's/^/    /'
+	exit 1
+fi
+say daemon "ok $(fp status --json | python3 -c 'import json,sys; k=json.load(sys.stdin)["kernel"]; print("attach: " + k["mechanisms"]["attach"].split(" (")[0] + "; unavailable: " + (", ".join(k["unavailable"]) or "none"))')"
+
+# exact counts: 2 threads x 3,000 iterations of a nested pair, then the process exits
+mkfifo "$tmp/go"
+"$B/bench/busyloop_fp" 3000 10 --wait --threads 2 < "$tmp/go" > "$tmp/bl.out" &
+bl=$!
+exec 3> "$tmp/go"
+sleep 1
+fp enable $bl --all > /dev/null 2> "$tmp/err" || say enable "FAIL $(cat "$tmp/err")"
+echo go >&3
+exec 3>&-
+wait $bl
+n=$(fp stats $bl --json | python3 -c 'import json,sys; print(sum(r["count"] for r in json.load(sys.stdin)["regions"] if r["name"] == "busy"))')
+[ "$n" = 6000 ] && say exact_counts "ok 6000 instances, 2 threads" || say exact_counts "FAIL $n of 6000"
+
+# enable, off-CPU, record, export and disable on the demo
+"$B/featprof-demo" -t 2 -q &
+demo=$!
+sleep 1
+fp enable $demo --all > /dev/null 2> "$tmp/err" && sleep 3
+st=$(fp stats $demo --json 2> "$tmp/err")
+if [ -n "$st" ]; then
+	say enable "ok $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sum(r["count"] for r in d["regions"]), "instances in", len(d["regions"]), "regions")' "$st")"
+	off=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sum(r.get("offcpu_ns", 0) for r in d["regions"]))' "$st")
+	[ "$off" -gt 0 ] && say off_cpu "ok ${off} ns" || say off_cpu "refused or none: $off"
+else
+	say enable "FAIL $(cat "$tmp/err")"
+fi
+if fp record $demo --duration 1 -o "$tmp/trace.json" 2> "$tmp/err"; then
+	say record "ok $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["otherData"]["events"], "events")' "$tmp/trace.json")"
+else
+	say record "FAIL $(tail -1 "$tmp/err")"
+fi
+if fp export $demo --format folded -o "$tmp/f.folded" 2> "$tmp/err" && [ -s "$tmp/f.folded" ]; then
+	say export "ok $(wc -l < "$tmp/f.folded") paths"
+else
+	say export "FAIL $(tail -1 "$tmp/err")"
+fi
+fp disable $demo --all > "$tmp/out" 2>&1 && grep -q "0 probe sites attached" "$tmp/out" &&
+	say disable "ok" || say disable "FAIL $(cat "$tmp/out")"
+kill $demo
+
+# a service: fork (the children live), dlopen (a library's regions join), --exe
+cp "$B/tests/targets/service" "$tmp/service"
+coproc SVC { "$tmp/service"; }
+read -r -u "${SVC[0]}" line
+svc=${line#ready }
+cmd() { echo "$1" >&"${SVC[1]}"; read -r -u "${SVC[0]}" reply; echo "$reply"; }
+if fp enable --exe "$tmp/service" --all > "$tmp/out" 2>&1; then
+	cmd "work 10" > /dev/null
+	r=$(cmd "fork 3 5 200")
+	[ "$r" = "forked 3" ] && say fork "ok children live and exit 0" || say fork "FAIL $r"
+	r=$(cmd "dlopen $PWD/$B/tests/targets/libsite.so 4 10")
+	sleep 2	# the library's regions join when featprofd has seen the dlopen: call again
+	cmd "dlopen $PWD/$B/tests/targets/libsite.so 4 10" > /dev/null
+	n=$(fp stats --exe "$tmp/service" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(r["count"] for r in d["regions"] if r["name"] == "service_work"))')
+	[ "$n" = 25 ] && say exe "ok service_work 25 = 10 + 3 x 5 (parent and forked children)" ||
+		say exe "FAIL service_work $n, expected 25"
+	nl=$(fp stats $svc --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(r["count"] for r in d["regions"] if r["name"] != "service_work"))' 2>/dev/null)
+	[ "${r%% *}" = dlopened ] && [ "${nl:-0}" -gt 0 ] && say dlopen "ok $nl instances of the library's regions" ||
+		say dlopen "FAIL $r; library instances ${nl:-none}"
+else
+	say exe "FAIL $(cat "$tmp/out")"
+fi
+echo "exit" >&"${SVC[1]}" 2>/dev/null
+kill "$SVC_PID" 2>/dev/null
+
+# sampling (a FEATPROF_SAMPLING build)
+"$B/tests/targets/demo_sampled" -t 2 -q &
+ds=$!
+sleep 1
+if fp sample $ds --hz 499 --duration 2 --json > "$tmp/s.json" 2> "$tmp/err"; then
+	say sample "ok $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sampling"]["samples"], "samples")' "$tmp/s.json")"
+else
+	say sample "refused or FAIL: $(tail -1 "$tmp/err")"
+	grep -q "needs\|not available\|Linux" "$tmp/err" || fails=$((fails + 1))
+fi
+kill $ds
+exit $((fails > 0))
