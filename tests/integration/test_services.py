@@ -472,6 +472,7 @@ class Postgres:
         os.chown(self.dir, pw.pw_uid, pw.pw_gid)
         os.chmod(td.TMP, 0o755)
         self.data = os.path.join(self.dir, "data")
+        shutil.rmtree(self.data, ignore_errors=True)  # a measurement run again
         self.log = os.path.join(self.dir, "log")
         self.port = str(54000 + os.getpid() % 1000)
         r = subprocess.run(["runuser", "-u", "postgres", "--", PGBIN + "/initdb", "-D",
@@ -775,6 +776,11 @@ def t_sample_exe(d):
 TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_fork_safe, t_exec_pid, t_exe, t_sample_exe, t_postgresql, t_openjdk]
 
 
+# Tests that compare featprof's times with the program's own (the others: counts,
+# states, errors): on failure, measured once more after a fresh calibration.
+TIMED = {t_python_gc, t_openjdk}  # (t_postgresql keeps an --exe group: not re-runnable)
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIP: integration tests need root (BPF)")
@@ -793,6 +799,23 @@ def main():
                 import traceback
                 traceback.print_exc()
                 td.FAILS.append("%s raised %r" % (t.__name__, e))
+            if len(td.FAILS) > before and t in TIMED:
+                # as test_daemon.py: a time compared with the program's own accounting
+                # depends on the probe cost calibrated at the daemon's start, which drifts
+                # on a shared 2-CPU machine; calibrate again and measure once more (the
+                # first attempt's failures stay printed above; a second failure fails)
+                print("    %d timing check(s) failed: recalibrating and measuring once more"
+                      % (len(td.FAILS) - before), flush=True)
+                del td.FAILS[before:]
+                r = td.cli(d, "calibrate")
+                print("    " + (r.stdout.strip().splitlines() or [r.stderr.strip()])[0],
+                      flush=True)
+                try:
+                    t(d)
+                except Exception as e:
+                    import traceback
+                    traceback.print_exc()
+                    td.FAILS.append("%s raised %r" % (t.__name__, e))
             if len(td.FAILS) == before:
                 passed += 1
             else:
