@@ -9,6 +9,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -35,6 +36,36 @@ static void part(struct json_object *use, struct json_object *lack, const char *
 		 const char *what, const char *why)
 {
 	json_object_object_add(ok ? use : lack, key, json_object_new_string(ok ? what : why));
+}
+
+int fp_kernel_missing(char *msg, size_t msglen)
+{
+	static const struct {
+		const char *en, *name, *what;
+	} need[] = {
+		{ "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE",
+		  "task storage for tracing programs (Linux 5.11)" },
+		{ "bpf_func_id", "BPF_FUNC_get_attach_cookie",
+		  "the attach cookie for uprobes (Linux 5.15)" },
+		{ "bpf_map_type", "BPF_MAP_TYPE_RINGBUF", "the BPF ring buffer (Linux 5.8)" },
+	};
+	struct btf *btf = btf__load_vmlinux_btf();
+	size_t i, n = 0, off;
+
+	if (!btf) {
+		snprintf(msg, msglen, "this kernel has no BTF (/sys/kernel/btf/vmlinux, "
+			 "CONFIG_DEBUG_INFO_BTF): featprofd's CO-RE programs cannot load");
+		return 1;
+	}
+	off = (size_t)snprintf(msg, msglen, "this kernel lacks");
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!has_enum_value(btf, need[i].en, need[i].name) && off < msglen)
+			off += (size_t)snprintf(msg + off, msglen - off, "%s %s", n++ ? "," : "",
+						need[i].what);
+	if (n && off < msglen)
+		snprintf(msg + off, msglen - off, "; featprofd needs %s", n > 1 ? "them" : "it");
+	btf__free(btf);
+	return (int)n;
 }
 
 struct json_object *fp_kernel_mechanisms(int nop5_optimized)

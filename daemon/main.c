@@ -16,6 +16,7 @@
 #include "calibrate.h"
 #include "featprof.h"	/* FEATPROF_VERSION */
 #include "journal.h"
+#include "kernel.h"
 #include "log.h"
 #include "protocol.h"
 #include "server.h"
@@ -216,9 +217,14 @@ int main(int argc, char **argv)
 	else if (ret)
 		fp_log(FP_LOG_WARN, "attach journal: removed the breakpoints of %d probe sites "
 		       "left by a featprofd killed during an attach or detach", ret);
+	if (fp_kernel_missing(err, sizeof(err))) {	/* one line, before any load */
+		fp_log(FP_LOG_ERR, "%s", err);
+		return 1;
+	}
 	ret = fp_calibrate(&cal, site, err, sizeof(err));
 	if (ret) {
-		fp_log(FP_LOG_ERR, "calibration failed (%s); BPF does not work here", err);
+		fp_log(FP_LOG_ERR, "calibration failed: %s (the verifier's lines, if any, are "
+		       "above)", err);
 		return 1;
 	}
 	for (c = 0; c < FP_AT_N; c++) {

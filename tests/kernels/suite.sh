@@ -16,9 +16,10 @@ cleanup() { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 "$B/featprofd" --socket "$sock" --state-dir "$tmp/state" > "$tmp/d.log" 2>&1 &
-for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 1; done
+fpd=$!
+for _ in $(seq 300); do [ -S "$sock" ] && break; kill -0 $fpd 2>/dev/null || break; sleep 1; done
 if [ ! -S "$sock" ]; then
-	say daemon "FAIL $(grep -E 'error' "$tmp/d.log" | tail -1)"
+	say daemon "FAIL $(grep -E 'error' "$tmp/d.log" | tail -1 | sed 's/^featprofd: error: //')"
 	tail -20 "$tmp/d.log" | sed 's/^/    /'
 	exit 1
 fi
