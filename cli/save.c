@@ -8,17 +8,26 @@
  * enable/reset, for `report FILE`). The file (FP_SAVE_VERSION):
  *   {"format":"featprof-save","version":1,"pid","comm","taken":UNIX_S,"interval_ms",
  *    "intervals":[{"elapsed_ns",
- *                  "regions":{NAME:{"count","inclusive_ns","exclusive_ns"}},
- *                  "features":{NAME:{"ns"}}}, ...],
+ *                  "regions":{NAME:{"count","inclusive_ns","exclusive_ns",
+ *                               "exclusive_preempted_ns"}},
+ *                  "features":{NAME:{"ns","preempted_ns"}}, "measured_ns"}, ...],
  *    "stats":{the stats reply at the end}}
  * Times are compensated like stats'. Written to FILE.tmp and renamed.
  *
  * diff compares two saves figure by figure, one value per interval:
- *  - a region: its mean exclusive time per instance in the interval (exclusive_ns /
- *    count; intervals without an instance are left out). Per instance, so a change in
- *    throughput does not move it, and exclusive, so a slower nested region does not
- *    flag its parents;
- *  - a feature: its share of wall time (ns / elapsed_ns).
+ *  - a region: its mean exclusive time per instance in the interval, less the time its
+ *    thread was preempted in it ((exclusive_ns - exclusive_preempted_ns) / count;
+ *    intervals without an instance are left out). Per instance, so a change in
+ *    throughput does not move it; exclusive, so a slower nested region does not flag its
+ *    parents; without preempted time, because waiting for a CPU taken by another process
+ *    is the machine's load, not the program's cost (blocked time, the program's own
+ *    waits, stays in). Files without the preempted key count it as 0;
+ *  - a feature: its share of the measured threads' time, preempted time left out of
+ *    both ((ns - preempted_ns) / measured_ns, where measured_ns is the time outside
+ *    regions, base_ns, plus every feature set's time less its preempted time). A share,
+ *    so throughput does not move it; without preemption, because another process taking
+ *    the CPU at some moments more than at others shifts wall-time shares. Files without
+ *    measured_ns: ns / elapsed_ns.
  * Each figure's interval values of A and B are compared with Welch's t-test: an
  * interval's value is a mean over many instances, so close to normal, and two builds or
  * configurations need not have equal variances (Welch does not assume them). With
@@ -49,6 +58,7 @@ static struct json_object *interval_of(struct json_object *st)
 {
 	struct json_object *o = json_object_new_object(), *rs = json_object_new_object();
 	struct json_object *fs = json_object_new_object(), *a;
+	double measured;
 	size_t k;
 
 	json_object_object_add(o, "elapsed_ns", json_object_new_int64(geti(st, "elapsed_ns")));
@@ -61,6 +71,9 @@ static struct json_object *interval_of(struct json_object *st)
 				       json_object_new_double(getd(r, "inclusive_ns")));
 		json_object_object_add(x, "exclusive_ns",
 				       json_object_new_double(getd(r, "exclusive_ns")));
+		json_object_object_add(x, "exclusive_preempted_ns",
+				       json_object_new_double(
+					       getd(r, "exclusive_offcpu_preempted_ns")));
 		json_object_object_add(rs, gets_(r, "name"), x);
 	}
 	for (a = geta(st, "features"), k = 0; a && k < json_object_array_length(a); k++) {
@@ -68,8 +81,17 @@ static struct json_object *interval_of(struct json_object *st)
 
 		x = json_object_new_object();
 		json_object_object_add(x, "ns", json_object_new_double(getd(f, "ns")));
+		json_object_object_add(x, "preempted_ns",
+				       json_object_new_double(getd(f, "offcpu_preempted_ns")));
 		json_object_object_add(fs, gets_(f, "name"), x);
 	}
+	measured = getd(st, "base_ns");
+	for (a = geta(st, "feature_sets"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *fset = json_object_array_get_idx(a, k);
+
+		measured += getd(fset, "ns") - getd(fset, "offcpu_preempted_ns");
+	}
+	json_object_object_add(o, "measured_ns", json_object_new_double(measured));
 	json_object_object_add(o, "regions", rs);
 	json_object_object_add(o, "features", fs);
 	return o;
@@ -342,13 +364,16 @@ static void collect(struct json_object *save, char kind, const char *name, struc
 	s->n = 0;
 	for (i = 0; i < json_object_array_length(ivs) && s->n < 4096; i++) {
 		struct json_object *iv = json_object_array_get_idx(ivs, i);
-		double el = (double)geti(iv, "elapsed_ns");
+		double el = (double)geti(iv, "elapsed_ns"), m = getd(iv, "measured_ns");
 
 		if (!json_object_object_get_ex(iv, kind == 'r' ? "regions" : "features", &grp) ||
 		    !json_object_object_get_ex(grp, name, &x))
 			continue;
 		if (kind == 'r' && geti(x, "count") > 0)
-			s->v[s->n++] = getd(x, "exclusive_ns") / (double)geti(x, "count");
+			s->v[s->n++] = (getd(x, "exclusive_ns") - getd(x, "exclusive_preempted_ns"))
+				       / (double)geti(x, "count");
+		else if (kind == 'f' && m > 0)
+			s->v[s->n++] = (getd(x, "ns") - getd(x, "preempted_ns")) / m;
 		else if (kind == 'f' && el > 0)
 			s->v[s->n++] = getd(x, "ns") / el;
 	}
@@ -445,13 +470,14 @@ int cmd_diff(int argc, char **argv)
 		       o.pos[0], json_object_array_length(geta(a, "intervals")), o.pos[1],
 		       json_object_array_length(geta(b, "intervals")));
 		printf("Welch's t-test per figure over intervals; regression: +%.1f%% or more, "
-		       "p < %.2g, 95%% CI above 0\n", thr, ALPHA);
+		       "p < %.2g, 95%% CI above 0; time preempted (waiting for a CPU) left "
+		       "out\n", thr, ALPHA);
 		printf("%-7s %-22s %11s %11s %10s %s\n", "", "region: excl ns/instance", "A",
 		       "B", "change", "[95% CI]  relative  p");
 	}
 	n = compare(a, b, 'r', thr, o.json, out);
 	if (!o.json)
-		printf("%-7s %-22s %11s %11s %10s\n", "", "feature: share of wall", "A", "B",
+		printf("%-7s %-22s %11s %11s %10s\n", "", "feature: share of time", "A", "B",
 		       "change");
 	n += compare(a, b, 'f', thr, o.json, out);
 	if (o.json) {

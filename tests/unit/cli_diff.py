@@ -13,11 +13,13 @@ def check(cond, what):
     fails += not cond
 
 
-def save(path, excl_per_instance, feat_share):
+def save(path, excl_per_instance, feat_share, preempted=None):
     ivs = [{"elapsed_ns": 1000000000,
             "regions": {"r": {"count": 10, "inclusive_ns": 10 * v, "exclusive_ns": 10 * v}},
             "features": {"F": {"ns": s * 1e9}}}
            for v, s in zip(excl_per_instance, feat_share)]
+    for iv, p in zip(ivs, preempted or []):
+        iv["regions"]["r"]["exclusive_preempted_ns"] = 10 * p
     with open(path, "w") as f:
         json.dump({"format": "featprof-save", "version": 1, "pid": 1, "comm": "x",
                    "taken": 0, "interval_ms": 1000, "intervals": ivs, "stats": {}}, f)
@@ -55,6 +57,44 @@ r = diff(C, A)
 check(r.returncode == 0 and "0 regressions flagged" in r.stdout, "an improvement is no regression")
 r = diff(A, C, "--threshold", "1000")
 check(r.returncode == 0, "threshold above the change: exit 0")
+# D: A's work plus 5 per instance of waiting for a CPU (preempted): the machine's load,
+# not a regression; E: the same plus 5 of the program's own: a regression.
+D, E = os.path.join(d, "d.json"), os.path.join(d, "e.json")
+save(D, [6, 7, 8, 9, 10], [.1] * 5, preempted=[5] * 5)
+save(E, [11, 12, 13, 14, 15], [.1] * 5, preempted=[5] * 5)
+r = diff(A, D, "--json")
+fig = {x["name"]: x for x in json.loads(r.stdout)["figures"]}["r"]
+check(r.returncode == 0 and abs(fig["change"]) < 1e-9,
+      "preempted time left out: change %g, exit %d" % (fig["change"], r.returncode))
+r = diff(A, E, "--json")
+fig = {x["name"]: x for x in json.loads(r.stdout)["figures"]}["r"]
+check(r.returncode == 1 and abs(fig["change"] - 5) < 1e-9,
+      "the program's own time counts: change %g, exit %d" % (fig["change"], r.returncode))
+# Feature shares without preemption. G0: F 0.5 s and base 0.5 s of the measured time:
+# share 0.5. G1: the same work, with F preempted 0.2 s more: (0.7-0.2)/(0.5+0.7-0.2) =
+# 0.5, no change. H: F's own time grows to 0.6 s of 1.0: share 0.6, a regression.
+def save_f(path, f_ns, f_pre, base):
+    ivs = [{"elapsed_ns": 1000000000, "regions": {},
+            "features": {"F": {"ns": f * 1e9, "preempted_ns": p * 1e9}},
+            "measured_ns": (b + f - p) * 1e9}
+           for f, p, b in zip(f_ns, f_pre, base)]
+    with open(path, "w") as fh:
+        json.dump({"format": "featprof-save", "version": 1, "pid": 1, "comm": "x",
+                   "taken": 0, "interval_ms": 1000, "intervals": ivs, "stats": {}}, fh)
+
+
+G0, G1, H = (os.path.join(d, n) for n in ("g0.json", "g1.json", "h.json"))
+save_f(G0, [.5, .51, .49, .5, .5], [0] * 5, [.5, .49, .51, .5, .5])
+save_f(G1, [.7, .71, .69, .7, .7], [.2] * 5, [.5, .49, .51, .5, .5])  # F preempted 0.2 s
+save_f(H, [.6, .61, .59, .6, .6], [0] * 5, [.4, .39, .41, .4, .4])
+r = diff(G0, G1, "--json")
+fig = {x["name"]: x for x in json.loads(r.stdout)["figures"]}["F"]
+check(r.returncode == 0 and abs(fig["change"]) < 1e-9,
+      "a feature's preempted time is not its cost: share change %g" % fig["change"])
+r = diff(G0, H, "--json")
+fig = {x["name"]: x for x in json.loads(r.stdout)["figures"]}["F"]
+check(r.returncode == 1 and abs(fig["change"] - 0.1) < 1e-9,
+      "a feature's own time is: share change %g" % fig["change"])
 for content, what in (("{", "corrupt"), ('{"format":"featprof-export","version":1}', "foreign"),
                       ('{"format":"featprof-save","version":1,"intervals":[]}', "too short")):
     bad = os.path.join(d, "bad.json")
