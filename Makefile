@@ -56,9 +56,9 @@ COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o) \
 	$(COMMON_OBJS)
-DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o access.o target.o \
-	calibrate.o stats.o report.o log.o uprobe_multi.o sample.o sampler.o watch.o \
-	groups.o journal.o kernel.o) $(COMMON_OBJS)
+DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o subs.o record.o groups.o \
+	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
+	log.o uprobe_multi.o sample.o sampler.o watch.o journal.o kernel.o) $(COMMON_OBJS)
 
 # The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
 # a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a

@@ -213,9 +213,9 @@ static void print_group(struct json_object *g)
 
 	printf("%s: %zu processes now, %lld joined, %lld exited, %lld gone before they were "
 	       "attached, %lld measured in the sum only\n", gets_(g, "exe"),
-	       ps ? json_object_array_length(ps) : 0, (long long)geti(g, "joined"),
-	       (long long)geti(g, "exited"), (long long)geti(g, "missed"),
-	       (long long)geti(g, "summed"));
+	       ps ? json_object_array_length(ps) : 0, (long long)geti(g, "processes_joined"),
+	       (long long)geti(g, "processes_exited"), (long long)geti(g, "processes_missed"),
+	       (long long)geti(g, "processes_summed"));
 	if (ps && json_object_array_length(ps)) {
 		printf("  pids:");
 		for (k = 0; k < json_object_array_length(ps); k++)

@@ -29,7 +29,7 @@ int parse_long(const char *s, long min, long max, long *out)
 
 int parse_pid(const char *s, long *pid)
 {
-	return *s == '-' ? -1 : parse_long(s, 1, 0x3fffffff, pid);
+	return *s == '-' ? -1 : parse_long(s, 1, FP_MAX_PID, pid);
 }
 
 int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
@@ -98,9 +98,11 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			o->check = 1;
 			break;
 		case 'i':
-			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, 3600000, &o->interval)) {
+			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS,
+				       &o->interval)) {
 				fprintf(stderr, "featprof %s: --interval takes milliseconds, %d to "
-					"3600000: '%s'\n", argv[0], FP_CLI_MIN_INTERVAL, optarg);
+					"%d: '%s'\n", argv[0], FP_CLI_MIN_INTERVAL,
+					FP_MAX_INTERVAL_MS, optarg);
 				return -1;
 			}
 			break;
@@ -131,9 +133,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			o->exe = optarg;
 			break;
 		case 'z':
-			if (parse_long(optarg, 1, 10000, &o->hz)) {
-				fprintf(stderr, "featprof %s: --hz takes 1 to 10000: '%s'\n",
-					argv[0], optarg);
+			if (parse_long(optarg, FP_MIN_HZ, FP_MAX_HZ, &o->hz)) {
+				fprintf(stderr, "featprof %s: --hz takes %d to %d: '%s'\n",
+					argv[0], FP_MIN_HZ, FP_MAX_HZ, optarg);
 				return -1;
 			}
 			break;

@@ -98,7 +98,7 @@ int cmd_sample(int argc, char **argv)
 	}
 	exe = o.exe;
 	remote = o.remote;
-	hz = o.hz ? o.hz : 997;
+	hz = o.hz ? o.hz : FP_DEFAULT_HZ;
 	secs = o.duration ? o.duration : 10;
 	res = call("sample", pid, hz, 1);
 	if (!res)

@@ -28,7 +28,7 @@
  *   record    pid, duration_ms    -> {"record","ring_bytes","regions":[names]}; then
  *             {"record","events":[[tid,region,start_ns,end_ns,depth,ndesc],...]} and
  *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
- *             an "event" (exit, detached) that voids it (daemon/verbs.c, do_record)
+ *             an "event" (exit, detached) that voids it (daemon/record.c)
  *   sample    pid, hz, on         -> starts/stops sampling (daemon/sample.c); stats then
  *             carries "sampling" and per region/feature "samples","sampled_ns",...;
  *             subscription pushes carry "sampling" only (cumulative since its start)
@@ -73,6 +73,10 @@
  *     exactly; otherwise bad_request with id null); every line out is valid UTF-8
  *     (bytes of names that are not become '?'); a client that half-closes gets its
  *     queued replies before it is dropped (common/request.c).
+ *     One name per figure: status executables[] gives a group's counts under exe_stats'
+ *     keys (processes_live, _joined, _exited, _missed, _pending, _summed; "joined",
+ *     "exited", "missed", "summed" are gone). exe_disable with all: true forgets the
+ *     features and regions named before, as disable does for a pid.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H
@@ -80,8 +84,17 @@
 #define FP_PROTO_VERSION 1
 #define FP_MAX_LINE 65536
 #define FP_DEFAULT_SOCKET "/run/featprof/featprofd.sock"
-#define FP_MIN_INTERVAL_MS 50
 #define FP_MAX_CLIENTS 256
+/* Argument ranges the daemon checks and the CLI checks before sending. */
+#define FP_MAX_PID 0x3fffffff		/* the kernel's PID_MAX_LIMIT is 4M; 2^30 - 1 */
+#define FP_MIN_INTERVAL_MS 50		/* subscribe, exe_subscribe: interval_ms */
+#define FP_MAX_INTERVAL_MS 3600000
+#define FP_DEFAULT_INTERVAL_MS 1000
+#define FP_MIN_RECORD_MS 100		/* record: duration_ms */
+#define FP_MAX_RECORD_MS 3600000
+#define FP_MIN_HZ 1			/* sample, exe_sample: hz */
+#define FP_MAX_HZ 10000
+#define FP_DEFAULT_HZ 997
 
 /* Reply status: FP_OK, or the error code a reply carries ("code"). */
 enum fp_status {

@@ -133,7 +133,13 @@ static void raise_nofile(void)
 	fp_log(FP_LOG_INFO, "descriptor limit %llu", (unsigned long long)rl.rlim_cur);
 }
 
-int main(int argc, char **argv)
+struct args {
+	struct fp_server_opts o;
+	const char *regions_dir, *state_dir;
+};
+
+/* The command line into a; -1: exit 0 (help, version), 1: exit 2 (bad usage), 0: go on. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option lopts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -147,43 +153,37 @@ int main(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct fp_server_opts o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready };
-	char err[1024];
-	enum fp_site_choice site = FP_SITE_AUTO;	/* see docs/TRACING.md, "attach point" */
-	const char *regions_dir = fp_regdefs__default_dir();
-	const char *state_dir = FP_DEFAULT_STATE_DIR;
-	int c, ret;
+	struct group *grp;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "s:g:vqh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			o.socket_path = optarg;
+			a->o.socket_path = optarg;
 			break;
-		case 'g': {
-			struct group *g = getgrnam(optarg);
-
-			if (!g) {
+		case 'g':
+			grp = getgrnam(optarg);
+			if (!grp) {
 				fprintf(stderr, "featprofd: no group '%s'\n", optarg);
-				return 2;
+				return 1;
 			}
-			o.gid = g->gr_gid;
+			a->o.gid = grp->gr_gid;
 			break;
-		}
 		case 'S':
 			if (!strcmp(optarg, "nop1")) {
-				site = FP_SITE_NOP1;
+				a->o.site = FP_SITE_NOP1;
 			} else if (!strcmp(optarg, "nop5")) {
-				site = FP_SITE_NOP5;
+				a->o.site = FP_SITE_NOP5;
 			} else if (strcmp(optarg, "auto")) {
 				fprintf(stderr, "featprofd: --site takes auto, nop1 or nop5\n");
-				return 2;
+				return 1;
 			}
 			break;
 		case 'R':
-			regions_dir = optarg;
+			a->regions_dir = optarg;
 			break;
 		case 'D':
-			state_dir = optarg;
+			a->state_dir = optarg;
 			break;
 		case 'v':
 			fp_log_level = FP_LOG_DEBUG;
@@ -193,39 +193,32 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return -1;
 		case 'V':
 			printf("featprofd %s (protocol %d)\n", FEATPROF_VERSION, FP_PROTO_VERSION);
-			return 0;
+			return -1;
 		default:
 			usage(stderr);
-			return 2;
+			return 1;
 		}
 	}
-	o.site = site;
-	raise_nofile();
-	if (fp_regdefs__load_dir(&o.defs, regions_dir, err, sizeof(err))) {
-		fp_log(FP_LOG_ERR, "region definitions: %s", err);
-		return 1;
-	}
-	fp_log(FP_LOG_INFO, "%d region definitions from %s", o.defs.ndefs, regions_dir);
-	libbpf_set_print(libbpf_log);
-	ret = fp_journal__open(state_dir, o.socket_path, err, sizeof(err));
-	if (ret < 0)
-		fp_log(FP_LOG_WARN, "attach journal: %s; a featprofd killed during an attach "
-		       "may leave breakpoints until `featprof repair PID`", err);
-	else if (ret)
-		fp_log(FP_LOG_WARN, "attach journal: removed the breakpoints of %d probe sites "
-		       "left by a featprofd killed during an attach or detach", ret);
+	return 0;
+}
+
+/* The probe costs at start: 0, or -1 (logged: featprofd cannot run here). */
+static int calibrate_at_start(enum fp_site_choice site)
+{
+	char err[1024];
+	int c;
+
 	if (fp_kernel_missing(err, sizeof(err))) {	/* one line, before any load */
 		fp_log(FP_LOG_ERR, "%s", err);
-		return 1;
+		return -1;
 	}
-	ret = fp_calibrate(&cal, site, err, sizeof(err));
-	if (ret) {
+	if (fp_calibrate(&cal, site, err, sizeof(err))) {
 		fp_log(FP_LOG_ERR, "calibration failed: %s (the verifier's lines, if any, are "
 		       "above)", err);
-		return 1;
+		return -1;
 	}
 	for (c = 0; c < FP_AT_N; c++) {
 		const struct fp_calibration *k = &cal.at[c];
@@ -240,9 +233,41 @@ int main(int argc, char **argv)
 	}
 	fp_log(FP_LOG_INFO, "attaching at the %s (%s); calibration took %.0f ms",
 	       cal.optimized ? "shielded nop5" : "nop1", cal.why, cal.took_ms);
-	ret = fp_server_run(&o);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.o = { .socket_path = FP_DEFAULT_SOCKET, .cal = &cal, .ready = ready,
+		       .site = FP_SITE_AUTO },	/* see docs/TRACING.md, "attach point" */
+		.regions_dir = fp_regdefs__default_dir(),
+		.state_dir = FP_DEFAULT_STATE_DIR,
+	};
+	char err[1024];
+	int ret = parse_args(argc, argv, &a);
+
+	if (ret)
+		return ret < 0 ? 0 : 2;
+	raise_nofile();
+	if (fp_regdefs__load_dir(&a.o.defs, a.regions_dir, err, sizeof(err))) {
+		fp_log(FP_LOG_ERR, "region definitions: %s", err);
+		return 1;
+	}
+	fp_log(FP_LOG_INFO, "%d region definitions from %s", a.o.defs.ndefs, a.regions_dir);
+	libbpf_set_print(libbpf_log);
+	ret = fp_journal__open(a.state_dir, a.o.socket_path, err, sizeof(err));
+	if (ret < 0)
+		fp_log(FP_LOG_WARN, "attach journal: %s; a featprofd killed during an attach "
+		       "may leave breakpoints until `featprof repair PID`", err);
+	else if (ret)
+		fp_log(FP_LOG_WARN, "attach journal: removed the breakpoints of %d probe sites "
+		       "left by a featprofd killed during an attach or detach", ret);
+	if (calibrate_at_start(a.o.site))
+		return 1;
+	ret = fp_server_run(&a.o);
 	fp_journal__close();
-	fp_regdefs__clear(&o.defs);
+	fp_regdefs__clear(&a.o.defs);
 	notify("STOPPING=1");
 	return ret ? 1 : 0;
 }

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <json-c/json.h>
@@ -161,26 +162,30 @@ out:
 	return ret;
 }
 
-void fp_target__sample_reset(struct fp_target *t)
+int fp_target__sample_reset(struct fp_target *t)
 {
-	int ncpu = libbpf_num_possible_cpus(), mfd;
+	int ncpu = libbpf_num_possible_cpus(), mfd, ret;
 	struct fp_sample_key k;
 	__u32 a;
 
 	if (!t->skel)
-		return;
+		return 0;
 	mfd = bpf_map__fd(t->skel->maps.samples);
 	while (!bpf_map_get_next_key(mfd, NULL, &k))
-		bpf_map_delete_elem(mfd, &k);
+		if (bpf_map_delete_elem(mfd, &k))
+			return -errno;	/* else the same key would come back forever */
 	for (a = 0; a < FP_SA_MAX; a++) {
 		uint64_t zero[ncpu > 0 ? ncpu : 1];
 
 		memset(zero, 0, sizeof(zero));
-		bpf_map__update_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), zero,
-				     sizeof(zero), BPF_ANY);
+		ret = bpf_map__update_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), zero,
+					   sizeof(zero), BPF_ANY);
+		if (ret)
+			return ret;
 	}
 	t->skel->bss->sample_session++;	/* threads' unmatched counts start again */
 	t->sample_start_ns = fp_mono_ns();
+	return 0;
 }
 
 /* --remote: the switch hook and the task iterator over the target's threads, ticked by
@@ -226,68 +231,28 @@ fail:
 	return ret ? ret : -EINVAL;
 }
 
-int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, size_t errlen)
+/*
+ * One cpu-clock event per thread, inherited by the threads it creates later: it counts
+ * the thread's own CPU time, carrying the rest of a period across descheduling. A
+ * per-CPU event would count the CPU's time, and a thread that sleeps and wakes on a
+ * timer can be woken at the sampler's tick (timer slack coalesces them), every burst
+ * then sampled at the same offsets: that biased shares by up to 9 points on the truth
+ * target (docs/TRACING.md). 0 or -errno (err filled; the links made so far stay in t).
+ */
+static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 {
-	uint64_t gate_off = 0, sem_off = 0;
-	char path[64];
-	int64_t off = 0;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000000ULL / (unsigned)hz,
+		.inherit = 1,
+	};
 	struct dirent *de;
-	DIR *dir = NULL;
-	int ret;
+	char path[64];
+	DIR *dir;
+	int ret = 0;
 
-	if (!t->skel) {
-		snprintf(err, errlen, "pid %d: exited", (int)t->pid);
-		return -ESRCH;
-	}
-	if (t->nsample_links) {
-		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
-		return -EBUSY;
-	}
-	ret = tls_abi(t->pid, &gate_off, &sem_off, err, errlen);
-	if (!ret)
-		ret = tls_offset(t->pid, &off, err, errlen);
-	if (ret)
-		return ret;
-	fp_target__sample_reset(t);	/* a fresh start */
-	json_object_put(t->sample_last);
-	t->sample_last = NULL;
-	free(t->sample_ids);
-	t->sample_ids = NULL;
-	t->nsample_ids = 0;
-	t->skel->bss->sample_tls_off = off;
-	t->skel->bss->sample_gated = gate_off != 0;
-	t->skel->bss->sample_session++;
-	t->sample_gated = gate_off != 0;
-	__atomic_store_n(&t->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
-	if (gate_off) {
-		/* the kernel raises the semaphore in the process while this is attached */
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)sem_off);
-
-		snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
-		t->sample_gate = bpf_program__attach_uprobe_opts(t->skel->progs.fp_gate, t->pid,
-								 path, (size_t)gate_off, &uo);
-		if (!t->sample_gate) {
-			ret = -errno;
-			snprintf(err, errlen, "pid %d: cannot raise its sampling gate: %s",
-				 (int)t->pid, strerror(errno));
-			__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
-			return ret;
-		}
-	}
-	t->sample_remote = remote;
-	t->sample_ticks = t->sample_missed = 0;
-	if (remote) {
-		ret = remote_start(t, hz, err, errlen);
-		if (ret)
-			goto fail;
-		goto started;
-	}
-	/* One cpu-clock event per thread, inherited by the threads it creates later: it
-	 * counts the thread's own CPU time, carrying the rest of a period across
-	 * descheduling. A per-CPU event would count the CPU's time, and a thread that sleeps
-	 * and wakes on a timer can be woken at the sampler's tick (timer slack coalesces
-	 * them), every burst then sampled at the same offsets: that biased shares by up to
-	 * 9 points on the truth target (docs/TRACING.md). */
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
 	dir = opendir(path);
 	if (!dir) {
@@ -295,14 +260,7 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 			 strerror(errno));
 		return -errno;
 	}
-	while ((de = readdir(dir))) {
-		struct perf_event_attr attr = {
-			.type = PERF_TYPE_SOFTWARE,
-			.size = sizeof(attr),
-			.config = PERF_COUNT_SW_CPU_CLOCK,
-			.sample_period = 1000000000ULL / (unsigned)hz,
-			.inherit = 1,
-		};
+	while (!ret && (de = readdir(dir))) {
 		long tid = strtol(de->d_name, NULL, 10);
 		struct bpf_link *l, **g;
 		int pfd;
@@ -317,7 +275,7 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 			ret = -errno;
 			snprintf(err, errlen, "pid %d: cannot open a cpu-clock event on thread "
 				 "%ld: %s", (int)t->pid, tid, strerror(errno));
-			goto fail;
+			break;
 		}
 		g = realloc(t->sample_links, (size_t)(t->nsample_links + 1) * sizeof(*g));
 		l = g ? bpf_program__attach_perf_event(t->skel->progs.fp_sample, pfd) : NULL;
@@ -328,29 +286,102 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 			close(pfd);
 			snprintf(err, errlen, "pid %d: cannot attach the sampler to thread %ld: %s",
 				 (int)t->pid, tid, strerror(-ret));
-			goto fail;
+			break;
 		}
 		t->sample_links[t->nsample_links++] = l;	/* owns pfd */
 	}
 	closedir(dir);
-	dir = NULL;
-started:
+	return ret;
+}
+
+/* FEATPROF_SAMPLING_GATED: the kernel raises the semaphore at sem_off in the process
+ * while the gate's uprobe is attached. 0 or -errno (err filled). */
+static int gate_start(struct fp_target *t, uint64_t gate_off, uint64_t sem_off, char *err,
+		      size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)sem_off);
+	char path[64];
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	t->sample_gate = bpf_program__attach_uprobe_opts(t->skel->progs.fp_gate, t->pid, path,
+							 (size_t)gate_off, &uo);
+	if (t->sample_gate)
+		return 0;
+	ret = -errno;
+	snprintf(err, errlen, "pid %d: cannot raise its sampling gate: %s", (int)t->pid,
+		 strerror(errno));
+	return ret;
+}
+
+/* A fresh session: the figures and ids of an earlier one go, the object reads the
+ * program's region stack at off (and its gate). 0 or -errno (err filled). */
+static int session_start(struct fp_target *t, int64_t off, bool gated, char *err,
+			 size_t errlen)
+{
+	int ret = fp_target__sample_reset(t);
+
+	if (ret) {
+		snprintf(err, errlen, "pid %d: cannot reset its sampled figures: %s", (int)t->pid,
+			 strerror(-ret));
+		return ret;
+	}
+	json_object_put(t->sample_last);
+	t->sample_last = NULL;
+	free(t->sample_ids);
+	t->sample_ids = NULL;
+	t->nsample_ids = 0;
+	t->skel->bss->sample_tls_off = off;
+	t->skel->bss->sample_gated = gated;
+	t->skel->bss->sample_session++;
+	t->sample_gated = gated;
+	return 0;
+}
+
+int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, size_t errlen)
+{
+	uint64_t gate_off = 0, sem_off = 0;
+	int64_t off = 0;
+	int ret;
+
+	if (!t->skel) {
+		snprintf(err, errlen, "pid %d: exited", (int)t->pid);
+		return -ESRCH;
+	}
+	if (t->nsample_links) {
+		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
+		return -EBUSY;
+	}
+	ret = tls_abi(t->pid, &gate_off, &sem_off, err, errlen);
+	if (!ret)
+		ret = tls_offset(t->pid, &off, err, errlen);
+	if (!ret)
+		ret = session_start(t, off, gate_off != 0, err, errlen);
+	if (ret)
+		return ret;
+	__atomic_store_n(&t->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
+	if (gate_off && (ret = gate_start(t, gate_off, sem_off, err, errlen))) {
+		__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
+		return ret;
+	}
+	t->sample_remote = remote;
+	t->sample_ticks = t->sample_missed = 0;
+	ret = remote ? remote_start(t, hz, err, errlen) : clock_start(t, hz, err, errlen);
+	if (ret) {
+		if (!t->sample_links)	/* nothing to stop */
+			return ret;
+		t->sample_hz = hz;
+		fp_target__sample_stop(t);
+		json_object_put(t->sample_last);	/* not a round that ran */
+		t->sample_last = NULL;
+		t->sample_hz = 0;
+		return ret;
+	}
 	t->sample_hz = hz;
 	t->sample_tls_off = off;
 	t->sample_start_ns = fp_mono_ns();
 	t->sample_stop_ns = 0;
 	return 0;
-fail:
-	if (dir)
-		closedir(dir);
-	if (!t->sample_links)	/* nothing to stop */
-		return ret;
-	t->sample_hz = hz;
-	fp_target__sample_stop(t);
-	json_object_put(t->sample_last);	/* not a round that ran */
-	t->sample_last = NULL;
-	t->sample_hz = 0;
-	return ret;
 }
 
 void fp_target__sample_stop(struct fp_target *t)
@@ -458,100 +489,84 @@ static uint64_t unmatched(struct fp_target *t)
 	return n;
 }
 
-struct json_object *fp_sample_report(struct fp_target *t)
+/* The samples counted per region, feature, feature set and path. */
+struct tally {
+	uint64_t *incl, *excl, feat[FP_MAX_FEATURES], n, base, unknown, deeper;
+	uint64_t set_mask[256], set_n[256], overflow_sets;
+	int nsets;
+	double period;
+	struct json_object *paths;
+};
+
+/* The stack's regions, outermost first, for the exports' paths. */
+static void tally_path(struct fp_target *t, struct tally *tl, const struct fp_sample_key *key,
+		       uint64_t c)
 {
-	int nr = t->cat->nregions, nf = t->cat->nfeatures, r, f, k, nsets = 0;
-	uint64_t *incl, *excl, feat[FP_MAX_FEATURES] = { 0 }, n = 0, base = 0, unknown = 0;
-	uint64_t deeper = 0, set_mask[256], set_n[256], an[FP_SA_MAX] = { 0 }, overflow_sets = 0;
-	struct fp_sample_key key, prev;
-	struct json_object *o, *regs, *feats, *sets, *ano, *x, *paths;
-	int ncpu = libbpf_num_possible_cpus(), mfd, have;
-	double period = t->sample_hz ? 1e9 / t->sample_hz : 0;
-	__u32 a;
+	struct json_object *ph = json_object_new_object(), *names = json_object_new_array();
+	int k;
 
-	if (t->sample_last)
-		return json_object_get(t->sample_last);
-	if (!t->skel || !t->sample_hz)
-		return NULL;
-	incl = calloc((size_t)nr + 1, sizeof(*incl));
-	excl = calloc((size_t)nr + 1, sizeof(*excl));
-	paths = json_object_new_array();
-	if (!incl || !excl || !paths) {
-		free(incl);
-		free(excl);
-		json_object_put(paths);
-		return NULL;
+	for (k = 0; k < (int)key->depth && k < FP_TLS_SLOTS; k++)
+		json_object_array_add(names, json_object_new_string(
+					      t->cat->regions[region_of(t, key->ids[k])].name));
+	json_object_object_add(ph, "path", names);
+	json_object_object_add(ph, "samples", json_object_new_int64((int64_t)c));
+	json_object_object_add(ph, "sampled_ns", json_object_new_double((double)c * tl->period));
+	json_object_array_add(tl->paths, ph);
+}
+
+/* c samples of one stack (key). */
+static void tally_key(struct fp_target *t, struct tally *tl, const struct fp_sample_key *key,
+		      uint64_t c)
+{
+	uint8_t seen[4096 / 8] = { 0 };
+	uint64_t mask = 0;
+	int k, r, f, bad = 0, top = -1;
+
+	tl->n += c;
+	tl->deeper += key->deeper ? c : 0;
+	if (!key->depth) {
+		tl->base += c;
+		return;
 	}
-	mfd = bpf_map__fd(t->skel->maps.samples);
-	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
-	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
-		uint64_t c, mask = 0;
-		uint8_t seen[4096 / 8] = { 0 };
-		int bad = 0, top = -1;
-
-		if (bpf_map_lookup_elem(mfd, &key, &c))
-			continue;
-		n += c;
-		deeper += key.deeper ? c : 0;
-		if (!key.depth) {
-			base += c;
+	for (k = 0; k < (int)key->depth && k < FP_TLS_SLOTS; k++) {
+		r = region_of(t, key->ids[k]);
+		if (r < 0 || r >= 4096) {
+			bad = 1;
 			continue;
 		}
-		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++) {
-			r = region_of(t, key.ids[k]);
-			if (r < 0 || r >= 4096) {
-				bad = 1;
-				continue;
-			}
-			mask |= t->region_mask[r];
-			if (!(seen[r / 8] & (1 << (r % 8)))) {
-				seen[r / 8] |= (uint8_t)(1 << (r % 8));
-				incl[r] += c;
-			}
-			top = k == (int)key.depth - 1 ? r : top;
+		mask |= t->region_mask[r];
+		if (!(seen[r / 8] & (1 << (r % 8)))) {
+			seen[r / 8] |= (uint8_t)(1 << (r % 8));
+			tl->incl[r] += c;
 		}
-		unknown += bad ? c : 0;
-		if (top >= 0 && !key.deeper)
-			excl[top] += c;
-		if (!bad && !key.deeper) {	/* the stack, outermost first: for exports */
-			struct json_object *ph = json_object_new_object();
-			struct json_object *names = json_object_new_array();
-
-			for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
-				json_object_array_add(names, json_object_new_string(
-					t->cat->regions[region_of(t, key.ids[k])].name));
-			json_object_object_add(ph, "path", names);
-			json_object_object_add(ph, "samples", json_object_new_int64((int64_t)c));
-			json_object_object_add(ph, "sampled_ns", json_object_new_double(
-							   (double)c * period));
-			json_object_array_add(paths, ph);
-		}
-		for (f = 0; f < nf && f < FP_MAX_FEATURES; f++)
-			if (mask & (1ULL << f))
-				feat[f] += c;
-		for (k = 0; k < nsets && set_mask[k] != mask; k++)
-			;
-		if (k == nsets && nsets < 256) {
-			set_mask[nsets] = mask;
-			set_n[nsets++] = 0;
-		}
-		if (k < nsets)
-			set_n[k] += c;
-		else
-			overflow_sets += c;
+		top = k == (int)key->depth - 1 ? r : top;
 	}
-	for (a = 0; a < FP_SA_MAX; a++) {
-		uint64_t v[ncpu > 0 ? ncpu : 1];
-
-		if (!bpf_map__lookup_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), v,
-					  sizeof(v), 0))
-			for (k = 0; k < ncpu; k++)
-				an[a] += v[k];
+	tl->unknown += bad ? c : 0;
+	if (top >= 0 && !key->deeper)
+		tl->excl[top] += c;
+	if (!bad && !key->deeper)
+		tally_path(t, tl, key, c);
+	for (f = 0; f < t->cat->nfeatures && f < FP_MAX_FEATURES; f++)
+		if (mask & (1ULL << f))
+			tl->feat[f] += c;
+	for (k = 0; k < tl->nsets && tl->set_mask[k] != mask; k++)
+		;
+	if (k == tl->nsets && tl->nsets < 256) {
+		tl->set_mask[tl->nsets] = mask;
+		tl->set_n[tl->nsets++] = 0;
 	}
-	o = json_object_new_object();
+	if (k < tl->nsets)
+		tl->set_n[k] += c;
+	else
+		tl->overflow_sets += c;
+}
+
+/* The session's rate and clock, its duration and sample count. */
+static void report_session(struct fp_target *t, struct json_object *o, const struct tally *tl)
+{
 	json_object_object_add(o, "active", json_object_new_boolean(t->nsample_links > 0));
 	json_object_object_add(o, "hz", json_object_new_int(t->sample_hz));
-	json_object_object_add(o, "period_ns", json_object_new_double(period));
+	json_object_object_add(o, "period_ns", json_object_new_double(tl->period));
 	json_object_object_add(o, "clock", json_object_new_string(
 				  t->sample_remote ? "remote" : "cpu-clock"));
 	if (t->sample_remote) {
@@ -567,54 +582,115 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	json_object_object_add(o, "duration_ns", json_object_new_int64(
 				  (int64_t)((t->sample_stop_ns ? t->sample_stop_ns : fp_mono_ns()) -
 					    t->sample_start_ns)));
-	json_object_object_add(o, "samples", json_object_new_int64((int64_t)n));
+	json_object_object_add(o, "samples", json_object_new_int64((int64_t)tl->n));
 	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));
 	json_object_object_add(o, "stack", json_object_new_string(t->sample_gated ? "gated"
 										    : "always"));
-	regs = json_object_new_array();
-	for (r = 0; r < nr; r++) {
-		x = figure(incl[r], n, period);
+}
+
+/* Regions, features, feature sets, base and paths. */
+static void report_figures(struct fp_target *t, struct json_object *o, struct tally *tl)
+{
+	int nf = t->cat->nfeatures, r, f, k;
+	struct json_object *a, *x;
+
+	a = json_object_new_array();
+	for (r = 0; r < t->cat->nregions; r++) {
+		x = figure(tl->incl[r], tl->n, tl->period);
 		json_object_object_add(x, "name", json_object_new_string(t->cat->regions[r].name));
 		json_object_object_add(x, "exclusive_samples", json_object_new_int64(
-						  (int64_t)excl[r]));
+						  (int64_t)tl->excl[r]));
 		json_object_object_add(x, "exclusive_sampled_ns", json_object_new_double(
-						  (double)excl[r] * period));
-		json_object_array_add(regs, x);
+						  (double)tl->excl[r] * tl->period));
+		json_object_array_add(a, x);
 	}
-	json_object_object_add(o, "regions", regs);
-	feats = json_object_new_array();
+	json_object_object_add(o, "regions", a);
+	a = json_object_new_array();
 	for (f = 0; f < nf && f < FP_MAX_FEATURES; f++) {
-		x = figure(feat[f], n, period);
+		x = figure(tl->feat[f], tl->n, tl->period);
 		json_object_object_add(x, "name", json_object_new_string(t->cat->features[f]));
-		json_object_array_add(feats, x);
+		json_object_array_add(a, x);
 	}
-	json_object_object_add(o, "features", feats);
-	sets = json_object_new_array();
-	for (k = 0; k < nsets; k++) {
+	json_object_object_add(o, "features", a);
+	a = json_object_new_array();
+	for (k = 0; k < tl->nsets; k++) {
 		struct json_object *fl = json_object_new_array();
 
 		for (f = 0; f < nf && f < FP_MAX_FEATURES; f++)
-			if (set_mask[k] & (1ULL << f))
+			if (tl->set_mask[k] & (1ULL << f))
 				json_object_array_add(
 					fl, json_object_new_string(t->cat->features[f]));
-		x = figure(set_n[k], n, period);
+		x = figure(tl->set_n[k], tl->n, tl->period);
 		json_object_object_add(x, "features", fl);
-		json_object_array_add(sets, x);
+		json_object_array_add(a, x);
 	}
-	json_object_object_add(o, "feature_sets", sets);
-	json_object_object_add(o, "base", figure(base, n, period));
-	json_object_object_add(o, "paths", paths);
+	json_object_object_add(o, "feature_sets", a);
+	json_object_object_add(o, "base", figure(tl->base, tl->n, tl->period));
+	json_object_object_add(o, "paths", tl->paths);
+	tl->paths = NULL;
+}
+
+static void report_anomalies(struct fp_target *t, struct json_object *o,
+			     const struct tally *tl)
+{
+	int ncpu = libbpf_num_possible_cpus(), k;
+	uint64_t an[FP_SA_MAX] = { 0 };
+	struct json_object *ano;
+	__u32 a;
+
+	for (a = 0; a < FP_SA_MAX; a++) {
+		uint64_t v[ncpu > 0 ? ncpu : 1];
+
+		if (!bpf_map__lookup_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), v,
+					  sizeof(v), 0))
+			for (k = 0; k < ncpu; k++)
+				an[a] += v[k];
+	}
 	ano = json_object_new_object();
 	json_object_object_add(ano, "read_failed", json_object_new_int64((int64_t)an[0]));
 	json_object_object_add(ano, "bad_magic", json_object_new_int64((int64_t)an[1]));
 	json_object_object_add(ano, "stacks_full", json_object_new_int64((int64_t)an[2]));
-	json_object_object_add(ano, "unknown_region", json_object_new_int64((int64_t)unknown));
-	json_object_object_add(ano, "deeper_than_stored", json_object_new_int64((int64_t)deeper));
-	json_object_object_add(ano, "sets_not_kept", json_object_new_int64((int64_t)overflow_sets));
-	json_object_object_add(ano, "unmatched_ends", json_object_new_int64((int64_t)unmatched(t)));
+	json_object_object_add(ano, "unknown_region", json_object_new_int64(
+				       (int64_t)tl->unknown));
+	json_object_object_add(ano, "deeper_than_stored", json_object_new_int64(
+				       (int64_t)tl->deeper));
+	json_object_object_add(ano, "sets_not_kept", json_object_new_int64(
+				       (int64_t)tl->overflow_sets));
+	json_object_object_add(ano, "unmatched_ends", json_object_new_int64(
+				       (int64_t)unmatched(t)));
 	json_object_object_add(o, "anomalies", ano);
-	free(incl);
-	free(excl);
+}
+
+struct json_object *fp_sample_report(struct fp_target *t)
+{
+	struct tally tl = { .period = t->sample_hz ? 1e9 / t->sample_hz : 0 };
+	struct fp_sample_key key, prev;
+	struct json_object *o = NULL;
+	int mfd, have;
+	uint64_t c;
+
+	if (t->sample_last)
+		return json_object_get(t->sample_last);
+	if (!t->skel || !t->sample_hz)
+		return NULL;
+	tl.incl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.incl));
+	tl.excl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.excl));
+	tl.paths = json_object_new_array();
+	if (!tl.incl || !tl.excl || !tl.paths)
+		goto out;
+	mfd = bpf_map__fd(t->skel->maps.samples);
+	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
+	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key))
+		if (!bpf_map_lookup_elem(mfd, &key, &c))
+			tally_key(t, &tl, &key, c);
+	o = json_object_new_object();
+	report_session(t, o, &tl);
+	report_figures(t, o, &tl);
+	report_anomalies(t, o, &tl);
+out:
+	json_object_put(tl.paths);
+	free(tl.incl);
+	free(tl.excl);
 	return o;
 }
 

@@ -13,8 +13,8 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err,
 			    size_t errlen);
 /* Names the ids seen so far while the target can still be read (called periodically). */
 void fp_target__sample_name(struct fp_target *t);
-/* Zeroes the sampled figures (reset). */
-void fp_target__sample_reset(struct fp_target *t);
+/* Zeroes the sampled figures (reset). 0 or -errno. */
+int fp_target__sample_reset(struct fp_target *t);
 /* Stops it; the figures so far stay (t->sample_last). */
 void fp_target__sample_stop(struct fp_target *t);
 /* The sampled figures (a new reference), or NULL when t never sampled. */

@@ -1,21 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/* featprofd's socket and loop (daemon/server.c), the top of its rooms. */
 #ifndef FP_SERVER_H
 #define FP_SERVER_H
 
-#include <sys/types.h>
+#include "opts.h"
 
-#include "calibrate.h"
-#include "regdefs.h"
-
-struct fp_server_opts {
-	const char *socket_path;
-	gid_t gid;		/* group allowed to connect (0: root only) */
-	struct fp_daemon_cal *cal;
-	enum fp_site_choice site;	/* --site, for recalibration */
-	void (*ready)(void);	/* called once the socket listens */
-	struct fp_regdefs defs;	/* installed region definitions (--regions-dir) */
-};
-
+/* Serves until SIGTERM or SIGINT; 0, or -errno when the socket or loop failed. */
 int fp_server_run(const struct fp_server_opts *opts);
 
 #endif

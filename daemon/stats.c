@@ -103,7 +103,7 @@ struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s)
 	return d;
 }
 
-static uint64_t sub(uint64_t a, uint64_t b)
+static uint64_t minus(uint64_t a, uint64_t b)
 {
 	return a >= b ? a - b : a; /* after a reset, the current value is the delta */
 }
@@ -124,17 +124,17 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 		if (reset)
 			continue;
 		a->count -= b->count;
-		a->incl_ns = sub(a->incl_ns, b->incl_ns);
-		a->excl_ns = sub(a->excl_ns, b->excl_ns);
-		a->nchild = sub(a->nchild, b->nchild);
-		a->ndesc = sub(a->ndesc, b->ndesc);
-		a->recursion = sub(a->recursion, b->recursion);
-		a->off_pre_ns = sub(a->off_pre_ns, b->off_pre_ns);
-		a->off_blk_ns = sub(a->off_blk_ns, b->off_blk_ns);
-		a->xoff_pre_ns = sub(a->xoff_pre_ns, b->xoff_pre_ns);
-		a->xoff_blk_ns = sub(a->xoff_blk_ns, b->xoff_blk_ns);
+		a->incl_ns = minus(a->incl_ns, b->incl_ns);
+		a->excl_ns = minus(a->excl_ns, b->excl_ns);
+		a->nchild = minus(a->nchild, b->nchild);
+		a->ndesc = minus(a->ndesc, b->ndesc);
+		a->recursion = minus(a->recursion, b->recursion);
+		a->off_pre_ns = minus(a->off_pre_ns, b->off_pre_ns);
+		a->off_blk_ns = minus(a->off_blk_ns, b->off_blk_ns);
+		a->xoff_pre_ns = minus(a->xoff_pre_ns, b->xoff_pre_ns);
+		a->xoff_blk_ns = minus(a->xoff_blk_ns, b->xoff_blk_ns);
 		for (k = 0; k < FP_HIST_BUCKETS; k++)
-			a->hist[k] = sub(a->hist[k], b->hist[k]);
+			a->hist[k] = minus(a->hist[k], b->hist[k]);
 		/* min and max are of all time: an interval's own extremes are not kept */
 	}
 	for (i = 0; i < d->nfsets; i++)
@@ -143,12 +143,12 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				struct fp_fset_fig *x = &d->fsets[i];
 				const struct fp_fset_fig *y = &prev->fsets[j];
 
-				x->ns = sub(x->ns, y->ns);
-				x->events = sub(x->events, y->events);
-				x->opened_by_begin = sub(x->opened_by_begin, y->opened_by_begin);
-				x->closed_by_begin = sub(x->closed_by_begin, y->closed_by_begin);
-				x->off_pre_ns = sub(x->off_pre_ns, y->off_pre_ns);
-				x->off_blk_ns = sub(x->off_blk_ns, y->off_blk_ns);
+				x->ns = minus(x->ns, y->ns);
+				x->events = minus(x->events, y->events);
+				x->opened_by_begin = minus(x->opened_by_begin, y->opened_by_begin);
+				x->closed_by_begin = minus(x->closed_by_begin, y->closed_by_begin);
+				x->off_pre_ns = minus(x->off_pre_ns, y->off_pre_ns);
+				x->off_blk_ns = minus(x->off_blk_ns, y->off_blk_ns);
 				break;
 			}
 	for (i = 0; i < d->npaths; i++)
@@ -157,17 +157,17 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				struct fp_path_fig *x = &d->paths[i];
 				const struct fp_path_fig *y = &prev->paths[j];
 
-				x->ns = sub(x->ns, y->ns);
-				x->events = sub(x->events, y->events);
-				x->opened_by_begin = sub(x->opened_by_begin, y->opened_by_begin);
-				x->closed_by_begin = sub(x->closed_by_begin, y->closed_by_begin);
-				x->off_pre_ns = sub(x->off_pre_ns, y->off_pre_ns);
-				x->off_blk_ns = sub(x->off_blk_ns, y->off_blk_ns);
-				x->count = sub(x->count, y->count);
+				x->ns = minus(x->ns, y->ns);
+				x->events = minus(x->events, y->events);
+				x->opened_by_begin = minus(x->opened_by_begin, y->opened_by_begin);
+				x->closed_by_begin = minus(x->closed_by_begin, y->closed_by_begin);
+				x->off_pre_ns = minus(x->off_pre_ns, y->off_pre_ns);
+				x->off_blk_ns = minus(x->off_blk_ns, y->off_blk_ns);
+				x->count = minus(x->count, y->count);
 				break;
 			}
 	for (k = 0; k < FP_AN_MAX; k++)
-		d->anomalies[k] = sub(d->anomalies[k], prev->anomalies[k]);
+		d->anomalies[k] = minus(d->anomalies[k], prev->anomalies[k]);
 	return d;
 }
 

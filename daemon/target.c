@@ -158,7 +158,7 @@ void fp_target__free(struct fp_target *t)
 	fp_proc__free(t->proc);
 	fp_snapshot__free(t->last);
 	fp_regdefs__clear(&t->own_defs);
-	fp_target__set_wants(t, 0, NULL, 0, NULL, 0);
+	fp_wants_clear(&t->wants);
 	json_object_put(t->sample_last);
 	free(t->sample_ids);
 	free(t->enabled);
@@ -697,58 +697,18 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 	return ret;
 }
 
-int fp_target__strays(const struct fp_target *t)
-{
-	struct fp_trap tr[256];
-	int n, i, r, k, stray = 0;
-
-	if (!t->pid || t->exited || !t->proc)
-		return 0;
-	n = fp_traps(t->proc, tr, 256);
-	for (i = 0; i < n && i < 256; i++) {
-		int owned = 0;
-
-		for (r = 0; r < t->cat->nregions && !owned; r++)
-			for (k = 0; t->enabled[r] && k < t->cat->regions[r].nsites; k++)
-				if (t->cat->regions[r].sites[k].obj == tr[i].obj &&
-				    t->cat->regions[r].sites[k].site == tr[i].site)
-					owned = 1;
-		stray += !owned;
-	}
-	return n < 0 ? n : stray + (n > 256 ? n - 256 : 0);
-}
-
-int fp_target__attach_points(const struct fp_target *t)
-{
-	int r, k, m = 0;
-
-	if (!t->skel)	/* exited or released: as it was */
-		return t->points_kept;
-	for (r = 0; t->enabled && r < t->cat->nregions; r++) {
-		const struct fp_region *reg = &t->cat->regions[r];
-
-		for (k = 0; t->enabled[r] && k < reg->nsites; k++) {
-			const struct fp_site *site =
-				&t->cat->objs[reg->sites[k].obj]->sites[reg->sites[k].site];
-
-			m |= t->use_opt && site->opt_off ? 2 : 1;
-		}
-	}
-	return m;
-}
-
 static int wanted(const struct fp_target *t, int r)
 {
 	const struct fp_region *reg = &t->cat->regions[r];
 	int i;
 
-	if (t->want_all)
+	if (t->wants.all)
 		return 1;
-	for (i = 0; i < t->nwant_regions; i++)
-		if (!strcmp(t->want_regions[i], reg->name))
+	for (i = 0; i < t->wants.nregions; i++)
+		if (!strcmp(t->wants.regions[i], reg->name))
 			return 1;
-	for (i = 0; i < t->nwant_features; i++)
-		if (fp_region__has_feature(reg, t->want_features[i]))
+	for (i = 0; i < t->wants.nfeatures; i++)
+		if (fp_region__has_feature(reg, t->wants.features[i]))
 			return 1;
 	return 0;
 }
@@ -767,25 +727,9 @@ int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen
 	return ret;
 }
 
-static void strv_set(char ***dst, int *ndst, char *const *src, int n)
+int fp_target__set_wants(struct fp_target *t, const struct fp_wants *w)
 {
-	int i;
-
-	for (i = 0; i < *ndst; i++)
-		free((*dst)[i]);
-	free(*dst);
-	*dst = NULL;
-	*ndst = 0;
-	for (i = 0; i < n; i++)
-		fp_strv_add(dst, ndst, src[i]);	/* on failure: that name is not followed */
-}
-
-void fp_target__set_wants(struct fp_target *t, int all, char *const *features, int nfeatures,
-			  char *const *regions, int nregions)
-{
-	t->want_all = all;
-	strv_set(&t->want_features, &t->nwant_features, features, nfeatures);
-	strv_set(&t->want_regions, &t->nwant_regions, regions, nregions);
+	return fp_wants_copy(&t->wants, w);
 }
 
 /* Would the catalog over the process's objects and all definitions fit the object? */
@@ -932,221 +876,4 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
 	if (ret < 0)	/* not applied: not kept */
 		fp_regdefs__truncate(&t->own_defs, n0);
 	return ret;
-}
-
-struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
-{
-	int ncpu = libbpf_num_possible_cpus(), r, c, k;
-	struct fp_region_stats *rs = NULL;
-	struct fp_path_val *pv = NULL;
-	struct fp_snapshot *s;
-	__u64 *an = NULL, key, next, *prev = NULL;
-	int map_fd, node_fd;
-
-	if (t->exited || !t->skel)
-		return t->last ? fp_snapshot__dup(t->last) : NULL;
-	s = fp_snapshot__new(t->cat->nregions);
-	rs = calloc((size_t)ncpu, sizeof(*rs));
-	pv = calloc((size_t)ncpu, sizeof(*pv));
-	an = calloc((size_t)ncpu, sizeof(*an));
-	if (!s || !rs || !pv || !an || ncpu <= 0)
-		goto nomem;
-	s->taken_ns = fp_mono_ns();
-	for (r = 0; r < t->cat->nregions; r++) {
-		struct fp_region_fig *d = &s->regions[r];
-		__u32 rk = (__u32)r;
-
-		if (bpf_map__lookup_elem(t->skel->maps.region_stats, &rk, sizeof(rk), rs,
-					 sizeof(*rs) * (size_t)ncpu, 0))
-			continue;
-		for (c = 0; c < ncpu; c++) {
-			const struct fp_region_stats *v = &rs[c];
-
-			if (!v->count)
-				continue;
-			if (!d->count || v->min_ns < d->min_ns)
-				d->min_ns = v->min_ns;
-			if (v->max_ns > d->max_ns)
-				d->max_ns = v->max_ns;
-			d->count += v->count;
-			d->incl_ns += v->incl_ns;
-			d->excl_ns += v->excl_ns;
-			d->nchild += v->nchild;
-			d->ndesc += v->ndesc;
-			d->recursion += v->recursion;
-			d->off_pre_ns += v->off_pre_ns;
-			d->off_blk_ns += v->off_blk_ns;
-			d->xoff_pre_ns += v->xoff_pre_ns;
-			d->xoff_blk_ns += v->xoff_blk_ns;
-			for (k = 0; k < FP_HIST_BUCKETS; k++)
-				d->hist[k] += v->hist[k];
-		}
-		/* recursion is counted at begin, also when no instance completed yet */
-		for (c = 0; c < ncpu && !d->count; c++)
-			d->recursion += rs[c].recursion;
-	}
-	map_fd = bpf_map__fd(t->skel->maps.paths);
-	node_fd = bpf_map__fd(t->skel->maps.path_nodes);
-	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		struct fp_path_node node = { 0 };
-		struct fp_path_fig *arr, *e;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(map_fd, &key, pv))
-			continue;
-		if (key && bpf_map_lookup_elem(node_fd, &key, &node))
-			continue;	/* described before its value is created: not yet */
-		arr = realloc(s->paths, sizeof(*arr) * (size_t)(s->npaths + 1));
-		if (!arr)
-			goto nomem;
-		s->paths = arr;
-		e = &arr[s->npaths++];
-		memset(e, 0, sizeof(*e));
-		e->id = key;
-		e->parent = node.parent;
-		e->region = node.region;
-		e->depth = node.depth;
-		for (c = 0; c < ncpu; c++) {
-			e->ns += pv[c].ns;
-			e->events += pv[c].events;
-			e->opened_by_begin += pv[c].opened_by_begin;
-			e->closed_by_begin += pv[c].closed_by_begin;
-			e->off_pre_ns += pv[c].off_pre_ns;
-			e->off_blk_ns += pv[c].off_blk_ns;
-			e->count += pv[c].count;
-		}
-	}
-	if (fp_snapshot__derive_fsets(s, t->region_mask, t->cat->nregions))
-		goto nomem;
-	for (k = 0; k < FP_AN_MAX; k++) {
-		__u32 ak = (__u32)k;
-
-		if (bpf_map__lookup_elem(t->skel->maps.anomalies, &ak, sizeof(ak), an,
-					 sizeof(*an) * (size_t)ncpu, 0))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			s->anomalies[k] += an[c];
-	}
-	free(rs);
-	free(pv);
-	free(an);
-	return s;
-nomem:
-	free(rs);
-	free(pv);
-	free(an);
-	fp_snapshot__free(s);
-	errno = ENOMEM;
-	return NULL;
-}
-
-int fp_target__reset(struct fp_target *t)
-{
-	int ncpu = libbpf_num_possible_cpus(), r, k, fd, ret = 0;
-	void *zero;
-	__u64 key;
-
-	if (t->exited || !t->skel) {
-		fp_snapshot__free(t->last);
-		t->last = NULL;
-		return 0;
-	}
-	zero = calloc((size_t)ncpu, sizeof(struct fp_region_stats));
-	if (!zero)
-		return -ENOMEM;
-	for (r = 0; r < t->cat->nregions && !ret; r++) {
-		__u32 rk = (__u32)r;
-
-		ret = bpf_map__update_elem(t->skel->maps.region_stats, &rk, sizeof(rk), zero,
-					   sizeof(struct fp_region_stats) * (size_t)ncpu, BPF_ANY);
-	}
-	for (k = 0; k < FP_AN_MAX && !ret; k++) {
-		__u32 ak = (__u32)k;
-
-		ret = bpf_map__update_elem(t->skel->maps.anomalies, &ak, sizeof(ak), zero,
-					   sizeof(__u64) * (size_t)ncpu, BPF_ANY);
-	}
-	fd = bpf_map__fd(t->skel->maps.paths);	/* path_nodes stay: they describe */
-	while (!ret && bpf_map_get_next_key(fd, NULL, &key) == 0)
-		if (bpf_map_delete_elem(fd, &key))
-			ret = -errno;
-	free(zero);
-	return ret;
-}
-
-/* --- recording --------------------------------------------------------------------- */
-
-int fp_target__record_start(struct fp_target *t, uint32_t bytes,
-			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
-			    size_t errlen)
-{
-	__u32 key = 0;
-	int ret;
-
-	if (!t->skel || t->rec_fd >= 0) {
-		snprintf(err, errlen, "pid %d: %s", (int)t->pid,
-			 t->skel ? "already recording" : "exited");
-		return -EBUSY;
-	}
-	t->rec_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "fp_record", 0, 0, bytes, NULL);
-	if (t->rec_fd < 0) {
-		ret = -errno;
-		t->rec_fd = -1;
-		snprintf(err, errlen, "pid %d: cannot create a %u-byte ring: %s", (int)t->pid,
-			 bytes, strerror(-ret));
-		return ret;
-	}
-	t->rec_rb = ring_buffer__new(t->rec_fd, cb, ctx, NULL);
-	ret = t->rec_rb ? bpf_map__update_elem(t->skel->maps.record_rb, &key, sizeof(key),
-					       &t->rec_fd, sizeof(t->rec_fd), BPF_ANY)
-			: -errno;
-	if (ret) {
-		snprintf(err, errlen, "pid %d: cannot install the ring: %s", (int)t->pid,
-			 strerror(-ret));
-		ring_buffer__free(t->rec_rb);
-		t->rec_rb = NULL;
-		close(t->rec_fd);
-		t->rec_fd = -1;
-		return ret;
-	}
-	t->rec_dropped = 0;
-	__atomic_store_n(&t->skel->bss->record_dropped, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&t->skel->bss->record_on, 1, __ATOMIC_SEQ_CST);
-	return 0;
-}
-
-int fp_target__record_drain(struct fp_target *t)
-{
-	return t->rec_rb ? ring_buffer__consume(t->rec_rb) : 0;
-}
-
-uint64_t fp_target__record_halt(struct fp_target *t)
-{
-	__u32 key = 0;
-
-	if (t->rec_fd < 0)
-		return 0;
-	if (t->skel && __atomic_load_n(&t->skel->bss->record_on, __ATOMIC_SEQ_CST)) {
-		__atomic_store_n(&t->skel->bss->record_on, 0, __ATOMIC_SEQ_CST);
-		/* a program that saw record_on may still be writing to the ring it looked
-		 * up: it stays mapped here, and later drains take those events too */
-		bpf_map__delete_elem(t->skel->maps.record_rb, &key, sizeof(key), 0);
-		t->rec_dropped = __atomic_load_n(&t->skel->bss->record_dropped, __ATOMIC_SEQ_CST);
-	}
-	return t->rec_dropped;
-}
-
-uint64_t fp_target__record_stop(struct fp_target *t)
-{
-	uint64_t dropped;
-
-	if (t->rec_fd < 0)
-		return 0;
-	dropped = fp_target__record_halt(t);
-	ring_buffer__free(t->rec_rb);
-	t->rec_rb = NULL;
-	close(t->rec_fd);
-	t->rec_fd = -1;
-	return dropped;
 }

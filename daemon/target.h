@@ -3,11 +3,13 @@
 #ifndef FP_TARGET_H
 #define FP_TARGET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "catalog.h"
 #include "stats.h"
+#include "wants.h"
 
 /* Region paths kept per target (kernel map entries); beyond, counted as paths_full. */
 #define FP_MAX_PATHS 8192
@@ -28,14 +30,12 @@ struct fp_target {
 	int cap_regions;		/* BPF map capacity: regions may grow to it */
 	const struct fp_regdefs *defs;	/* installed definitions (the daemon's) */
 	struct fp_regdefs own_defs;	/* definitions clients sent for this target */
-	int defs_added;			/* own_defs grew since the last refresh */
+	bool defs_added;			/* own_defs grew since the last refresh */
 	/* what was asked for by name, so that regions appearing later join (refresh) */
 	int group;			/* its executable group (daemon/groups.c), 0: none */
-	int want_all;
-	char **want_features, **want_regions;
-	int nwant_features, nwant_regions;
+	struct fp_wants wants;
 	int pidfd;			/* readable when the process exits */
-	int exited;
+	bool exited;
 	uint64_t exited_ns;		/* when it exited (fp_mono_ns) */
 	unsigned long long start_time;	/* of the process (/proc/PID/stat, clock ticks since
 					 * boot): a pid reused by a new process differs */
@@ -47,12 +47,12 @@ struct fp_target {
 	uint8_t *enabled;		/* per region */
 	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
 	struct fp_rlinks *links;	/* per region, per-site mode */
-	int multi;			/* multi-uprobe links (else one perf link per site) */
+	bool multi;			/* multi-uprobe links (else one perf link per site) */
 	int *set_fds;			/* multi mode: the current link set, one per object */
 	int nset_fds;
 	unsigned gen;			/* generation of the current link set */
 	int attached_sites;
-	int use_opt;			/* attach at the shielded nop5 */
+	bool use_opt;			/* attach at the shielded nop5 */
 	int points_kept;		/* fp_target__attach_points() when released */
 	uint32_t enable_gen;		/* region_enabled values: generation of each enable */
 	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
@@ -66,12 +66,12 @@ struct fp_target {
 					 * iterator and switch hook */
 	int nsample_links;
 	int sample_hz;
-	int sample_remote;		/* --remote: read by the sampler thread */
+	bool sample_remote;		/* --remote: read by the sampler thread */
 	struct fp_sampler_entry *sampler;	/* its ticks (--remote, while sampling) */
 	uint64_t sample_ticks, sample_missed;	/* --remote: ticks taken, passed over */
 	int64_t sample_tls_off;
 	struct bpf_link *sample_gate;	/* FEATPROF_SAMPLING_GATED: raises the gate */
-	int sample_gated;
+	bool sample_gated;
 	uint64_t sample_start_ns, sample_stop_ns;
 	struct fp_sample_id {
 		uint64_t id;
@@ -114,16 +114,15 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
 /*
  * Re-reads the process's mappings: objects mapped since (dlopen) and definitions added
  * to own_defs join the catalog with new region indices; regions asked for by name
- * (want_*) that appear are enabled. Returns regions added (0: nothing new) or -errno
+ * (t->wants) that appear are enabled. Returns regions added (0: nothing new) or -errno
  * with err filled (nothing measured changed).
  */
 int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
-/* Enables the regions asked for by name (want_*; on), or disables the enabled ones no
+/* Enables the regions asked for by name (t->wants; on), or disables the enabled ones no
  * longer asked for (off). 0 or -errno (err filled). */
 int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen);
-/* Replaces what is asked for by name with copies of these lists. */
-void fp_target__set_wants(struct fp_target *t, int all, char *const *features, int nfeatures,
-			  char *const *regions, int nregions);
+/* Replaces what is asked for by name with a copy of w. 0 or -ENOMEM (nothing wanted). */
+int fp_target__set_wants(struct fp_target *t, const struct fp_wants *w);
 void fp_target__free(struct fp_target *t);
 /* Its process is gone (or its group ended): its figures now kept in t->last, exited set,
  * released (below). */

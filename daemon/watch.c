@@ -2,7 +2,7 @@
 /*
  * featprofd's one process watcher: bpf/watch.bpf.c's object, loaded once at start,
  * its ring buffer polled by the server loop (daemon/server.c). A target asks to be
- * watched while it lives (verbs.c); an event names the process and the server decides
+ * watched while it lives (registry.c); an event names the process and the server decides
  * what to re-read.
  */
 #include <bpf/bpf.h>

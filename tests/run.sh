@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 TESTS=(
 	"unit/format:make --no-print-directory format-check"
+	"unit/layers:tests/unit/layers.sh"
 	"unit/notes:$B/tests/unit/test_notes $B"
 	"unit/stats:$B/tests/unit/test_stats"
 	"unit/systemd_units:tests/unit/systemd_units.sh $B"

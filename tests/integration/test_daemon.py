@@ -1192,6 +1192,45 @@ TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_
          t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
 
 
+
+def run_one(d, t):
+    """One test; an exception is a failure, not a skip."""
+    try:
+        t(d)
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        FAILS.append("%s raised %r" % (t.__name__, e))
+
+
+def run_tests(d, tests, timed=()):
+    """Runs tests (all, or those named after the build dir) against daemon d: (passed,
+    failed). A test in timed compares measured times with a truth; on a shared 2-CPU
+    machine the probe cost drifts between the daemon's calibration and the test
+    (docs/BENCHMARKS.md: 2.8 to 4.6 us between starts), so when one fails, the daemon
+    calibrates again and the test runs once more; the first attempt's failures stay
+    printed, a second failure fails."""
+    passed = failed = 0
+    for t in tests:
+        if ONLY and t.__name__ not in ONLY:
+            continue
+        before = len(FAILS)
+        print("  %s: %s" % (t.__name__, t.__doc__.splitlines()[0]), flush=True)
+        run_one(d, t)
+        if len(FAILS) > before and t in timed:
+            print("    %d timing check(s) failed: recalibrating and measuring once more"
+                  % (len(FAILS) - before), flush=True)
+            del FAILS[before:]
+            r = cli(d, "calibrate")
+            print("    " + (r.stdout.strip().splitlines() or
+                            ["calibrate: " + r.stderr.strip()])[0], flush=True)
+            run_one(d, t)
+        if len(FAILS) == before:
+            passed += 1
+        else:
+            failed += 1
+    return passed, failed
+
 # Tests that compare measured times with a truth (the others check exact counts, errors
 # and states): on failure, measured once more after a fresh calibration.
 TIMED = {t_accuracy, t_offcpu}
@@ -1205,40 +1244,8 @@ def main():
     # choice by measurement)
     site = os.environ.get("FP_TEST_SITE")
     d = Daemon("main", *(["--site", site] if site else []))
-    passed = failed = 0
     try:
-        for t in TESTS:
-            if ONLY and t.__name__ not in ONLY:
-                continue
-            before = len(FAILS)
-            print("  %s: %s" % (t.__name__, t.__doc__.splitlines()[0]), flush=True)
-            try:
-                t(d)
-            except Exception as e:  # a crash of the test is a failure, not a skip
-                import traceback
-                traceback.print_exc()
-                FAILS.append("%s raised %r" % (t.__name__, e))
-            if len(FAILS) > before and t in TIMED:
-                # Timing against a truth on a shared 2-CPU machine: the probe cost drifts
-                # between the daemon's calibration and the test (docs/BENCHMARKS.md: 2.8
-                # to 4.6 us between starts). Calibrate again and measure once more; the
-                # first attempt's failures stay printed above, a second failure fails.
-                print("    %d timing check(s) failed: recalibrating and measuring once more"
-                      % (len(FAILS) - before), flush=True)
-                del FAILS[before:]
-                r = cli(d, "calibrate")
-                print("    " + r.stdout.strip().splitlines()[0] if r.stdout.strip() else
-                      "    calibrate: " + r.stderr.strip(), flush=True)
-                try:
-                    t(d)
-                except Exception as e:
-                    import traceback
-                    traceback.print_exc()
-                    FAILS.append("%s raised %r" % (t.__name__, e))
-            if len(FAILS) == before:
-                passed += 1
-            else:
-                failed += 1
+        passed, failed = run_tests(d, TESTS, TIMED)
         rc = d.stop()
         check(rc == 0, "featprofd stopped cleanly on SIGTERM (exit %s)" % rc)
     finally:

@@ -17,8 +17,6 @@ import test_daemon as td  # noqa: E402  (the Daemon, Client and cli helpers)
 
 from test_daemon import B, TMP, check, cli, Client, Daemon  # noqa: E402
 
-ONLY = sys.argv[2:]
-
 
 def rss_kb(pid):
     for line in open("/proc/%d/status" % pid):
@@ -773,23 +771,8 @@ def main():
         return 77
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     d = Daemon("robust", "--state-dir", os.path.join(TMP, "state-main"))
-    passed = failed = 0
     try:
-        for t in TESTS:
-            if ONLY and t.__name__ not in ONLY:
-                continue
-            before = len(td.FAILS)
-            print("  %s: %s" % (t.__name__, t.__doc__.splitlines()[0]), flush=True)
-            try:
-                t(d)
-            except Exception as e:
-                import traceback
-                traceback.print_exc()
-                td.FAILS.append("%s raised %r" % (t.__name__, e))
-            if len(td.FAILS) == before:
-                passed += 1
-            else:
-                failed += 1
+        passed, failed = td.run_tests(d, TESTS, ())
     finally:
         d.stop()
         if td.FAILS:

@@ -786,40 +786,8 @@ def main():
         print("SKIP: integration tests need root (BPF)")
         return 77
     d = td.Daemon("services")
-    passed = failed = 0
     try:
-        for t in TESTS:
-            if td.ONLY and t.__name__ not in td.ONLY:
-                continue
-            before = len(td.FAILS)
-            print("  %s: %s" % (t.__name__, t.__doc__.splitlines()[0]), flush=True)
-            try:
-                t(d)
-            except Exception as e:  # a crash of the test is a failure, not a skip
-                import traceback
-                traceback.print_exc()
-                td.FAILS.append("%s raised %r" % (t.__name__, e))
-            if len(td.FAILS) > before and t in TIMED:
-                # as test_daemon.py: a time compared with the program's own accounting
-                # depends on the probe cost calibrated at the daemon's start, which drifts
-                # on a shared 2-CPU machine; calibrate again and measure once more (the
-                # first attempt's failures stay printed above; a second failure fails)
-                print("    %d timing check(s) failed: recalibrating and measuring once more"
-                      % (len(td.FAILS) - before), flush=True)
-                del td.FAILS[before:]
-                r = td.cli(d, "calibrate")
-                print("    " + (r.stdout.strip().splitlines() or [r.stderr.strip()])[0],
-                      flush=True)
-                try:
-                    t(d)
-                except Exception as e:
-                    import traceback
-                    traceback.print_exc()
-                    td.FAILS.append("%s raised %r" % (t.__name__, e))
-            if len(td.FAILS) == before:
-                passed += 1
-            else:
-                failed += 1
+        passed, failed = td.run_tests(d, TESTS, TIMED)
     finally:
         d.stop()
         if td.FAILS:

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a client asked for by name: all regions, or features and regions named. Kept per
+ * target and per executable group, so that regions appearing later (a dlopen, a new
+ * process of the group, definitions sent afterwards) join what was asked for.
+ */
+#ifndef FP_WANTS_H
+#define FP_WANTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct json_object;
+
+struct fp_wants {
+	bool all;
+	char **features, **regions;
+	int nfeatures, nregions;
+};
+
+/*
+ * Reads "all" (a boolean), "features" and "regions" (arrays of strings) of a request
+ * into w (duplicates once); something must be asked for (all true, or a name). 0, or -1
+ * with msg (w empty).
+ */
+int fp_wants_parse(struct fp_wants *w, struct json_object *req, char *msg, size_t msglen);
+/* Adds what names asks for to w (on), or removes it (off; "all" off clears w). 0, or
+ * -ENOMEM (w keeps what it had, and the names added so far). */
+int fp_wants_update(struct fp_wants *w, const struct fp_wants *names, bool on);
+/* Replaces dst with a copy of src. 0, or -ENOMEM (dst empty). */
+int fp_wants_copy(struct fp_wants *dst, const struct fp_wants *src);
+bool fp_wants_empty(const struct fp_wants *w);
+void fp_wants_clear(struct fp_wants *w);
+
+#endif
