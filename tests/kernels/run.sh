@@ -22,6 +22,15 @@ for k in "${kernels[@]}"; do
 		tests/kernels/suite.sh "$B"; rc=$?
 	else
 		"$RK/run-kernel" --timeout 900 "$k" -- "cd $PWD && tests/kernels/suite.sh $B"; rc=$?
+		# 125: the guest kernel itself died. Under software emulation that has been
+		# a panic in the scheduler while a static key (a tracepoint attached or
+		# detached) was patched, once in many runs, not reproduced after: run the
+		# kernel once more; a second death fails as any other exit
+		if [ $rc = 125 ]; then
+			echo "-- $k: the guest died (its console above); once more"
+			"$RK/run-kernel" --timeout 900 "$k" -- \
+				"cd $PWD && tests/kernels/suite.sh $B"; rc=$?
+		fi
 	fi
 	echo "-- $k: exit $rc, $(( $(date +%s) - start )) s"
 	case $k in 5.10*) [ $rc = 0 ] || echo "   (5.10 is not supported yet: not counted)" ;;
