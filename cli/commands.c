@@ -359,6 +359,29 @@ static const char *unc_pct(double ns, double unc, char *buf, size_t len)
 	return buf;
 }
 
+/* A compensated time: "<U" (with "?" in its "±" column) where the probes' cost dominates
+ * it (its own time is somewhere below its uncertainty U), else the figure. */
+static const char *fmt_comp(struct json_object *o, const char *prefix, double ns, char *buf,
+			    size_t len)
+{
+	char k[64], u[32];
+
+	snprintf(k, sizeof(k), "%sprobe_cost_dominates", prefix);
+	if (!json_object_get_boolean(json_object_object_get(o, k)))
+		return fmt_ns(ns, buf, len);
+	snprintf(k, sizeof(k), "%suncertainty_ns", prefix);
+	snprintf(buf, len, "<%s", fmt_ns(getd(o, k), u, sizeof(u)));
+	return buf;
+}
+
+static int dominated(struct json_object *o, const char *prefix)
+{
+	char k[64];
+
+	snprintf(k, sizeof(k), "%sprobe_cost_dominates", prefix);
+	return json_object_get_boolean(json_object_object_get(o, k));
+}
+
 /* name, cut to w characters with a '~' where it was cut. */
 static const char *cut(const char *name, int w, char *buf, size_t len)
 {
@@ -373,7 +396,8 @@ static const char *cut(const char *name, int w, char *buf, size_t len)
 /*
  * The human table of a stats object (a reply or a push's delta), 80 columns wide; a
  * wider terminal also gets each region's features. Every time in it is compensated for
- * the probes' cost and one kind per row; "±" is the uncertainty where it exceeds 1%.
+ * the probes' cost and one kind per row; "±" is the uncertainty where it exceeds 1%;
+ * "<U ?" a time the probes' cost dominates (somewhere below U).
  * CPU is wall less off-CPU; SHARE, of the measured threads' time (features overlap
  * where regions belong to several). Raw times and min/max are in --json.
  */
@@ -435,7 +459,9 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 		double ns = (double)geti(f, "ns");
 
 		printf("%-22s %10s %4s %10s %10s %5.1f%%\n", cut(gets_(f, "name"), 22, nb, 64),
-		       fmt_ns(ns, b1, 40), unc_pct(ns, (double)geti(f, "uncertainty_ns"), b2, 40),
+		       fmt_comp(f, "", ns, b1, 40),
+		       dominated(f, "") ? "?" : unc_pct(ns, (double)geti(f, "uncertainty_ns"),
+							 b2, 40),
 		       fmt_ns((double)geti(f, "cpu_ns"), b3, 40),
 		       fmt_ns((double)geti(f, "offcpu_ns"), b4, 40),
 		       total > 0 ? ns / total * 100 : 0);
@@ -467,10 +493,10 @@ static void print_stats(struct json_object *st, long pid, const char *title)
 				 fmt_ns((double)geti(r, "mean_ns"), b6, 40));
 		printf("%-24s %8lld %9s %4s %9s %9s %9s%s%s\n",
 		       cut(gets_(r, "name"), 24, nb, sizeof(nb)), (long long)geti(r, "count"),
-		       fmt_ns(ex, b1, 40),
-		       on ? unc_pct(ex, (double)geti(r, "exclusive_uncertainty_ns"), b2, 40)
-			  : "off",
-		       fmt_ns((double)geti(r, "inclusive_ns"), b3, 40),
+		       fmt_comp(r, "exclusive_", ex, b1, 40),
+		       !on ? "off" : dominated(r, "exclusive_") ? "?"
+			   : unc_pct(ex, (double)geti(r, "exclusive_uncertainty_ns"), b2, 40),
+		       fmt_comp(r, "", (double)geti(r, "inclusive_ns"), b3, 40),
 		       fmt_ns((double)geti(r, "cpu_ns"), b4, 40),
 		       fmt_ns((double)geti(r, "offcpu_ns"), b5, 40), mean_s, feats_s);
 	}

@@ -77,6 +77,10 @@
  *     keys (processes_live, _joined, _exited, _missed, _pending, _summed; "joined",
  *     "exited", "missed", "summed" are gone). exe_disable with all: true forgets the
  *     features and regions named before, as disable does for a pid.
+ *     probe_cost_dominates (and exclusive_probe_cost_dominates) beside every compensated
+ *     time: true where the figure is not above its uncertainty (its own time is
+ *     somewhere below it); off-CPU keys are capped at the compensated wall time, so
+ *     cpu_ns + offcpu_ns = the wall time and neither is negative.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

@@ -38,18 +38,28 @@ static struct json_object *feature_list(const struct fp_catalog *cat, uint64_t m
 	return a;
 }
 
-/* wall (compensated), its uncertainty, and the CPU / off-CPU split, under prefix. */
+/*
+ * wall (compensated), its uncertainty, and the CPU / off-CPU split, under prefix.
+ * Off-CPU time is counted raw (a switch inside a probe included), so it is capped at the
+ * compensated wall time, preempted and blocked scaled alike: CPU time is never negative
+ * and CPU + off-CPU = wall. Where the figure is not above its uncertainty, the probes'
+ * cost and its spread dominate what was measured: the region's own time is somewhere in
+ * [0, wall + uncertainty], and probe_cost_dominates says so instead of a precise-looking
+ * figure (docs/TRACING.md, "Uncertainty").
+ */
 static void add_times(struct json_object *o, const char *prefix, double wall, double unc,
 		      uint64_t pre, uint64_t blk)
 {
-	char k[64];
+	double off = (double)(pre + blk), k = off > wall && off > 0 ? wall / off : 1;
+	char key[64];
 
-#define KEY(name) (snprintf(k, sizeof(k), "%s%s", prefix, name), k)
-	add(o, KEY("cpu_ns"), dbl_ns(wall - (double)(pre + blk)));
-	add(o, KEY("offcpu_ns"), u64(pre + blk));
-	add(o, KEY("offcpu_preempted_ns"), u64(pre));
-	add(o, KEY("offcpu_blocked_ns"), u64(blk));
+#define KEY(name) (snprintf(key, sizeof(key), "%s%s", prefix, name), key)
+	add(o, KEY("cpu_ns"), dbl_ns(wall - off * k));
+	add(o, KEY("offcpu_ns"), dbl_ns(off * k));
+	add(o, KEY("offcpu_preempted_ns"), dbl_ns((double)pre * k));
+	add(o, KEY("offcpu_blocked_ns"), dbl_ns((double)blk * k));
 	add(o, KEY("uncertainty_ns"), dbl_ns(unc));
+	add(o, KEY("probe_cost_dominates"), json_object_new_boolean(unc > 0 && wall <= unc));
 #undef KEY
 }
 

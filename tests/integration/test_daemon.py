@@ -258,6 +258,24 @@ def t_accuracy(d):
             FAILS[before:before] = first
 
 
+def check_time_split(st):
+    """Every compensated time in a stats reply: CPU + off-CPU = wall, neither negative,
+    and probe_cost_dominates exactly where the figure is not above its uncertainty."""
+    bad = []
+    figs = [(r, p) for r in st["regions"] for p in ("", "exclusive_")]
+    figs += [(f, "") for f in st["features"] + st["feature_sets"]]
+    for o, p in figs:
+        wall = o["inclusive_ns" if p == "" and "inclusive_ns" in o else
+                 "exclusive_ns" if p else "ns"]
+        cpu, off, unc = o[p + "cpu_ns"], o[p + "offcpu_ns"], o[p + "uncertainty_ns"]
+        dom = o[p + "probe_cost_dominates"]
+        if cpu < 0 or off < 0 or abs(cpu + off - wall) > 2 or dom != (unc > 0 and wall <= unc):
+            bad.append("%s %s: wall %d cpu %d off %d unc %d dominated %s" % (
+                o.get("name", o.get("features")), p or "incl", wall, cpu, off, unc, dom))
+    check(not bad, "CPU + off-CPU = wall, probe_cost_dominates where wall <= uncertainty "
+          "(%d figures): %s" % (len(figs), "; ".join(bad[:3])))
+
+
 def accuracy_run(d):
     cal = calibration(d)
     set_slack(cal)
@@ -280,6 +298,7 @@ def accuracy_run(d):
     truth = out["truth"]
     st = stats(d, t.pid)  # the target has exited: last figures stay
     check(st["exited"], "exited target still queryable")
+    check_time_split(st)
     raw_fails = []
     for name, tr in truth.items():
         r = region(st, name)
