@@ -207,6 +207,10 @@ static int round_values(struct cal_run *c, double *val, double *outer)
 	return 0;
 }
 
+/* The round values of the last calibration, per attach point: the drift tracker's
+ * history starts from them (fp_calibrate_track). */
+static double last_rounds[FP_AT_N][ROUNDS][FP_C_N];
+
 /* Calibration at the target's current attach point (t->use_opt). */
 static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
 		   char *err, size_t errlen)
@@ -266,6 +270,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	out->rounds = ROUNDS;
 	out->instances = INSTANCES;
 	out->valid = 1;
+	memcpy(last_rounds[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1], v, sizeof(v));
 	return 0;
 }
 
@@ -342,6 +347,135 @@ static double clock_cost(void)
 	return (t1 - t0) / 1000;
 }
 
+/* --- drift ---------------------------------------------------------------------------
+ *
+ * A probe's cost moves while the daemon runs: six calibrations within 20 s here gave nop5
+ * pairs of 3.5-4.8 us and nop1 pairs of 11.6-16.4 us, where one calibration's spread is
+ * 20-100 ns and 1-2 us. So while targets are live, fp_calibrate_track() measures
+ * TRACK_ROUNDS more rounds at the default attach point every few seconds (a warm-up round
+ * first, as at start) and keeps the last HISTORY rounds: the calibration is their median,
+ * its spread their standard deviation, so both follow the machine and the uncertainty
+ * holds the drift over the last minutes, not one moment's noise. The tracker's target
+ * (the daemon's own calibration sites) is loaded once; its sites are attached for the
+ * measurement and detached after it, so that no uprobe of featprofd's stays while it
+ * waits (a detach waits for an RCU grace period, ~50 ms here: hence every 10 s, not
+ * more often). It is freed before a full calibration.
+ */
+#define TRACK_ROUNDS 3
+#define HISTORY 63
+
+static struct {
+	struct fp_target *t;
+	struct cal_run *c;
+	double v[HISTORY][FP_C_N];
+	int n, next, point;
+} track;
+
+static void track_push(const double *v)
+{
+	memcpy(track.v[track.next], v, sizeof(track.v[0]));
+	track.next = (track.next + 1) % HISTORY;
+	if (track.n < HISTORY)
+		track.n++;
+}
+
+static void track_seed(int point)
+{
+	int i;
+
+	track.n = track.next = 0;
+	track.point = point;
+	for (i = 0; i < ROUNDS; i++)
+		track_push(last_rounds[point][i]);
+}
+
+void fp_calibrate_track_free(void)
+{
+	if (track.c && track.c->pidfd > 0)
+		close(track.c->pidfd);
+	free(track.c);
+	track.c = NULL;
+	fp_target__free(track.t);
+	track.t = NULL;
+}
+
+/* The tracker's own target, loaded once, its sites at the default point. */
+static int track_open(int optimized, char *err, size_t errlen)
+{
+	int ret;
+
+	track.c = calloc(1, sizeof(*track.c));
+	track.t = track.c ? fp_target__new(getpid(), optimized, NULL, NULL, err, errlen) : NULL;
+	if (!track.t) {
+		ret = track.c ? -errno : -ENOMEM;
+		fp_calibrate_track_free();
+		return ret;
+	}
+	track.c->map_fd = bpf_map__fd(track.t->skel->maps.tstate);
+	track.c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	track.c->half_clock = clock_cost() / 2;
+	ret = track.c->pidfd < 0 ? -errno : 0;
+	if (ret) {
+		snprintf(err, errlen, "drift: pidfd_open: %s", strerror(-ret));
+		fp_calibrate_track_free();
+	}
+	return ret;
+}
+
+/* The calibration of a point from the history: medians and spreads of its rounds. */
+static void track_figure(struct fp_calibration *out)
+{
+	double col[HISTORY], bias[HISTORY], pair[HISTORY];
+	int i, k;
+
+	for (k = 0; k < FP_C_N; k++) {
+		for (i = 0; i < track.n; i++)
+			col[i] = track.v[i][k];
+		out->part_sd[k] = stdev(col, track.n);
+		out->part_ns[k] = median(col, track.n);
+	}
+	for (i = 0; i < track.n; i++) {
+		bias[i] = track.v[i][FP_C_BEGIN_POST] + track.v[i][FP_C_END_PRE];
+		pair[i] = track.v[i][0] + track.v[i][1] + track.v[i][2] + track.v[i][3];
+	}
+	out->bias_sd = stdev(bias, track.n);
+	out->pair_sd = stdev(pair, track.n);
+	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
+	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
+	out->rounds = track.n;
+}
+
+int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
+{
+	int point = cal->optimized ? FP_AT_NOP5 : FP_AT_NOP1, i, ret = 0;
+	uint8_t sel[2] = { 1, 1 };
+	double v[FP_C_N], o;
+
+	if (!cal->at[point].valid || track.point != point || !track.n) {
+		snprintf(err, errlen, "drift: no calibration of the default attach point");
+		return -EINVAL;
+	}
+	if (!track.t && (ret = track_open(cal->optimized, err, errlen)))
+		return ret;
+	ret = fp_target__set_regions(track.t, sel, 1, err, errlen);
+	if (ret)
+		return ret;
+	ret = round_values(track.c, v, &o);	/* warm-up, as at start */
+	for (i = 0; i < TRACK_ROUNDS && !ret; i++) {
+		ret = round_values(track.c, v, &o);
+		if (!ret)
+			track_push(v);
+	}
+	fp_target__set_regions(track.t, sel, 0, err, errlen);
+	if (ret) {
+		snprintf(err, errlen, "drift: cannot read the thread's own state: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	track_figure(&cal->at[point]);
+	return 0;
+}
+
 int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen)
 {
 	struct cal_run *c = calloc(1, sizeof(*c));
@@ -351,6 +485,7 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 	int ret = 0, i;
 
 	memset(out, 0, sizeof(*out));
+	fp_calibrate_track_free();	/* its links would double every probe measured here */
 	if (!c) {
 		snprintf(err, errlen, "calibration: out of memory");
 		ret = -ENOMEM;
@@ -426,6 +561,7 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 	out->runs = 1;
 	out->when = (uint64_t)time(NULL);
 	out->took_ms = (now_ns() - t_start) / 1e6;
+	track_seed(out->optimized ? FP_AT_NOP5 : FP_AT_NOP1);
 out:
 	if (c && c->pidfd > 0)
 		close(c->pidfd);

@@ -26,5 +26,10 @@ struct fp_daemon_cal {
 };
 
 int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen);
+/* Follows the drift of the default attach point's cost: a few more rounds, the calibration
+ * figured again over the last ones (daemon/calibrate.c, "drift"). 0 or -errno (err). */
+int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen);
+/* Frees the tracker's own target (at exit; fp_calibrate does it first). */
+void fp_calibrate_track_free(void);
 
 #endif

@@ -77,6 +77,16 @@ struct fp_target *fp_registry_find(pid_t pid)
 	return NULL;
 }
 
+bool fp_registry_any_live(void)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (reg.targets[i] && !reg.targets[i]->exited)
+			return true;
+	return false;
+}
+
 struct fp_target *fp_registry_next(int *i)
 {
 	for (; *i < FP_MAX_TARGETS; (*i)++)

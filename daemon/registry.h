@@ -45,6 +45,8 @@ struct fp_watch *fp_registry_watch(void);
 
 /* The target of pid (live or exited), or NULL. */
 struct fp_target *fp_registry_find(pid_t pid);
+/* Whether any target's process is live (not exited). */
+bool fp_registry_any_live(void);
 /* Iteration: the next target from *i on (start with 0), or NULL. */
 struct fp_target *fp_registry_next(int *i);
 /*

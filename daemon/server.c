@@ -38,8 +38,12 @@
 
 enum { EV_LISTEN = 1, EV_SIGNAL, EV_CLIENT, EV_TARGET, EV_WATCH };
 
+/* While targets are live, the probe cost's drift is followed this often (calibrate.c). */
+#define FP_TRACK_MS 10000
+
 struct server {
 	int epfd, lfd, sigfd;
+	uint64_t track_due;		/* next drift measurement (fp_calibrate_track) */
 	struct fp_watch *watch;		/* process events (NULL: not available here) */
 	bool groups_busy;		/* members wait for targets of their own */
 	bool clients_busy;		/* clients have lines waiting */
@@ -205,13 +209,34 @@ static int start(struct server *s, const struct fp_server_opts *opts)
 	return 0;
 }
 
-static int next_timeout_ms(void)
+/* The probe cost's drift, measured every FP_TRACK_MS while a target is live. */
+static void track_drift(struct server *s, const struct fp_server_opts *opts)
+{
+	uint64_t now = fp_mono_ns();
+	char err[256];
+
+	if (!fp_registry_any_live()) {
+		s->track_due = 0;
+		return;
+	}
+	if (!s->track_due)	/* the first target: its first figures use the last start's */
+		s->track_due = now + FP_TRACK_MS * 1000000ULL;
+	if (now < s->track_due)
+		return;
+	if (fp_calibrate_track(opts->cal, err, sizeof(err)))
+		fp_log(FP_LOG_DEBUG, "%s", err);
+	s->track_due = fp_mono_ns() + FP_TRACK_MS * 1000000ULL;
+}
+
+static int next_timeout_ms(const struct server *s)
 {
 	uint64_t now = fp_mono_ns(), due = fp_subs_next_due(),
 		 names = fp_registry_name_samples(now);
 
 	if (names < due)
 		due = names;
+	if (s->track_due && s->track_due < due)
+		due = s->track_due;
 	if (due == UINT64_MAX)
 		return -1;
 	return due <= now ? 0 : (int)((due - now) / 1000000ULL) + 1;
@@ -251,6 +276,7 @@ static void stop(struct server *s, const struct fp_server_opts *opts)
 	fp_clients_reap();
 	fp_groups_free();
 	fp_registry_free();
+	fp_calibrate_track_free();
 	fp_watch__free(s->watch);
 	if (s->lfd > SD_LISTEN_FDS_START || (s->lfd >= 0 && !getenv("LISTEN_FDS"))) {
 		close(s->lfd);
@@ -273,7 +299,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 		struct epoll_event evs[64];
 
 		n = epoll_wait(s.epfd, evs, 64, s.groups_busy || s.clients_busy
-							? 0 : next_timeout_ms());
+							? 0 : next_timeout_ms(&s));
 		if (n < 0 && errno != EINTR) {
 			ret = -errno;
 			break;
@@ -284,6 +310,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 		fp_registry_run_refreshes();
 		fp_registry_collect_exited();
 		s.groups_busy = fp_groups_run();
+		track_drift(&s, opts);
 		fp_subs_run();
 		/* what a burst of output or a recording took goes back to the system */
 		if (fp_subs_reap() + fp_clients_reap())

@@ -243,13 +243,30 @@ static int usable(const struct fp_calibration *c)
 	return c && c->valid;
 }
 
+/*
+ * A switch while a probe runs is in the raw time but not in the program's: featprof sees
+ * a figure's preempted time but not whether it fell in a probe or in the code. A thread
+ * is switched out at a return to user space (from a tick, an interrupt, or a probe's
+ * trap), so preemption falls on the probes about in proportion to their share of the
+ * time the thread ran: that share of the preempted time is added to the uncertainty.
+ */
+static double in_probes(double preempted, double probes, double raw)
+{
+	double ran = raw - preempted;
+
+	return ran > probes ? preempted * probes / ran : preempted;
+}
+
 double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc)
 {
 	double v = (double)r->incl_ns, u = 0;
 
 	if (usable(c)) {
-		v -= (double)r->count * c->bias_ns + (double)r->ndesc * c->pair_ns;
-		u = (double)r->count * c->bias_sd + (double)r->ndesc * c->pair_sd;
+		double probes = (double)r->count * c->bias_ns + (double)r->ndesc * c->pair_ns;
+
+		v -= probes;
+		u = (double)r->count * c->bias_sd + (double)r->ndesc * c->pair_sd +
+		    in_probes((double)r->off_pre_ns, probes, (double)r->incl_ns);
 	}
 	if (unc)
 		*unc = u;
@@ -261,9 +278,12 @@ double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *
 	double v = (double)r->excl_ns, u = 0;
 
 	if (usable(c)) {
-		v -= (double)r->count * c->bias_ns +
-		     (double)r->nchild * (c->pair_ns - c->bias_ns);
-		u = (double)r->count * c->bias_sd + (double)r->nchild * c->pair_sd;
+		double probes = (double)r->count * c->bias_ns +
+				(double)r->nchild * (c->pair_ns - c->bias_ns);
+
+		v -= probes;
+		u = (double)r->count * c->bias_sd + (double)r->nchild * c->pair_sd +
+		    in_probes((double)r->xoff_pre_ns, probes, (double)r->excl_ns);
 	}
 	if (unc)
 		*unc = u;
@@ -272,7 +292,7 @@ double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *
 
 double fp_comp_fset(const struct fp_fset_fig *f, const struct fp_calibration *c, double *unc)
 {
-	double n[FP_C_N], v = (double)f->ns, u = 0;
+	double n[FP_C_N], v = (double)f->ns, u = 0, probes = 0;
 	int k;
 
 	n[FP_C_BEGIN_POST] = (double)f->opened_by_begin;
@@ -280,9 +300,12 @@ double fp_comp_fset(const struct fp_fset_fig *f, const struct fp_calibration *c,
 	n[FP_C_BEGIN_PRE] = (double)f->closed_by_begin;
 	n[FP_C_END_PRE] = (double)(f->events - f->closed_by_begin);
 	for (k = 0; usable(c) && k < FP_C_N; k++) {
-		v -= n[k] * c->part_ns[k];
+		probes += n[k] * c->part_ns[k];
 		u += n[k] * c->part_sd[k];
 	}
+	v -= probes;
+	if (usable(c))
+		u += in_probes((double)f->off_pre_ns, probes, (double)f->ns);
 	if (unc)
 		*unc = u;
 	return clamp0(v);

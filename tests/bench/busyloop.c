@@ -18,6 +18,9 @@
  *   --truth NS      accuracy mode: the region busy-waits NS ns to a clock deadline and
  *                   measures itself; with --nested an outer region (NS) holds an inner
  *                   one (NS)
+ *   --warm N        (with --wait) N iterations first, then print "warm" and wait for
+ *                   another line before the measured ones (first hits of a site cost
+ *                   more: the kernel's out-of-line area, a nop5's rewrite)
  * Prints one JSON object: ns per iteration of the loop, and the truth in --truth mode.
  */
 #include <errno.h>
@@ -217,9 +220,21 @@ static int attach_bare(const char *where, long long *nsites, int floor)
 }
 #endif
 
+static void run_threads(int threads, struct res *r, pthread_t *tid)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r) * (size_t)threads);
+	for (i = 0; i < threads; i++)
+		pthread_create(&tid[i], NULL, truth_ns ? truth_loop : loop, &r[i]);
+	for (i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
+}
+
 int main(int argc, char **argv)
 {
 	int threads = 1, wait = 0, i;
+	long warm = 0;
 	const char *bare = NULL;
 	int floor = 0;
 	struct res r[64];
@@ -247,6 +262,8 @@ int main(int argc, char **argv)
 			truth_ns = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--nested"))
 			nested = 1;
+		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
+			warm = atol(argv[++i]);
 		else
 			return 2;
 	}
@@ -273,12 +290,20 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (!fgets(line, sizeof(line), stdin))
 			return 3;
+		if (warm) {
+			long measured = iters;
+
+			iters = warm;
+			run_threads(threads, r, tid);
+			iters = measured;
+			printf("warm\n");
+			fflush(stdout);
+			if (!fgets(line, sizeof(line), stdin))
+				return 3;
+		}
 	}
-	memset(r, 0, sizeof(r));
-	for (i = 0; i < threads; i++)
-		pthread_create(&tid[i], NULL, truth_ns ? truth_loop : loop, &r[i]);
+	run_threads(threads, r, tid);
 	for (i = 0; i < threads; i++) {
-		pthread_join(tid[i], NULL);
 		if (r[i].loop_ns > loop_max)
 			loop_max = r[i].loop_ns;
 		to += r[i].truth_outer;

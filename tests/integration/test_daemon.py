@@ -233,7 +233,11 @@ def within(name, key, got, truth, unc, instances, nested, pair, raw=None, offcpu
     print(line)
     check(abs(err) <= tol, "%s %s error %d ns (%.2f%%) > tolerance %d ns" % (
         name, key, err, err / truth * 100, tol))
-    return raw is not None and abs(raw - truth) > model
+    # the uncompensated figure would fail: off by more than the slack the model allows
+    # for what the calibration cannot know, and by 3x the compensated figure's error (the
+    # uncertainty follows the probe cost's drift, so it is not part of this bound)
+    slack = SLACK["instance"] * instances + SLACK["nested"] * nested
+    return raw is not None and abs(raw - truth) > max(slack, 3 * abs(err))
 
 
 # truth.cc: the regions whose instances are a feature's outermost ones, and which share

@@ -45,6 +45,22 @@ int main(void)
 	CHECK_INT(unc, 4 * 5 + 12 * 13);
 	CHECK_INT(fp_comp_excl(&parent, &cal, NULL), 4 * 20000);
 
+	/* The share of the preempted time that may have fallen in the probes joins the
+	 * uncertainty: the probes' share of the time the thread ran (inclusive: probes
+	 * 4 x 500 + 12 x 1300 = 17600 ns of 217600 ran, 17600 preempted; exclusive: probes
+	 * 4 x 500 + 12 x 800 = 11600 of 91600 ran, 11600 preempted). */
+	parent.off_pre_ns = 17600;
+	parent.xoff_pre_ns = 11600;
+	parent.incl_ns += 17600;
+	parent.excl_ns += 11600;
+	fp_comp_incl(&parent, &cal, &unc);
+	CHECK_INT(unc, 4 * 5 + 12 * 13 + 17600.0 * 17600 / 217600);
+	fp_comp_excl(&parent, &cal, &unc);
+	CHECK_INT(unc, 4 * 5 + 12 * 13 + 11600.0 * 11600 / 91600);
+	parent.off_pre_ns = parent.xoff_pre_ns = 0;
+	parent.incl_ns -= 17600;
+	parent.excl_ns -= 11600;
+
 	/* Compensation never goes below zero, and is off without a calibration. */
 	leaf.incl_ns = leaf.excl_ns = 100;
 	CHECK_INT(fp_comp_incl(&leaf, &cal, NULL), 0);
