@@ -246,6 +246,7 @@ bench:
 	$(Q)scripts/install-deps.sh python3-bpfcc
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)python3 tests/bench/run_bench.py $(O) --out docs/BENCHMARKS.md
+	$(Q)python3 tests/bench/coverage.py $(O) --repeats 1 --out docs/COVERAGE.md
 
 # The main job on the built-in demo target (see README).
 demo: deps

@@ -140,9 +140,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			}
 			break;
 		case 'd':
-			if (parse_long(optarg, 1, 3600, &o->duration)) {
-				fprintf(stderr, "featprof %s: --duration takes seconds, 1 to 3600: "
-					"'%s'\n", argv[0], optarg);
+			if (parse_long(optarg, 1, FP_MAX_RECORD_MS / 1000, &o->duration)) {
+				fprintf(stderr, "featprof %s: --duration takes seconds, 1 to %d: "
+					"'%s'\n", argv[0], FP_MAX_RECORD_MS / 1000, optarg);
 				return -1;
 			}
 			break;

@@ -130,7 +130,14 @@ if a.json:
     with open(a.json, "w") as f:
         json.dump({"pair_ns": pair, "rows": rows, "coverage": cov}, f)
 if a.out:
-    L = ["| load | region | threads | figure | error | stated ± | covered |",
+    u = os.uname()
+    L = ["# Coverage of the stated uncertainty", "",
+         "Produced by `sudo make bench` (`tests/bench/coverage.py BUILD --repeats %d --out "
+         "docs/COVERAGE.md`), %s. Machine: %s, %d CPUs, kernel %s. Calibration at the start: "
+         "%s, pair %.0f ns. What it measures and what is left: docs/TRACING.md, "
+         "\"Coverage\"." % (a.repeats, time.strftime("%Y-%m-%d"), u.machine, os.cpu_count(),
+                            u.release, status["attach"]["attach_point"], pair), "",
+         "| load | region | threads | figure | error | stated ± | covered |",
          "|---|---|---|---|---|---|---|"]
     for r in rows:
         L.append("| %s | %s %s | %d | %s | %+.2f%% | %s%.2f%% | %s |" % (
