@@ -58,7 +58,7 @@ CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o expor
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o subs.o record.o groups.o \
 	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
-	log.o uprobe_multi.o sample.o sampler.o watch.o journal.o kernel.o) $(COMMON_OBJS)
+	log.o uprobe.o target_links.o sample.o sampler.o watch.o journal.o kernel.o) $(COMMON_OBJS)
 
 # The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
 # a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a
@@ -151,8 +151,8 @@ $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := 
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_LIBS := $(LIBS_NOTES)
 $(O)/tests/targets/redzone_bare: private TGT_EXTRA := -DREDZONE_BARE_NOP5
 
-$(BENCH_BINS): tests/bench/busyloop.c $(O)/common/notes.o $(O)/daemon/uprobe_multi.o
-$(O)/bench/busyloop_%: private TGT_OBJS := $(O)/common/notes.o $(O)/daemon/uprobe_multi.o
+$(BENCH_BINS): tests/bench/busyloop.c $(O)/common/notes.o $(O)/daemon/uprobe.o
+$(O)/bench/busyloop_%: private TGT_OBJS := $(O)/common/notes.o $(O)/daemon/uprobe.o
 $(O)/bench/busyloop_%: private TGT_LIBS := -lpthread $(LIBS_NOTES) $(LIBS_BPF)
 $(O)/bench/busyloop_dry: private TGT_EXTRA := -DBL_DRY
 $(O)/bench/busyloop_sdt: private TGT_EXTRA := -DBL_SDT
@@ -231,13 +231,15 @@ format-check:
 		if ($$0 ~ /[ \t]+$$/) { print FILENAME ":" FNR ": trailing blanks"; bad = 1 } } \
 		END { exit bad }' $(FORMAT_FILES)
 
-# The functional suite under this kernel and, in QEMU, Debian 12's 6.1 and 6.12
-# (tests/kernels/run.sh; fetch-kernels downloads them once into its cache). Emulated:
-# function only, about a minute each. .ci/run runs it after check.
+# The functional suite under this kernel (as it is, and acting as 5.10) and, in QEMU,
+# Debian 11's 5.10 and Debian 12's 6.1 and 6.12 (tests/kernels/run.sh; fetch-kernels
+# downloads them once into its cache). Emulated: function only, about a minute each.
+# .ci/run runs it after check.
 KERNELS_DIR ?= ../shared/kernels
 kernel-check: deps
 	$(Q)scripts/install-deps.sh qemu-system-x86 busybox-static kmod cpio zstd
 	$(Q)$(KERNELS_DIR)/fetch-kernels
+	$(Q)$(KERNELS_DIR)/fetch-kernels --bullseye
 	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(BENCH_BINS)
 	$(Q)FEATPROF_KERNELS=$(KERNELS_DIR) tests/kernels/run.sh $(O)
 

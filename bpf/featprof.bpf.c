@@ -41,8 +41,20 @@
  * A frame keeps the counters' values at its
  * begin, so an end knows the off-CPU time of its instance without walking the stack.
  * A thread with no region open costs a switch one task-storage lookup, nothing else.
+ *
+ * Kernels (daemon/kernel.c probes them; docs/TRACING.md "Kernels"): the per-thread state
+ * lives in task storage (Linux 5.11) where the kernel has it and bpf_loop (5.17) and
+ * sched_switch's prev_state argument (5.18) too, else in a hash map keyed by thread id
+ * that the thread's exit empties: every program that touches the state exists in both
+ * kinds (TS_STORAGE, TS_MAP: the same code, a constant argument), and the daemon loads one
+ * kind. The site's identity is the attach cookie (5.15); without it the daemon attaches
+ * one small program per (region, begin or end) that stores the cookie it was built with
+ * in site_cookie and tail-calls the site program (daemon/uprobe.c). Other differences are
+ * read-only flags set before load (k_*): the verifier never walks a branch a flag
+ * rules out, so a helper or context field the kernel lacks is never seen.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -56,6 +68,46 @@ struct {
 	__type(key, int);
 	__type(value, struct fp_tstate);
 } tstate SEC(".maps");
+
+/* TS_MAP: the same state keyed by thread id, deleted at the thread's exit (fp_exit_map);
+ * created from tstate_zero (a value too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fp_tstate);
+} tstate_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fp_tstate);
+} tstate_zero SEC(".maps");
+
+/* Without attach cookies: the cookie a site's trampoline stored on this CPU right before
+ * its tail call into site_prog[0] (the site program). Read once, then spoiled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} site_cookie SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} site_prog SEC(".maps");
+
+/* What the kernel has (daemon/kernel.c), set before load. */
+const volatile __u32 k_cookie = 1;		/* bpf_get_attach_cookie for uprobes */
+const volatile __u32 k_switch_state = 1;	/* sched_switch's prev_state argument */
+
+#define TS_STORAGE 0
+#define TS_MAP 1
 
 /* Sized from user space before load (the number of regions of the target). */
 struct {
@@ -281,56 +333,113 @@ struct compact_ctx {
 	__u32 out, dropped;
 };
 
-/* One frame of apply_disables: keep it (moved down, path rebuilt) or drop it. */
-static long compact_one(__u64 i, void *data)
+/*
+ * One frame of apply_disables: keep it (moved down, path rebuilt) or drop it; 1: done.
+ * out, dropped and path are where the caller keeps its counters.
+ */
+static __always_inline long compact_step(struct fp_tstate *st, __u64 i, __u32 *out,
+					 __u32 *dropped, __u64 *path)
 {
-	struct compact_ctx *c = data;
-	struct fp_tstate *st = c->st;
-	__u32 *en, r, k = (__u32)i & (FP_MAX_DEPTH - 1), o = c->out & (FP_MAX_DEPTH - 1);
+	__u32 *en, r, k = (__u32)i & (FP_MAX_DEPTH - 1), o = *out & (FP_MAX_DEPTH - 1);
 
 	if (i >= st->depth)
 		return 1;
 	r = st->f[k].region;
 	en = bpf_map_lookup_elem(&region_enabled, &r);
 	if (!en || !*en || *en != st->f[k].gen) {	/* disabled since (and maybe again on) */
-		c->dropped++;
+		*dropped += 1;
 		return 0;
 	}
-	c->path = FP_PATH_HASH(c->path, r);
+	*path = FP_PATH_HASH(*path, r);
 	st->f[o] = st->f[k];
-	st->f[o].path = c->path;
-	c->out++;
+	st->f[o].path = *path;
+	*out += 1;
 	return 0;
+}
+
+static long compact_one(__u64 i, void *data)
+{
+	struct compact_ctx *c = data;
+
+	return compact_step(c->st, i, &c->out, &c->dropped, &c->path);
 }
 
 /*
  * Drops frames of regions disabled since this thread last looked and rebuilds the
- * paths of the frames kept. Runs once per thread per disable, in bpf_loop so that the verifier
- * checks one iteration instead of every path through 32.
+ * paths of the frames kept. Runs once per thread per disable, in bpf_loop so that the
+ * verifier checks one iteration instead of every path through 32. TS_MAP (kernels
+ * before bpf_loop, whose loader also refuses a callback's address): a bounded loop whose
+ * counters live in the thread's state, not on the stack: the verifier does not follow
+ * values in map memory, so the paths through the loop do not multiply.
  */
-static __always_inline void apply_disables(struct fp_tstate *st)
+static __always_inline void apply_disables(struct fp_tstate *st, int ts)
 {
 	struct compact_ctx c = { .st = st };
+	__u32 i, out, dropped;
 
-	bpf_loop(FP_MAX_DEPTH, compact_one, &c, 0);
-	st->depth = c.out;
-	if (c.dropped)
-		count(FP_AN_DISABLED_OPEN, c.dropped);
+	if (ts == TS_STORAGE) {
+		bpf_loop(FP_MAX_DEPTH, compact_one, &c, 0);
+		out = c.out;
+		dropped = c.dropped;
+	} else {
+		st->c_out = 0;
+		st->c_dropped = 0;
+		st->c_path = 0;
+		for (i = 0; i < FP_MAX_DEPTH; i++)
+			if (compact_step(st, i, &st->c_out, &st->c_dropped, &st->c_path))
+				break;
+		out = st->c_out;
+		dropped = st->c_dropped;
+	}
+	st->depth = out;
+	if (dropped)
+		count(FP_AN_DISABLED_OPEN, dropped);
 }
 
-static __always_inline struct fp_tstate *get_state(void)
+/* The current thread's state, created on first use. */
+static __always_inline struct fp_tstate *new_state(int ts)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tid, zero = 0;
+	struct fp_tstate *st;
+	void *init;
+
+	if (ts == TS_STORAGE)
+		return bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	tid = (__u32)bpf_get_current_pid_tgid();
+	st = bpf_map_lookup_elem(&tstate_map, &tid);
+	if (st)
+		return st;
+	init = bpf_map_lookup_elem(&tstate_zero, &zero);
+	if (!init)
+		return NULL;
+	bpf_map_update_elem(&tstate_map, &tid, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&tstate_map, &tid);
+}
+
+/* A task's state if it has one (the scheduler programs). */
+static __always_inline struct fp_tstate *task_state_of(int ts, struct task_struct *task)
+{
+	__u32 tid;
+
+	if (ts == TS_STORAGE)
+		return bpf_task_storage_get(&tstate, task, 0, 0);
+	tid = (__u32)BPF_CORE_READ(task, pid);
+	return bpf_map_lookup_elem(&tstate_map, &tid);
+}
+
+static __always_inline struct fp_tstate *get_state(int ts)
+{
 	struct fp_tstate *st;
 	__u64 epoch = disable_epoch;
 
-	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = new_state(ts);
 	if (!st) {
 		count(FP_AN_NO_STATE, 1);
 		return NULL;
 	}
 	if (st->epoch != epoch) {
-		apply_disables(st);
+		apply_disables(st, ts);
 		st->epoch = epoch;
 		/* the interval since the thread's last event may span a time when its regions
 		 * were not traced (disabled, enabled again): not attributed to any path */
@@ -339,7 +448,7 @@ static __always_inline struct fp_tstate *get_state(void)
 	return st;
 }
 
-static __always_inline int on_begin(__u32 region, __u32 gen)
+static __always_inline int on_begin(__u32 region, __u32 gen, int ts)
 {
 	struct fp_region_info *info = bpf_map_lookup_elem(&region_info, &region);
 	struct fp_path_val *set;
@@ -348,7 +457,7 @@ static __always_inline int on_begin(__u32 region, __u32 gen)
 	__u64 now, path = 0;
 	__u32 d, i;
 
-	st = get_state();
+	st = get_state(ts);
 	if (!st || !info)
 		return 0;
 	set = open_set(st);
@@ -418,7 +527,7 @@ static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 dept
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline int on_end(__u32 region)
+static __always_inline int on_end(__u32 region, int ts)
 {
 	struct fp_path_val *set;
 	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk, b;	/* early */
@@ -427,7 +536,7 @@ static __always_inline int on_end(__u32 region)
 	struct fp_frame *fr;
 	__u32 d, i, found = FP_MAX_DEPTH;
 
-	st = get_state();
+	st = get_state(ts);
 	if (!st)
 		return 0;
 	set = open_set(st);
@@ -502,9 +611,26 @@ static __always_inline int on_end(__u32 region)
 	return 0;
 }
 
-static __always_inline int on_site(struct pt_regs *ctx)
+/* The site's cookie: the attach cookie, or what its trampoline stored (spoiled after the
+ * read, so that a stale value can never be taken for a site: no region has its index). */
+static __always_inline __u64 site_cookie_of(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 zero = 0;
+	__u64 *c, v;
+
+	if (k_cookie)
+		return bpf_get_attach_cookie(ctx);
+	c = bpf_map_lookup_elem(&site_cookie, &zero);
+	if (!c)
+		return FP_COOKIE_NONE;
+	v = *c;
+	*c = FP_COOKIE_NONE;
+	return v;
+}
+
+static __always_inline int on_site(struct pt_regs *ctx, int ts)
+{
+	__u64 cookie = site_cookie_of(ctx);
 	__u32 region = FP_COOKIE_REGION(cookie), *en;
 
 	if (FP_COOKIE_GEN(cookie) != link_gen)
@@ -521,43 +647,71 @@ static __always_inline int on_site(struct pt_regs *ctx)
 	if (!en || !*en)
 		return 0;
 	if (FP_COOKIE_IS_END(cookie))
-		return on_end(region);
-	return on_begin(region, *en);
+		return on_end(region, ts);
+	return on_begin(region, *en, ts);
 }
 
-/* Attached per site (perf-event uprobe). */
+/* Attached per site (perf-event uprobe), or reached from a site's trampoline. */
 SEC("uprobe")
 int fp_site(struct pt_regs *ctx)
 {
-	return on_site(ctx);
+	return on_site(ctx, TS_STORAGE);
 }
 
 /* The same, loaded for the multi-uprobe link (expected attach type set by the daemon). */
 SEC("uprobe")
 int fp_site_multi(struct pt_regs *ctx)
 {
-	return on_site(ctx);
+	return on_site(ctx, TS_STORAGE);
+}
+
+SEC("uprobe")
+int fp_site_map(struct pt_regs *ctx)
+{
+	return on_site(ctx, TS_MAP);
 }
 
 /*
  * Off-CPU time of threads inside regions. Switched out with a region open: note when,
  * and whether still runnable (preempted, or yielded) or sleeping. Switched in: charge
  * the time to the thread's counters. Threads without state, or with no region open,
- * are left as they are.
+ * are left as they are. prev's state: the tracepoint's argument where it has one (5.18:
+ * read before a concurrent wakeup could change it), else the task's field.
  */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(fp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_run_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/* The fourth argument is read only where the kernel has it: the barrier keeps the
+ * compiler from loading it ahead of the test, so the verifier never sees the read. */
+static __always_inline long prev_state(unsigned long long *ctx, struct task_struct *prev)
+{
+	if (k_switch_state) {
+		asm volatile("" ::: "memory");
+		return (long)(unsigned int)ctx[3];
+	}
+	return task_run_state(prev);
+}
+
+static __always_inline void on_switch(int ts, bool preempt, struct task_struct *prev,
+				      struct task_struct *next, long prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct fp_tstate *st;
 
-	st = bpf_task_storage_get(&tstate, prev, 0, 0);
+	st = task_state_of(ts, prev);
 	if (st && st->depth) {
 		st->switched_at = now;
 		st->switched_preempted = preempt || prev_state == 0; /* TASK_RUNNING */
 	}
-	st = bpf_task_storage_get(&tstate, next, 0, 0);
+	st = task_state_of(ts, next);
 	if (st && st->switched_at) {
 		if (st->switched_preempted)
 			st->off_pre += now - st->switched_at;
@@ -565,39 +719,84 @@ int BPF_PROG(fp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			st->off_blk += now - st->switched_at;
 		st->switched_at = 0;
 	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(fp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(TS_STORAGE, preempt, prev, next, prev_state(ctx, prev));
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(fp_switch_map, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(TS_MAP, preempt, prev, next, prev_state(ctx, prev));
 	return 0;
 }
 
 /* A sleeping thread inside a region is woken: from here on it waits runnable. */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(fp_wakeup, struct task_struct *p)
+static __always_inline void on_wakeup(int ts, struct task_struct *p)
 {
-	struct fp_tstate *st = bpf_task_storage_get(&tstate, p, 0, 0);
+	struct fp_tstate *st = task_state_of(ts, p);
 	__u64 now;
 
 	if (!st || !st->switched_at || st->switched_preempted)
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	st->off_blk += now - st->switched_at;
 	st->switched_at = now;
 	st->switched_preempted = 1;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(fp_wakeup, struct task_struct *p)
+{
+	on_wakeup(TS_STORAGE, p);
 	return 0;
 }
 
-/* A thread that exits with regions open: counted, never attributed. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(fp_exit, struct task_struct *p)
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(fp_wakeup_map, struct task_struct *p)
 {
-	struct fp_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	on_wakeup(TS_MAP, p);
+	return 0;
+}
 
+/* A thread that exits with regions open: counted, never attributed. TS_MAP: its entry
+ * goes (task storage goes with the task). */
+static __always_inline void on_exit(int ts)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct fp_tstate *st;
+
+	if (ts == TS_STORAGE)
+		st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	else
+		st = bpf_map_lookup_elem(&tstate_map, &tid);
 	if (!st)
-		return 0;
+		return;
 	if (st->epoch != disable_epoch) {	/* frames of disabled regions are not "inside" */
-		apply_disables(st);
+		apply_disables(st, ts);
 		st->epoch = disable_epoch;
 	}
 	if (st->depth)
 		count(FP_AN_EXIT_INSIDE, st->depth);
+	if (ts == TS_MAP)
+		bpf_map_delete_elem(&tstate_map, &tid);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(fp_exit, struct task_struct *p)
+{
+	on_exit(TS_STORAGE);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(fp_exit_map, struct task_struct *p)
+{
+	on_exit(TS_MAP);
 	return 0;
 }
 
@@ -665,8 +864,9 @@ int fp_sample(struct bpf_perf_event_data *ctx)
 
 	if ((__u32)(id >> 32) != sample_tgid || !sample_tgid)
 		return 0;
-	task = bpf_get_current_task_btf();
-	fs = task->thread.fsbase;
+	/* not bpf_get_current_task_btf: that came in 5.11 */
+	task = (struct task_struct *)bpf_get_current_task();
+	fs = BPF_CORE_READ(task, thread.fsbase);
 	if (bpf_probe_read_user(&tls, sizeof(tls), (void *)(fs + sample_tls_off))) {
 		sample_count(FP_SA_READ_FAILED);
 		return 0;
@@ -685,7 +885,7 @@ int BPF_PROG(fp_sample_switch, bool preempt, struct task_struct *prev, struct ta
 		return 0;
 	d = bpf_map_lookup_elem(&sample_displaced, &zero);
 	if (d)
-		*d = prev->tgid == sample_tgid && !prev->__state ? prev->pid : 0;
+		*d = prev->tgid == sample_tgid && !task_run_state(prev) ? prev->pid : 0;
 	return 0;
 }
 

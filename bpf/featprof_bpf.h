@@ -19,6 +19,7 @@
 #define FP_COOKIE_REGION(c) ((__u32)((c) >> 2))
 #define FP_COOKIE_GEN(c) ((__u32)(((c) >> 1) & 1))
 #define FP_COOKIE_IS_END(c) ((c) & 1)
+#define FP_COOKIE_NONE (~0ULL)	/* no site: its region index is no region's */
 
 #define FP_RI_NONEST 1	/* may not be open twice on a thread (a definition's pair) */
 
@@ -194,6 +195,8 @@ struct fp_tstate {
 	__u64 switched_at;	/* when switched out inside a region, else 0 */
 	__u64 off_pre, off_blk;	/* cumulative off-CPU inside regions */
 	__u64 last_pre, last_blk;	/* the counters at the latest event */
+	__u64 c_path;			/* the compaction's counters, thread state in a map */
+	__u32 c_out, c_dropped;		/* (bpf/featprof.bpf.c apply_disables) */
 	struct fp_frame f[FP_MAX_DEPTH];
 };
 

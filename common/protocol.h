@@ -34,7 +34,8 @@
  *             subscription pushes carry "sampling" only (cumulative since its start)
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
- * no_probes, unknown_name, not_attached, busy, internal.
+ * no_probes, unknown_name, not_attached, busy, internal, unsupported (the running
+ * kernel lacks what the request needs; the message names it and the kernel it came in).
  *
  * Who may do what: the peer's SO_PEERCRED credentials. Any verb naming a pid requires
  * that the peer could ptrace it: root, CAP_SYS_PTRACE, or the same uid as the target's
@@ -81,6 +82,9 @@
  *     time: true where the figure is not above its uncertainty (its own time is
  *     somewhere below it); off-CPU keys are capped at the compensated wall time, so
  *     cpu_ns + offcpu_ns = the wall time and neither is negative.
+ *     Error code "unsupported": sample --remote, record on a kernel without what they
+ *     need (status kernel.unavailable says the same). status kernel.pretend_without:
+ *     FEATPROF_KERNEL_WITHOUT as featprofd was started with (tests).
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H
@@ -113,6 +117,7 @@ enum fp_status {
 	FP_E_NOT_ATTACHED,
 	FP_E_BUSY,
 	FP_E_INTERNAL,
+	FP_E_UNSUPPORTED,
 	FP_E_MAX,
 };
 
@@ -130,6 +135,7 @@ static inline const char *fp_status_name(enum fp_status st)
 		[FP_E_NOT_ATTACHED] = "not_attached",
 		[FP_E_BUSY] = "busy",
 		[FP_E_INTERNAL] = "internal",
+		[FP_E_UNSUPPORTED] = "unsupported",
 	};
 
 	return (unsigned)st < FP_E_MAX ? names[st] : "internal";

@@ -83,7 +83,9 @@ static void busy(double ns)
 }
 
 struct cal_run {
-	int map_fd, pidfd;
+	struct fp_target *t;
+	int pidfd;
+	pid_t tid;
 	struct fp_tstate st;
 	double half_clock;	/* half of one clock_gettime */
 	double part[INSTANCES][FP_C_N];
@@ -94,8 +96,10 @@ struct cal_run {
 /* The timestamp of this thread's latest event, read from its task storage. */
 static int last_ts(struct cal_run *c, double *ts)
 {
-	if (bpf_map_lookup_elem(c->map_fd, &c->pidfd, &c->st))
-		return -errno;
+	int ret = fp_target__thread_state(c->t, c->pidfd, c->tid, &c->st);
+
+	if (ret)
+		return ret;
 	*ts = (double)c->st.last_ts;
 	return 0;
 }
@@ -411,7 +415,8 @@ static int track_open(int optimized, char *err, size_t errlen)
 		fp_calibrate_track_free();
 		return ret;
 	}
-	track.c->map_fd = bpf_map__fd(track.t->skel->maps.tstate);
+	track.c->t = track.t;
+	track.c->tid = (pid_t)syscall(SYS_gettid);
 	track.c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	track.c->half_clock = clock_cost() / 2;
 	ret = track.c->pidfd < 0 ? -errno : 0;
@@ -503,7 +508,8 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		ret = -ENOENT;
 		goto out;
 	}
-	c->map_fd = bpf_map__fd(t->skel->maps.tstate);
+	c->t = t;
+	c->tid = (pid_t)syscall(SYS_gettid);
 	c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (c->pidfd < 0) {
 		ret = -errno;

@@ -826,7 +826,8 @@ enum fp_status fp_group_stats(const char *path, struct json_object **res, char *
 enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
 			       struct json_object **res, char *msg, size_t msglen)
 {
-	int gi = fp_group_find(path, msg, msglen) - 1, i, started = 0, failed = 0;
+	int gi = fp_group_find(path, msg, msglen) - 1, i, started = 0, failed = 0, ret;
+	int unsupported = 0;
 	char first[512] = "";
 	struct exe_group *g;
 
@@ -847,10 +848,11 @@ enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
 		fp_target__sample_stop(t);	/* a restart takes the new rate */
 		if (!on)
 			continue;
-		if (!fp_target__sample_start(t, hz, remote, m, sizeof(m))) {
+		if (!(ret = fp_target__sample_start(t, hz, remote, m, sizeof(m)))) {
 			started++;
 		} else {
 			failed++;
+			unsupported = ret == -EOPNOTSUPP;
 			if (!first[0])
 				snprintf(first, sizeof(first), "%s", m);
 		}
@@ -860,7 +862,7 @@ enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
 	if (on && failed && !started) {	/* none could: say why, change nothing */
 		g->sample_hz = 0;
 		snprintf(msg, msglen, "%s: %s", g->path, first);
-		return FP_E_NO_PROBES;
+		return unsupported ? FP_E_UNSUPPORTED : FP_E_NO_PROBES;
 	}
 	if (on)
 		fp_log(FP_LOG_INFO, "%s: sampling at %d Hz, %d processes (%d could not)", g->path,

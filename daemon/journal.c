@@ -29,19 +29,17 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "journal.h"
 #include "log.h"
 #include "target.h"
-#include "uprobe_multi.h"
+#include "uprobe.h"
 
 static int jfd = -1;
 static int depth;		/* begin/end pairs open (a change made of changes) */
@@ -50,23 +48,6 @@ static int repaired = -1;
 int fp_journal__repaired(void)
 {
 	return jfd >= 0 ? repaired : -1;
-}
-
-/* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), -errno if none. */
-static int uprobe_pmu(void)
-{
-	static int type = -1;
-	FILE *f;
-
-	if (type >= 0)
-		return type;
-	f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type >= 0 ? type : -ENOENT;
 }
 
 /*
@@ -115,26 +96,20 @@ int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t
 
 static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *refs, int n)
 {
-	int type = uprobe_pmu(), fds[REPAIR_BATCH], i, k, nf, done = 0;
+	int fds[REPAIR_BATCH], i, k, nf, done = 0, type = fp_uprobe_pmu();
 
 	if (type < 0)
 		return type;
 	for (i = 0; i < n; i += REPAIR_BATCH) {
 		for (k = i, nf = 0; k < n && k < i + REPAIR_BATCH; k++) {
-			struct perf_event_attr a = { .size = sizeof(a), .type = (uint32_t)type };
-			int fd;
+			/* every process's: registering is what matters */
+			int fd = fp_uprobe_perf_open(path, offs[k], refs ? refs[k] : 0, 0);
 
-			a.config1 = (uint64_t)(uintptr_t)path;
-			a.config2 = offs[k];
-			/* the semaphore: format/ref_ctr_offset says config:32-63 */
-			a.config = refs ? refs[k] << 32 : 0;
-			/* every process's (pid -1 on one CPU): registering is what matters */
-			fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd >= 0)
 				fds[nf++] = fd;
 			else
 				fp_log(FP_LOG_DEBUG, "repair: %s+0x%llx: %s", path,
-				       (unsigned long long)offs[k], strerror(errno));
+				       (unsigned long long)offs[k], strerror(-fd));
 		}
 		for (k = 0; k < nf; k++)	/* the unregister that removes the int3 */
 			close(fds[k]);

@@ -118,6 +118,7 @@ struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_m
 {
 	struct fp_recording *rc;
 	uint32_t bytes;
+	int ret;
 
 	if (t->exited || !t->attached_sites) {
 		snprintf(msg, msglen, "pid %d: %s", (int)t->pid,
@@ -139,9 +140,11 @@ struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_m
 		fp_recording_free(rc, NULL);
 		return NULL;
 	}
-	if (fp_target__record_start(t, bytes, rec_event, rc, msg, msglen)) {
+	if ((ret = fp_target__record_start(t, bytes, rec_event, rc, msg, msglen))) {
 		if (t->rec_fd >= 0)	/* another recording has the ring */
 			*st = FP_E_BUSY;
+		else if (ret == -EOPNOTSUPP)
+			*st = FP_E_UNSUPPORTED;
 		fp_recording_free(rc, NULL);
 		return NULL;
 	}

@@ -40,6 +40,7 @@
 #include "clock.h"
 #include "featprof.h"
 #include "featprof.skel.h"
+#include "kernel.h"
 #include "log.h"
 #include "notes.h"
 #include "sample.h"
@@ -351,6 +352,11 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 	if (t->nsample_links) {
 		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
 		return -EBUSY;
+	}
+	if (remote && !fp_kernel_caps()->copy_from_user_task) {
+		snprintf(err, errlen, "sample --remote needs bpf_copy_from_user_task (Linux "
+			 "5.18), which this kernel lacks: sample without --remote");
+		return -EOPNOTSUPP;
 	}
 	ret = tls_abi(t->pid, &gate_off, &sem_off, err, errlen);
 	if (!ret)

@@ -43,65 +43,19 @@
 #include "log.h"
 #include "sample.h"
 #include "target.h"
+#include "target_links.h"
 #include "journal.h"
 #include "strays.h"
-#include "uprobe_multi.h"
+#include "kernel.h"
+#include "uprobe.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
 
-static void detach_links(struct fp_rlinks *l)
-{
-	int i;
-
-	for (i = 0; i < l->nfds; i++)
-		close(l->fds[i]);
-	for (i = 0; i < l->nlinks; i++)
-		bpf_link__destroy(l->links[i]);
-	free(l->fds);
-	free(l->links);
-	memset(l, 0, sizeof(*l));
-}
-
-/* The multi-uprobe link exists if the kernel's BTF knows its struct. */
-static int kernel_has_uprobe_multi(void)
-{
-	static int known = -1;
-	struct btf *btf;
-
-	if (known >= 0)
-		return known;
-	btf = btf__load_vmlinux_btf();
-	known = btf && btf__find_by_name_kind(btf, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
-	btf__free(btf);
-	return known;
-}
-
-static void close_set(int *fds, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-	free(fds);
-}
-
 void fp_target__release(struct fp_target *t)
 {
-	int r, journal = t->attached_sites > 0;
-
-	if (journal)
-		fp_journal__begin(t);
-	close_set(t->set_fds, t->nset_fds);
-	t->set_fds = NULL;
-	t->nset_fds = 0;
-	if (t->links && t->cat)
-		for (r = 0; r < t->cat->nregions; r++)
-			detach_links(&t->links[r]);
-	if (journal)
-		fp_journal__end();
-	t->attached_sites = 0;
+	fp_links__release(t);
 	if (t->enabled && t->cat) {
 		t->points_kept = fp_target__attach_points(t);
 		memset(t->enabled, 0, (size_t)t->cat->nregions);
@@ -246,12 +200,65 @@ uint32_t fp_target__member_group(const struct fp_target *t)
 }
 
 /*
+ * Which of the object's programs and maps this kernel gets (daemon/kernel.c, bpf/
+ * featprof.bpf.c "Kernels"): thread state in task storage or a map keyed by thread id,
+ * the attach cookie or trampolines, the multi-uprobe link or one link per site; the
+ * remote sampler only where the kernel can copy another task's memory.
+ */
+static void choose_programs(struct fp_target *t)
+{
+	const struct fp_kernel_caps *k = fp_kernel_caps();
+	struct featprof_bpf *s = t->skel;
+	bool map = !fp_kernel_task_storage();
+
+	t->ts_map = map;
+	t->multi = k->uprobe_multi && !map;	/* 6.6: task storage is there too */
+	if (t->multi)
+		bpf_program__set_expected_attach_type(s->progs.fp_site_multi,
+						      FP_ATTACH_UPROBE_MULTI);
+	bpf_program__set_autoload(s->progs.fp_site_multi, t->multi);
+	bpf_program__set_autoload(s->progs.fp_site, !map);
+	bpf_program__set_autoload(s->progs.fp_switch, !map);
+	bpf_program__set_autoload(s->progs.fp_wakeup, !map);
+	bpf_program__set_autoload(s->progs.fp_exit, !map);
+	bpf_program__set_autoload(s->progs.fp_site_map, map);
+	bpf_program__set_autoload(s->progs.fp_switch_map, map);
+	bpf_program__set_autoload(s->progs.fp_wakeup_map, map);
+	bpf_program__set_autoload(s->progs.fp_exit_map, map);
+	bpf_map__set_autocreate(s->maps.tstate, !map);
+	bpf_map__set_autocreate(s->maps.tstate_map, map);
+	bpf_map__set_autocreate(s->maps.tstate_zero, map);
+	/* a file's target measures every member's threads */
+	bpf_map__set_max_entries(s->maps.tstate_map, t->pid ? 16384 : 65536);
+	bpf_map__set_autocreate(s->maps.site_cookie, !k->cookie);
+	bpf_map__set_autocreate(s->maps.site_prog, !k->cookie);
+	bpf_program__set_autoload(s->progs.fp_sample_remote, k->copy_from_user_task);
+	bpf_program__set_autoload(s->progs.fp_sample_switch, k->copy_from_user_task);
+	s->rodata->k_cookie = k->cookie;
+	s->rodata->k_switch_state = k->switch_state;
+}
+
+int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp_tstate *st)
+{
+	__u32 key = (__u32)tid;
+
+	if (!t->skel)
+		return -EINVAL;
+	if (t->ts_map)
+		return bpf_map__lookup_elem(t->skel->maps.tstate_map, &key, sizeof(key), st,
+					    sizeof(*st), 0);
+	return bpf_map__lookup_elem(t->skel->maps.tstate, &pidfd, sizeof(pidfd), st,
+				    sizeof(*st), 0);
+}
+
+/*
  * The part of a new target that is the same for a process and a file: the catalog from
  * t->proc's objects, the BPF object loaded and its always-on programs attached. who
  * names the target in messages. 0 or -errno with err filled.
  */
 static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 {
+	bool ok_exit, ok_switch;
 	int ret, r;
 
 	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs, t->defs);
@@ -278,12 +285,7 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot open BPF object", who);
 		return -ENOMEM;
 	}
-	t->multi = kernel_has_uprobe_multi();
-	if (t->multi)
-		bpf_program__set_expected_attach_type(t->skel->progs.fp_site_multi,
-						      FP_ATTACH_UPROBE_MULTI);
-	else
-		bpf_program__set_autoload(t->skel->progs.fp_site_multi, false);
+	choose_programs(t);
 	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cap_regions);
 	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cap_regions);
 	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cap_regions);
@@ -307,16 +309,40 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 			return ret;
 		}
 	}
-	t->skel->links.fp_exit = bpf_program__attach(t->skel->progs.fp_exit);
-	if (!t->skel->links.fp_exit) {
+	if (!fp_kernel_caps()->cookie) {	/* the trampolines' tail-call target */
+		int key = 0, fd = bpf_program__fd(t->ts_map ? t->skel->progs.fp_site_map
+							     : t->skel->progs.fp_site);
+
+		t->tramp_fds = calloc((size_t)t->cap_regions * 2, sizeof(*t->tramp_fds));
+		ret = !t->tramp_fds ? -ENOMEM
+				    : bpf_map__update_elem(t->skel->maps.site_prog, &key,
+							   sizeof(key), &fd, sizeof(fd), BPF_ANY);
+		if (ret) {
+			snprintf(err, errlen, "%s: cannot set up the site trampolines: %s", who,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	if (t->ts_map) {
+		t->skel->links.fp_exit_map = bpf_program__attach(t->skel->progs.fp_exit_map);
+		t->skel->links.fp_switch_map = bpf_program__attach(t->skel->progs.fp_switch_map);
+		t->skel->links.fp_wakeup_map = bpf_program__attach(t->skel->progs.fp_wakeup_map);
+		ok_exit = t->skel->links.fp_exit_map != NULL;
+		ok_switch = t->skel->links.fp_switch_map && t->skel->links.fp_wakeup_map;
+	} else {
+		t->skel->links.fp_exit = bpf_program__attach(t->skel->progs.fp_exit);
+		t->skel->links.fp_switch = bpf_program__attach(t->skel->progs.fp_switch);
+		t->skel->links.fp_wakeup = bpf_program__attach(t->skel->progs.fp_wakeup);
+		ok_exit = t->skel->links.fp_exit != NULL;
+		ok_switch = t->skel->links.fp_switch && t->skel->links.fp_wakeup;
+	}
+	if (!ok_exit) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: cannot attach thread-exit program: %s", who,
 			 strerror(errno));
 		return ret;
 	}
-	t->skel->links.fp_switch = bpf_program__attach(t->skel->progs.fp_switch);
-	t->skel->links.fp_wakeup = bpf_program__attach(t->skel->progs.fp_wakeup);
-	if (!t->skel->links.fp_switch || !t->skel->links.fp_wakeup) {
+	if (!ok_switch) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: cannot attach the context-switch program: %s", who,
 			 strerror(errno));
@@ -414,287 +440,6 @@ fail:
 	fp_target__free(t);
 	errno = -ret;
 	return NULL;
-}
-
-/* The one message target.c logs itself: a change that half happened. */
-static void log_warn(const struct fp_target *t, const char *what, int err)
-{
-	fp_log(FP_LOG_WARN, "pid %d: %s: %s", (int)t->pid, what, strerror(-err));
-}
-
-static uint64_t site_offset(const struct fp_target *t, const struct fp_site *site)
-{
-	return t->use_opt && site->opt_off ? site->opt_off : site->loc_off;
-}
-
-static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l, char *err,
-			   size_t errlen)
-{
-	const struct fp_region *reg = &t->cat->regions[region];
-	int s;
-
-	l->links = calloc((size_t)reg->nsites, sizeof(*l->links));
-	if (!l->links)
-		return -ENOMEM;
-	for (s = 0; s < reg->nsites; s++) {
-		const struct fp_object *obj = t->cat->objs[reg->sites[s].obj];
-		const struct fp_site *site = &obj->sites[reg->sites[s].site];
-		LIBBPF_OPTS(bpf_uprobe_opts, opts);
-		uint64_t off = site_offset(t, site);
-
-		opts.bpf_cookie = FP_COOKIE(region, reg->sites[s].kind == FP_KIND_END, 0);
-		opts.ref_ctr_offset = site->sem_off;
-		/* a file's target: every process (-1; libbpf's 0 is the caller) */
-		l->links[l->nlinks] = bpf_program__attach_uprobe_opts(
-			t->skel->progs.fp_site, t->pid ? t->pid : -1, obj->host_path, off, &opts);
-		if (!l->links[l->nlinks]) {
-			int e = errno;
-
-			snprintf(err, errlen,
-				 "attach: cannot attach '%s' at %s+0x%llx in pid %d: %s", reg->name,
-				 obj->path, (unsigned long long)off, (int)t->pid, strerror(e));
-			return -e;
-		}
-		l->nlinks++;
-	}
-	return 0;
-}
-
-/*
- * Builds the link set for the regions in want[] (generation gen): one multi-uprobe link
- * per object holding such sites. Returns the number of links in *fds_out, or -errno.
- */
-static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int **fds_out,
-		     char *err, size_t errlen)
-{
-	int prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
-	int o, r, s, n = 0, ret = 0, cap = 0;
-	uint64_t *offs = NULL, *refs = NULL, *cookies = NULL;
-	int *fds = calloc((size_t)t->cat->nobjs + 1, sizeof(int));
-
-	for (r = 0; r < t->cat->nregions; r++)
-		cap += want[r] ? t->cat->regions[r].nsites : 0;
-	offs = calloc((size_t)cap + 1, 8);
-	refs = calloc((size_t)cap + 1, 8);
-	cookies = calloc((size_t)cap + 1, 8);
-	if (!fds || !offs || !refs || !cookies) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (o = 0; o < t->cat->nobjs; o++) {
-		const struct fp_object *obj = t->cat->objs[o];
-		uint32_t k = 0;
-		int fd;
-
-		for (r = 0; r < t->cat->nregions; r++) {
-			const struct fp_region *reg = &t->cat->regions[r];
-
-			if (!want[r])
-				continue;
-			for (s = 0; s < reg->nsites; s++) {
-				const struct fp_site *site;
-
-				if (reg->sites[s].obj != o)
-					continue;
-				site = &obj->sites[reg->sites[s].site];
-				offs[k] = site_offset(t, site);
-				refs[k] = site->sem_off;
-				cookies[k] = FP_COOKIE(r, reg->sites[s].kind == FP_KIND_END, gen);
-				k++;
-			}
-		}
-		if (!k)
-			continue;
-		fd = fp_uprobe_multi_link(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid);
-		if (fd < 0) {
-			ret = fd;
-			snprintf(err, errlen, "attach: cannot attach %u sites in %s of pid %d: %s",
-				 k, obj->path, (int)t->pid, strerror(-fd));
-			goto out;
-		}
-		fds[n++] = fd;
-	}
-out:
-	free(offs);
-	free(refs);
-	free(cookies);
-	if (ret) {
-		close_set(fds, n);
-		return ret;
-	}
-	*fds_out = fds;
-	return n;
-}
-
-/* An array map's update of a valid index does not fail; checked all the same. */
-static int set_flag(struct fp_target *t, int region, int on)
-{
-	__u32 key = (__u32)region, val = on ? ++t->enable_gen : 0;
-
-	if (on && !val)	/* 2^32 enables: 0 means disabled */
-		val = ++t->enable_gen;
-	return bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
-				    sizeof(val), BPF_ANY);
-}
-
-static int set_enabled_flags(struct fp_target *t, const uint8_t *sel, int on)
-{
-	int r, ret = 0;
-
-	for (r = 0; r < t->cat->nregions && !ret; r++)
-		if (sel[r] && !!t->enabled[r] != !!on)
-			ret = set_flag(t, r, on);
-	return ret;
-}
-
-static int count_sites(const struct fp_target *t, const uint8_t *want)
-{
-	int r, n = 0;
-
-	for (r = 0; r < t->cat->nregions; r++)
-		n += want[r] ? t->cat->regions[r].nsites : 0;
-	return n;
-}
-
-/* force: rebuild the link set even when no region changes (a region gained sites). */
-static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
-			  char *err, size_t errlen);
-
-/* Every change of a target's attachments is journaled (daemon/journal.c). */
-static int set_regions(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
-		       size_t errlen)
-{
-	int ret;
-
-	fp_journal__begin(t);
-	ret = change_regions(t, sel, on, force, err, errlen);
-	fp_journal__end();
-	return ret;
-}
-
-static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
-			  char *err, size_t errlen)
-{
-	int r, n, ret = 0, changed = 0;
-	uint8_t *want;
-	int *fds = NULL;
-
-	if (t->exited || !t->skel)
-		return -EINVAL;
-	for (r = 0; r < t->cat->nregions; r++)
-		changed |= sel[r] && !!t->enabled[r] != !!on;
-	if (!changed && !(force && t->multi))
-		return 0;
-	if (!t->multi) {
-		for (r = 0; r < t->cat->nregions && !ret; r++)
-			if (sel[r])
-				ret = fp_target__set_region(t, r, on, err, errlen);
-		return ret;
-	}
-	want = malloc((size_t)t->cat->nregions);
-	if (!want)
-		return -ENOMEM;
-	for (r = 0; r < t->cat->nregions; r++)
-		want[r] = sel[r] ? (uint8_t)!!on : t->enabled[r];
-	if (!on) {	/* stop counting first: sites may fire until the set is replaced */
-		ret = set_enabled_flags(t, sel, 0);
-		if (ret) {
-			set_enabled_flags(t, sel, 1);
-			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
-				 (int)t->pid, strerror(-ret));
-			free(want);
-			return ret;
-		}
-		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
-	}
-	n = count_sites(t, want) ? build_set(t, want, t->gen + 1, &fds, err, errlen) : 0;
-	if (n < 0) {
-		if (!on)	/* nothing changed: the regions stay enabled on the old set */
-			set_enabled_flags(t, sel, 1);
-		free(want);
-		return n;
-	}
-	t->gen++;
-	__atomic_store_n(&t->skel->bss->link_gen, t->gen & 1, __ATOMIC_SEQ_CST);
-	if (on && (ret = set_enabled_flags(t, sel, 1)))	/* attached, but not counted */
-		log_warn(t, "cannot enable regions in the map", ret);
-	close_set(t->set_fds, t->nset_fds);	/* the one grace-period wait */
-	t->set_fds = fds;
-	t->nset_fds = n;
-	memcpy(t->enabled, want, (size_t)t->cat->nregions);
-	t->attached_sites = count_sites(t, want);
-	if (on && !t->enabled_at_ns)
-		t->enabled_at_ns = fp_mono_ns();
-	free(want);
-	return 0;
-}
-
-int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
-			   size_t errlen)
-{
-	return set_regions(t, sel, on, 0, err, errlen);
-}
-
-/* The per-site path (no multi-uprobe link): the region's own links. */
-static int set_region_links(struct fp_target *t, int region, int on, char *err, size_t errlen)
-{
-	struct fp_rlinks *l;
-	int ret;
-
-	l = &t->links[region];
-	if (on) {
-		ret = attach_per_site(t, region, l, err, errlen);
-		if (ret) {
-			detach_links(l);
-			return ret;
-		}
-		ret = set_flag(t, region, 1);
-		if (ret) {
-			detach_links(l);
-			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
-				 (int)t->pid, strerror(-ret));
-			return ret;
-		}
-		t->attached_sites += t->cat->regions[region].nsites;
-		if (!t->enabled_at_ns)
-			t->enabled_at_ns = fp_mono_ns();
-	} else {
-		ret = set_flag(t, region, 0);
-		if (ret) {
-			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
-				 (int)t->pid, strerror(-ret));
-			return ret;
-		}
-		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
-		detach_links(l);
-		t->attached_sites -= t->cat->regions[region].nsites;
-	}
-	t->enabled[region] = (uint8_t)!!on;
-	return 0;
-}
-
-int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
-{
-	int ret;
-
-	if (region < 0 || region >= t->cat->nregions || t->exited || !t->skel)
-		return -EINVAL;
-	if (!!t->enabled[region] == !!on)
-		return 0;
-	if (t->multi) {
-		uint8_t *sel = calloc((size_t)t->cat->nregions, 1);
-
-		if (!sel)
-			return -ENOMEM;
-		sel[region] = 1;
-		ret = fp_target__set_regions(t, sel, on, err, errlen);
-		free(sel);
-		return ret;
-	}
-	fp_journal__begin(t);
-	ret = set_region_links(t, region, on, err, errlen);
-	fp_journal__end();
-	return ret;
 }
 
 static int wanted(const struct fp_target *t, int r)
@@ -815,7 +560,7 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 		}
 		force |= grew;
 	}
-	ret = any || force ? set_regions(t, sel, 1, force, err, errlen) : 0;
+	ret = any || force ? fp_links__set(t, sel, 1, force, err, errlen) : 0;
 out:
 	free(sel);
 	free(nsites0);

@@ -48,6 +48,9 @@ struct fp_target {
 	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
 	struct fp_rlinks *links;	/* per region, per-site mode */
 	bool multi;			/* multi-uprobe links (else one perf link per site) */
+	bool ts_map;			/* thread state in a map keyed by tid (old kernels) */
+	int *tramp_fds;			/* no attach cookie: per (region, end) the site
+					 * trampoline (daemon/uprobe.c), 0: not made yet */
 	int *set_fds;			/* multi mode: the current link set, one per object */
 	int nset_fds;
 	unsigned gen;			/* generation of the current link set */
@@ -141,6 +144,10 @@ int fp_target__attach_points(const struct fp_target *t);
  * regions featprofd has enabled: left by someone (common/strays.h), or another tool's
  * uprobes. -errno when its memory cannot be read. */
 int fp_target__strays(const struct fp_target *t);
+/* The state of one thread (tid; pidfd: a pidfd of it, for task storage) as the object
+ * keeps it: the daemon's own calibration reads its thread's. 0 or -errno. */
+struct fp_tstate;
+int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp_tstate *st);
 /* A process's start time (field 22 of /proc/PID/stat), 0 when it cannot be read. */
 unsigned long long fp_start_time(pid_t pid);
 /* Reads and sums the per-CPU maps. NULL with errno. */

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "featprof.skel.h"
+#include "kernel.h"
 #include "strays.h"
 #include "target.h"
 
@@ -189,6 +190,11 @@ int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 		snprintf(err, errlen, "pid %d: %s", (int)t->pid,
 			 t->skel ? "already recording" : "exited");
 		return -EBUSY;
+	}
+	if (!fp_kernel_caps()->ringbuf_inner) {
+		snprintf(err, errlen, "record needs a BPF ring buffer inside an array of maps, "
+			 "which this kernel refuses");
+		return -EOPNOTSUPP;
 	}
 	t->rec_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "fp_record", 0, 0, bytes, NULL);
 	if (t->rec_fd < 0) {

@@ -657,7 +657,9 @@ static enum fp_status do_sample(struct fp_client *c, struct request *r,
 	if (on) {
 		ret = fp_target__sample_start(r->t, hz, remote, msg, msglen);
 		if (ret)
-			return ret == -ENOENT ? FP_E_NO_PROBES : FP_E_INTERNAL;
+			return ret == -ENOENT	     ? FP_E_NO_PROBES
+			       : ret == -EOPNOTSUPP ? FP_E_UNSUPPORTED
+						    : FP_E_INTERNAL;
 		if (!r->t->enabled_at_ns)
 			r->t->enabled_at_ns = fp_mono_ns();
 		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s (TLS at fs%+lld)", (int)r->pid,

@@ -20,7 +20,10 @@
  *                   one (NS)
  *   --warm N        (with --wait) N iterations first, then print "warm" and wait for
  *                   another line before the measured ones (first hits of a site cost
- *                   more: the kernel's out-of-line area, a nop5's rewrite)
+ *                   more: the kernel's out-of-line area, a nop5's rewrite); the
+ *                   measured ones run in new threads
+ *   --hold          after the result, wait for a line on stdin before exiting (the
+ *                   threads have exited, the process lives)
  * Prints one JSON object: ns per iteration of the loop, and the truth in --truth mode.
  */
 #include <errno.h>
@@ -40,7 +43,7 @@
 #include "featprof.h"
 #ifndef BL_DRY
 #include "notes.h"
-#include "uprobe_multi.h"
+#include "uprobe.h"
 #include <linux/bpf.h>
 #endif
 
@@ -233,7 +236,7 @@ static void run_threads(int threads, struct res *r, pthread_t *tid)
 
 int main(int argc, char **argv)
 {
-	int threads = 1, wait = 0, i;
+	int threads = 1, wait = 0, hold = 0, i;
 	long warm = 0;
 	const char *bare = NULL;
 	int floor = 0;
@@ -264,6 +267,8 @@ int main(int argc, char **argv)
 			nested = 1;
 		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
 			warm = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--hold"))
+			hold = 1;
 		else
 			return 2;
 	}
@@ -326,5 +331,12 @@ int main(int argc, char **argv)
 	}
 #endif
 	printf("}\n");
+	if (hold) {
+		char line[16];
+
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 3;
+	}
 	return 0;
 }

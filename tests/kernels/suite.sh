@@ -6,7 +6,7 @@
 # usage: suite.sh BUILD_DIR   (as root, in the repository)
 set -u
 B=${1:-build}
-K=$(uname -r)
+K=${FP_SUITE_NAME:-$(uname -r)}
 tmp=$(mktemp -d)
 sock=$tmp/fp.sock
 fails=0
@@ -37,6 +37,35 @@ exec 3>&-
 wait $bl
 n=$(fp stats $bl --json | python3 -c 'import json,sys; print(sum(r["count"] for r in json.load(sys.stdin)["regions"] if r["name"] == "busy"))')
 [ "$n" = 6000 ] && say exact_counts "ok 6000 instances, 2 threads" || say exact_counts "FAIL $n of 6000"
+
+# threads that exit leave no per-thread state behind: 2 x 4 threads came and went (a
+# warm-up round, then the measured one), the process lives on; where the state is in a
+# map keyed by thread id, its entries are counted (featprofd's own calibration thread
+# may hold one); task storage goes with its task
+coproc BL { "$B/bench/busyloop_fp" 300 10 --wait --warm 300 --threads 4 --hold; }
+read -r -u "${BL[0]}" line
+bl=${line#ready }
+if fp enable $bl --all > /dev/null 2> "$tmp/err"; then
+	echo go >&"${BL[1]}"; read -r -u "${BL[0]}" line
+	echo go >&"${BL[1]}"; read -r -u "${BL[0]}" line
+	n=$(fp stats $bl --json | python3 -c 'import json,sys; print(sum(r["count"] for r in json.load(sys.stdin)["regions"] if r["name"] == "busy"))')
+	if fp status --json | python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)["kernel"]["mechanisms"]["thread_state"].startswith("a hash map"))'; then
+		left=0
+		for id in $(bpftool map show | awk -F'[: ]+' '/ name tstate_map / { print $1 }'); do
+			left=$((left + $(bpftool -j map dump id "$id" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')))
+		done
+		[ "$n" = 2400 ] && [ "$left" -le 1 ] &&
+			say thread_exit "ok $n instances; $left thread state(s) left in the map" ||
+			say thread_exit "FAIL $n of 2400 instances; $left thread states left in the map"
+	else
+		[ "$n" = 2400 ] && say thread_exit "ok $n instances; task storage" ||
+			say thread_exit "FAIL $n of 2400 instances"
+	fi
+else
+	say thread_exit "FAIL $(cat "$tmp/err")"
+fi
+echo exit >&"${BL[1]}"
+wait "$BL_PID" 2>/dev/null
 
 # enable, off-CPU, record, export and disable on the demo
 "$B/featprof-demo" -t 2 -q &
@@ -99,6 +128,14 @@ if fp sample $ds --hz 499 --duration 2 --json > "$tmp/s.json" 2> "$tmp/err"; the
 else
 	say sample "refused or FAIL: $(tail -1 "$tmp/err")"
 	grep -q "needs\|not available\|Linux" "$tmp/err" || fails=$((fails + 1))
+fi
+# sampling from featprofd's own CPU: 5.18 and later, refused in one line before
+if fp sample $ds --remote --hz 499 --duration 2 --json > "$tmp/s.json" 2> "$tmp/err"; then
+	say sample_remote "ok $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sampling"]["samples"], "samples")' "$tmp/s.json")"
+elif grep -q "needs bpf_copy_from_user_task (Linux 5.18)" "$tmp/err"; then
+	say sample_remote "refused: $(tail -1 "$tmp/err")"
+else
+	say sample_remote "FAIL $(tail -1 "$tmp/err")"
 fi
 kill $ds
 exit $((fails > 0))
