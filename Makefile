@@ -127,7 +127,7 @@ CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
-	fp_gated)
+	fp_gated) $(O)/bench/gap_cost
 UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats)
 
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
@@ -151,7 +151,10 @@ $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := 
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_LIBS := $(LIBS_NOTES)
 $(O)/tests/targets/redzone_bare: private TGT_EXTRA := -DREDZONE_BARE_NOP5
 
-$(BENCH_BINS): tests/bench/busyloop.c $(O)/common/notes.o $(O)/daemon/uprobe.o
+$(O)/bench/gap_cost: tests/bench/gap_cost.c
+$(O)/bench/gap_cost: private TGT_LIBS := -lpthread
+$(filter $(O)/bench/busyloop_%,$(BENCH_BINS)): tests/bench/busyloop.c $(O)/common/notes.o \
+	$(O)/daemon/uprobe.o
 $(O)/bench/busyloop_%: private TGT_OBJS := $(O)/common/notes.o $(O)/daemon/uprobe.o
 $(O)/bench/busyloop_%: private TGT_LIBS := -lpthread $(LIBS_NOTES) $(LIBS_BPF)
 $(O)/bench/busyloop_dry: private TGT_EXTRA := -DBL_DRY
@@ -190,7 +193,7 @@ $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes: $(O)/tests/unit/%: \
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
 $(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/stats.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ -lm
 
 $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/notes.h common/seterr.h
 	$(call msg,FUZZ,$@)

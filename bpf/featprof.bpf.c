@@ -35,6 +35,16 @@
  * exactly where its outermost region does. The rest is calibrated and subtracted in
  * user space (daemon/calibrate.c, daemon/stats.c).
  *
+ * Cost: each event adds the probe's calibrated cost to a per-thread running total, the
+ * part before its timestamp first (gap_cost: by how long the thread ran since its
+ * previous event, in log2 steps, or cold after a switch-out). A frame keeps the total at
+ * its begin's timestamp, so an instance's probe cost (its own begin's post part,
+ * everything nested, its end's pre part) is one subtraction at its end, as its off-CPU
+ * time is; an interval of a path holds the post part of the event that opened it and the
+ * pre part of the one that closed it. User space subtracts these sums (daemon/stats.c),
+ * and their uncertainty (gap_sd, the calibration's spread; shared_sd after another CPU's
+ * probe) is summed alike.
+ *
  * Off-CPU: sched_switch charges the time a thread spends switched out while it has a
  * region open to its cumulative counters, split into preempted (switched out while
  * still runnable, or woken and waiting for a CPU: sched_wakeup) and blocked (sleeping).
@@ -42,10 +52,10 @@
  * begin, so an end knows the off-CPU time of its instance without walking the stack.
  * A thread with no region open costs a switch one task-storage lookup, nothing else.
  *
- * Kernels (daemon/kernel.c probes them; docs/TRACING.md "Kernels"): the per-thread state
- * lives in task storage (Linux 5.11) where the kernel has it and bpf_loop (5.17) and
- * sched_switch's prev_state argument (5.18) too, else in a hash map keyed by thread id
- * that the thread's exit empties: every program that touches the state exists in both
+ * Kernels (daemon/kernel.c probes them; docs/TRACING.md "The kernel's mechanisms"): the
+ * per-thread state lives in task storage (Linux 5.11) where the kernel has it and
+ * bpf_loop (5.17) too, else in a hash map keyed by thread id that the thread's exit
+ * empties: every program that touches the state exists in both
  * kinds (TS_STORAGE, TS_MAP: the same code, a constant argument), and the daemon loads one
  * kind. The site's identity is the attach cookie (5.15); without it the daemon attaches
  * one small program per (region, begin or end) that stores the cookie it was built with
@@ -248,6 +258,17 @@ struct {
 __u64 disable_epoch = 0;
 __u32 link_gen = 0;	/* sites of the other generation are a link set being replaced */
 
+/* The probe cost per attach point (0 the nop1, 1 the nop5: FP_COOKIE_OPT), gap bucket and
+ * part (ns), and its spread, set by the daemon from its calibration (and again as the
+ * calibration drifts). */
+__u32 gap_cost[2][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 gap_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
+/* The extra spread of an event after another CPU hit this object's probes since the
+ * thread's previous event: it may cost more than its gap says (daemon/stats.h
+ * FP_GAP_SHARED_UNC), per point, step and part. */
+__u32 shared_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 last_probe_cpu = 0;	/* the CPU of the object's latest event, any thread */
+
 static __always_inline void count(__u32 what, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&anomalies, &what);
@@ -306,13 +327,48 @@ static __always_inline struct fp_path_val *open_set(struct fp_tstate *st)
 	return v;
 }
 
+/* The event's gap: how long the thread ran since its previous event (log2 ns, 0-63), or
+ * 64 for cold. */
+static __always_inline __u64 gap_log2(struct fp_tstate *st, __u64 now)
+{
+	if (!st->last_kind || st->switches != st->last_switches)
+		return 64;
+	return log2_u64(now - st->last_ts);
+}
+
 /*
  * Closes the thread's interval since its previous event at now (an event of kind
  * FP_EV_*), adding it to v, the set open during it; the same timestamp opens the next.
+ * The event's probe cost goes into the thread's totals: its pre part before now (so in
+ * last_ctot, the total at now), its post part after.
  */
 static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *v, __u64 now,
-				      __u32 kind)
+				      __u32 kind, __u32 opt)
 {
+	__u32 pre = kind == FP_EV_BEGIN ? FP_PART_BEGIN_PRE : FP_PART_END_PRE;
+	__u32 cpu = bpf_get_smp_processor_id(), o = opt & 1;
+	__u64 b = gap_log2(st, now);
+
+	/* the step, clamped by branches on the 64-bit value right before its use: 6.1's
+	 * verifier loses the bound of a clamp done in a helper ("unbounded memory access") */
+	barrier_var(b);
+	if (b == 64)
+		b = FP_GAP_COLD;
+	else if (b > FP_GAP_STEPS - 1)
+		b = FP_GAP_STEPS - 1;
+	__u64 c = st->ctot + gap_cost[o][b][pre], u = st->utot + gap_sd[o][b][pre];
+	__u32 xu = 0;
+
+	/* another CPU's probe since (after a switch the event is cold: its own spread); the
+	 * variable is written only when it changes, so one CPU's probes leave it clean */
+	if (last_probe_cpu != cpu) {
+		if (b != FP_GAP_COLD) {
+			xu = shared_sd[o][b][pre + 1];
+			u += shared_sd[o][b][pre];
+		}
+		last_probe_cpu = cpu;
+	}
+
 	if (v) {
 		v->ns += now - st->last_ts;
 		v->events++;
@@ -320,11 +376,20 @@ static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *
 		v->closed_by_begin += kind == FP_EV_BEGIN;
 		v->off_pre_ns += st->off_pre - st->last_pre;
 		v->off_blk_ns += st->off_blk - st->last_blk;
+		v->cost_ns += c - st->last_ctot;
+		v->unc_ns += u - st->last_utot;
+		v->npre += st->n_pre - st->last_npre;
 	}
+	st->last_npre = st->n_pre;
 	st->last_ts = now;
 	st->last_kind = kind;
 	st->last_pre = st->off_pre;
 	st->last_blk = st->off_blk;
+	st->last_switches = st->switches;
+	st->last_ctot = c;
+	st->last_utot = u;
+	st->ctot = c + gap_cost[o][b][pre + 1];	/* the post part follows the pre */
+	st->utot = u + gap_sd[o][b][pre + 1] + xu;
 }
 
 struct compact_ctx {
@@ -448,7 +513,7 @@ static __always_inline struct fp_tstate *get_state(int ts)
 	return st;
 }
 
-static __always_inline int on_begin(__u32 region, __u32 gen, int ts)
+static __always_inline int on_begin(__u32 region, __u32 gen, __u32 opt, int ts)
 {
 	struct fp_region_info *info = bpf_map_lookup_elem(&region_info, &region);
 	struct fp_path_val *set;
@@ -465,7 +530,7 @@ static __always_inline int on_begin(__u32 region, __u32 gen, int ts)
 	if (d >= FP_MAX_DEPTH) {
 		st->overflow++;
 		count(FP_AN_OVERFLOW, 1);
-		close_set(st, set, bpf_ktime_get_ns(), FP_EV_BEGIN);
+		close_set(st, set, bpf_ktime_get_ns(), FP_EV_BEGIN, opt);
 		return 0;
 	}
 	for (i = 0; i < FP_MAX_DEPTH; i++) {
@@ -499,13 +564,20 @@ static __always_inline int on_begin(__u32 region, __u32 gen, int ts)
 	fr->child_pre = 0;
 	fr->child_blk = 0;
 	now = bpf_ktime_get_ns();	/* late: the rest of this program is outside */
-	close_set(st, set, now, FP_EV_BEGIN);	/* the enclosing path's interval */
+	close_set(st, set, now, FP_EV_BEGIN, opt);	/* the enclosing path's interval */
 	fr->start = now;
+	fr->cost0 = st->last_ctot;
+	fr->unc0 = st->last_utot;
+	fr->child_cost = 0;
+	fr->child_unc = 0;
+	fr->npre0 = st->n_pre;
+	fr->child_npre = 0;
 	st->depth = d + 1;
 	return 0;
 }
 
-static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 depth, __u64 now)
+static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 depth, __u64 now,
+				   __u64 st_ctot)
 {
 	__u32 zero = 0;
 	void *rb = bpf_map_lookup_elem(&record_rb, &zero);
@@ -520,6 +592,8 @@ static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 dept
 	}
 	e->start = fr->start;
 	e->end = now;
+	e->cstart = fr->cost0;
+	e->cend = st_ctot;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->region = region;
 	e->depth = depth;
@@ -527,10 +601,10 @@ static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 dept
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline int on_end(__u32 region, int ts)
+static __always_inline int on_end(__u32 region, __u32 opt, int ts)
 {
 	struct fp_path_val *set;
-	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk, b;	/* early */
+	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk, b, cost, unc, npre;	/* early */
 	struct fp_region_stats *rs;
 	struct fp_tstate *st;
 	struct fp_frame *fr;
@@ -540,7 +614,7 @@ static __always_inline int on_end(__u32 region, int ts)
 	if (!st)
 		return 0;
 	set = open_set(st);
-	close_set(st, set, now, FP_EV_END);
+	close_set(st, set, now, FP_EV_END, opt);
 	if (st->overflow) {	/* the innermost begins were not pushed: this ends one */
 		st->overflow--;
 		return 0;
@@ -571,6 +645,9 @@ static __always_inline int on_end(__u32 region, int ts)
 	excl = incl > fr->child_ns ? incl - fr->child_ns : 0;
 	pre = st->off_pre - fr->off_pre0;
 	blk = st->off_blk - fr->off_blk0;
+	cost = st->last_ctot - fr->cost0;
+	unc = st->last_utot - fr->unc0;
+	npre = st->n_pre - fr->npre0;
 	st->depth = found;
 	if (found > 0) {
 		__u32 p = found - 1;
@@ -583,6 +660,9 @@ static __always_inline int on_end(__u32 region, int ts)
 		parent->ndesc += 1 + fr->ndesc;
 		parent->child_pre += pre;
 		parent->child_blk += blk;
+		parent->child_cost += cost;
+		parent->child_unc += unc;
+		parent->child_npre += npre;
 	}
 	rs = bpf_map_lookup_elem(&region_stats, &region);
 	if (!rs)
@@ -600,6 +680,12 @@ static __always_inline int on_end(__u32 region, int ts)
 	rs->off_blk_ns += blk;
 	rs->xoff_pre_ns += pre - fr->child_pre;
 	rs->xoff_blk_ns += blk - fr->child_blk;
+	rs->cost_ns += cost;
+	rs->unc_ns += unc;
+	rs->xcost_ns += cost - fr->child_cost;
+	rs->xunc_ns += unc - fr->child_unc;
+	rs->npre += npre;
+	rs->xnpre += npre - fr->child_npre;
 	/* the bucket as a 64-bit value clamped by a branch: 6.1's verifier loses the bound
 	 * of a 32-bit index clamped by a ternary ("R0 unbounded memory access") */
 	b = log2_u64(incl);
@@ -607,7 +693,7 @@ static __always_inline int on_end(__u32 region, int ts)
 		b = FP_HIST_BUCKETS - 1;
 	rs->hist[b]++;
 	if (record_on)
-		record(fr, region, found, now);
+		record(fr, region, found, now, st->last_ctot);
 	return 0;
 }
 
@@ -647,8 +733,8 @@ static __always_inline int on_site(struct pt_regs *ctx, int ts)
 	if (!en || !*en)
 		return 0;
 	if (FP_COOKIE_IS_END(cookie))
-		return on_end(region, ts);
-	return on_begin(region, *en, ts);
+		return on_end(region, FP_COOKIE_OPT(cookie), ts);
+	return on_begin(region, *en, FP_COOKIE_OPT(cookie), ts);
 }
 
 /* Attached per site (perf-event uprobe), or reached from a site's trampoline. */
@@ -707,16 +793,20 @@ static __always_inline void on_switch(int ts, bool preempt, struct task_struct *
 	struct fp_tstate *st;
 
 	st = task_state_of(ts, prev);
+	if (st)
+		st->switches++;	/* the thread's next probe finds caches cold */
 	if (st && st->depth) {
 		st->switched_at = now;
 		st->switched_preempted = preempt || prev_state == 0; /* TASK_RUNNING */
 	}
 	st = task_state_of(ts, next);
 	if (st && st->switched_at) {
-		if (st->switched_preempted)
+		if (st->switched_preempted) {
 			st->off_pre += now - st->switched_at;
-		else
+			st->n_pre++;
+		} else {
 			st->off_blk += now - st->switched_at;
+		}
 		st->switched_at = 0;
 	}
 }

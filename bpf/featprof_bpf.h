@@ -11,17 +11,35 @@
 #define FP_MAX_FEATURES 64	/* one bit each in a feature mask */
 
 /*
- * The attach cookie of a site: which region, begin or end, and the generation of the
- * link set it belongs to (see daemon/target.c). No map lookup needed.
+ * The attach cookie of a site: which region, begin or end, the generation of the link
+ * set it belongs to (see daemon/target.c) and whether it is attached at the optimized
+ * nop5 (its cost is that point's). No map lookup needed.
  */
-#define FP_COOKIE(region, is_end, gen)                                                     \
-	(((__u64)(region) << 2) | ((__u64)((gen) & 1) << 1) | ((is_end) ? 1 : 0))
-#define FP_COOKIE_REGION(c) ((__u32)((c) >> 2))
+#define FP_COOKIE(region, is_end, gen, opt)                                                \
+	(((__u64)(region) << 3) | ((__u64)((opt) ? 1 : 0) << 2) |                         \
+	 ((__u64)((gen) & 1) << 1) | ((is_end) ? 1 : 0))
+#define FP_COOKIE_REGION(c) ((__u32)((c) >> 3))
+#define FP_COOKIE_OPT(c) ((__u32)(((c) >> 2) & 1))
 #define FP_COOKIE_GEN(c) ((__u32)(((c) >> 1) & 1))
 #define FP_COOKIE_IS_END(c) ((c) & 1)
 #define FP_COOKIE_NONE (~0ULL)	/* no site: its region index is no region's */
 
 #define FP_RI_NONEST 1	/* may not be open twice on a thread (a definition's pair) */
+
+/*
+ * A probe's cost to the thread, by the time since the thread's previous event (the gap):
+ * the longer the thread ran its own code since, the more the probe costs (measured in
+ * daemon/calibrate.c). The kernel looks an event up by step: floor(log2(gap in ns)),
+ * longer gaps taking the last step, or FP_GAP_COLD: the thread's first event, or it
+ * was switched out since its previous one. Per step four parts around the event's
+ * timestamp (FP_PART_*), which the daemon interpolates from its calibration and sets in
+ * every object (gap_cost, gap_sd); the kernel adds them up per event (see
+ * bpf/featprof.bpf.c, "Cost").
+ */
+#define FP_GAP_STEPS 32		/* step 31: 2.1 s and longer */
+#define FP_GAP_COLD FP_GAP_STEPS
+#define FP_GAP_SLOTS (FP_GAP_STEPS + 1)
+enum { FP_PART_BEGIN_PRE, FP_PART_BEGIN_POST, FP_PART_END_PRE, FP_PART_END_POST, FP_PARTS };
 
 struct fp_region_info {
 	__u64 mask;		/* features of the region, bit i = feature i of the target */
@@ -42,6 +60,10 @@ struct fp_region_stats {
 	/* off-CPU time inside the instances (sched_switch): runnable / sleeping */
 	__u64 off_pre_ns, off_blk_ns;		/* inclusive */
 	__u64 xoff_pre_ns, xoff_blk_ns;		/* exclusive of completed children */
+	/* the probes' cost inside the instances (gap_cost) and its uncertainty (gap_sd):
+	 * inclusive, and exclusive of completed children */
+	__u64 cost_ns, unc_ns, xcost_ns, xunc_ns;
+	__u64 npre, xnpre;	/* preemptions inside (of which off_pre_ns, xoff_pre_ns) */
 	__u64 hist[FP_HIST_BUCKETS];	/* inclusive ns, bucket = floor(log2(ns)) */
 };
 
@@ -61,6 +83,8 @@ struct fp_path_val {
 	__u64 closed_by_begin;	/* closed by a begin (else by an end) */
 	__u64 off_pre_ns, off_blk_ns;	/* off-CPU inside them */
 	__u64 count;		/* instances of the path's innermost region ended here */
+	__u64 cost_ns, unc_ns;	/* the probes' cost inside them, its uncertainty */
+	__u64 npre;		/* preemptions inside them */
 };
 
 /* A path's last element: what the hash stands for (written once, first sight). */
@@ -94,6 +118,7 @@ enum fp_anomaly {
  */
 struct fp_event {
 	__u64 start, end;	/* bpf_ktime_get_ns of the begin and the end */
+	__u64 cstart, cend;	/* the thread's cumulative probe cost at each (ctot) */
 	__u32 tid;
 	__u32 region;
 	__u32 depth;		/* 0 = outermost */
@@ -174,6 +199,9 @@ struct fp_frame {
 	__u64 path;		/* the region path up to this frame (FP_PATH_HASH) */
 	__u64 off_pre0, off_blk0;	/* the thread's off-CPU counters at the begin */
 	__u64 child_pre, child_blk;	/* off-CPU inside completed direct children */
+	__u64 cost0, unc0;	/* the thread's ctot, utot at the begin's timestamp */
+	__u64 child_cost, child_unc;	/* probe cost inside completed direct children */
+	__u64 npre0, child_npre;	/* the thread's preemptions at the begin; in children */
 	__u32 region;
 	__u32 nchild;
 	__u32 ndesc;
@@ -195,6 +223,12 @@ struct fp_tstate {
 	__u64 switched_at;	/* when switched out inside a region, else 0 */
 	__u64 off_pre, off_blk;	/* cumulative off-CPU inside regions */
 	__u64 last_pre, last_blk;	/* the counters at the latest event */
+	/* the probes' cost so far on the thread (gap_cost, ns) and its uncertainty; their
+	 * values at the latest event's timestamp; switch-outs (any, inside a region or not)
+	 * and their count at the latest event */
+	__u64 ctot, utot, last_ctot, last_utot;
+	__u32 switches, last_switches;
+	__u64 n_pre, last_npre;	/* preemptions inside regions (of off_pre), at the latest */
 	__u64 c_path;			/* the compaction's counters, thread state in a map */
 	__u32 c_out, c_dropped;		/* (bpf/featprof.bpf.c apply_disables) */
 	struct fp_frame f[FP_MAX_DEPTH];

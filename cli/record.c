@@ -9,19 +9,17 @@
  * process and thread names as metadata events. "otherData" holds the event and drop
  * counts, the ring size and the calibration used.
  *
- * Compensation, the same as stats': an instance's duration is
- *	raw - bias - ndesc * pair
- * (its own probes' cost inside it, and the whole cost of each nested instance), so the
- * per-region sums of "dur" equal stats' inclusive times over the window. Placement:
- * each thread runs on a clock from which the probes' cost is removed as it accrues:
- * walking the thread's boundaries in time order, a begin's timestamp is moved back by
- * the cost of every probe before it plus its own part before the timestamp (the
- * calibration's four parts), an end's likewise; so children stay inside their parents
- * and the gaps between regions are the program's own. Boundaries of instances not in
- * the recording (begun before it, still open at its end, dropped) cannot be removed:
- * they stay in the placement, never in a duration. Where an instance's probes cost
- * less than the calibrated average, a child would end a little after its parent: its
- * shown "dur" is cut at the parent's end, args.compensated_ns keeps the exact value.
+ * Compensation, the same as stats': each event carries the thread's probe cost so far
+ * at its start and at its end, as the kernel charged it (bpf/featprof.bpf.c "Cost"), so
+ * each thread runs on a clock from which the probes' cost is removed as it accrues: a
+ * timestamp T is placed at T - cost(T). An instance's duration is then its raw time
+ * less the probe cost inside it (its own probes' parts within it and every nested probe,
+ * whether the nested instance is in the recording or not), and the per-region sums of
+ * "dur" equal stats' inclusive times over the window; children stay inside their
+ * parents and the gaps between regions are the program's own. Where an instance's
+ * probes cost less than the calibrated average, a child could end a little after its
+ * parent: its shown "dur" is cut at the parent's end, args.compensated_ns keeps the
+ * exact value.
  *
  * A target that exits or is detached during the recording voids it: one line, nothing
  * written. Dropped events (a full ring) are counted in "otherData" and on stderr.
@@ -36,7 +34,7 @@
 #include "cli.h"
 
 struct ev {
-	int64_t tid, region, start, end, depth, ndesc;
+	int64_t tid, region, start, end, depth, ndesc, cstart, cend;
 	double vstart, dur;	/* compensated, ns */
 	double shown;		/* dur, cut to end within the parent */
 };
@@ -96,62 +94,17 @@ static int nest(struct ev *ev, size_t n)
 	return 0;
 }
 
-struct point {
-	int64_t tid, ts;
-	int end;		/* 0 begin, 1 end */
-	size_t ev;
-};
-
-static int cmp_point(const void *a, const void *b)
+/* Every instance onto its thread's compensated clock (T - the cost so far at T). */
+static int compensate(struct ev *ev, size_t n)
 {
-	const struct point *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->end - y->end;
-}
-
-/* Moves every begin onto its thread's compensated clock; durations by the formula. */
-static int compensate(struct ev *ev, size_t n, const double measured[4], double bias,
-		      double pair)
-{
-	struct point *p = calloc(2 * n + 1, sizeof(*p));
-	double acc = 0, part[4], in = measured[1] + measured[2], out = measured[0] + measured[3];
-	int64_t tid = -1;
 	size_t i;
 
-	if (!p)
-		return -ENOMEM;
-	/* The calibration's parts are medians of each part, bias and pair medians of sums:
-	 * scale the parts so that the ones inside a region sum to bias and all four to
-	 * pair, and the clock moves exactly as the durations shrink (children stay in). */
-	part[1] = in > 0 ? measured[1] * bias / in : bias / 2;
-	part[2] = bias - part[1];
-	part[0] = out > 0 ? measured[0] * (pair - bias) / out : (pair - bias) / 2;
-	part[3] = pair - bias - part[0];
 	for (i = 0; i < n; i++) {
-		p[2 * i] = (struct point){ ev[i].tid, ev[i].start, 0, i };
-		p[2 * i + 1] = (struct point){ ev[i].tid, ev[i].end, 1, i };
-		ev[i].dur = (double)(ev[i].end - ev[i].start) - bias - (double)ev[i].ndesc * pair;
+		ev[i].vstart = (double)(ev[i].start - ev[i].cstart);
+		ev[i].dur = (double)(ev[i].end - ev[i].cend) - ev[i].vstart;
 		if (ev[i].dur < 0)
 			ev[i].dur = 0;
 	}
-	qsort(p, 2 * n, sizeof(*p), cmp_point);
-	for (i = 0; i < 2 * n; i++) {
-		if (p[i].tid != tid) {
-			tid = p[i].tid;
-			acc = 0;
-		}
-		if (!p[i].end) {	/* begin: parts 0 (before the timestamp) and 1 */
-			ev[p[i].ev].vstart = (double)p[i].ts - acc - part[0];
-			acc += part[0] + part[1];
-		} else {
-			acc += part[2] + part[3];
-		}
-	}
-	free(p);
 	return nest(ev, n);
 }
 
@@ -308,7 +261,9 @@ int cmd_record(int argc, char **argv)
 				ev[n].start = field(e, 2);
 				ev[n].end = field(e, 3);
 				ev[n].depth = field(e, 4);
-				ev[n++].ndesc = field(e, 5);
+				ev[n].ndesc = field(e, 5);
+				ev[n].cstart = field(e, 6);	/* 0 from an older featprofd */
+				ev[n++].cend = field(e, 7);
 			}
 		}
 		json_object_put(push);
@@ -318,15 +273,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "featprof record: featprofd closed the connection; nothing "
 			"written\n");
 	if (ok && done) {
-		struct json_object *parts = NULL, *st = NULL, *cal = NULL;
-		double part[4] = { 0 };
-
-		json_object_object_get_ex(done, "probe_parts_ns", &parts);
-		json_object_object_get_ex(done, "stats", &st);
-		json_object_object_get_ex(st, "compensation", &cal);
-		for (k = 0; parts && k < 4 && k < json_object_array_length(parts); k++)
-			part[k] = json_object_get_double(json_object_array_get_idx(parts, k));
-		if (compensate(ev, n, part, getd(cal, "bias_ns"), getd(cal, "pair_ns"))) {
+		if (compensate(ev, n)) {
 			fprintf(stderr, "featprof record: out of memory\n");
 			ok = 0;
 		} else {

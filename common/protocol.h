@@ -26,7 +26,8 @@
  *   subscribe pid, interval_ms    -> {"subscription"}; then pushes every interval
  *   unsubscribe subscription
  *   record    pid, duration_ms    -> {"record","ring_bytes","regions":[names]}; then
- *             {"record","events":[[tid,region,start_ns,end_ns,depth,ndesc],...]} and
+ *             {"record","events":[[tid,region,start_ns,end_ns,depth,ndesc,cstart_ns,
+ *             cend_ns],...]} (c*: the thread's probe cost so far at start and end) and
  *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
  *             an "event" (exit, detached) that voids it (daemon/record.c)
  *   sample    pid, hz, on         -> starts/stops sampling (daemon/sample.c); stats then
@@ -85,6 +86,10 @@
  *     Error code "unsupported": sample --remote, record on a kernel without what they
  *     need (status kernel.unavailable says the same). status kernel.pretend_without:
  *     FEATPROF_KERNEL_WITHOUT as featprofd was started with (tests).
+ *     Probe costs by gap bucket: record events carry two more elements (the thread's
+ *     cumulative probe cost at the instance's start and end: compensated duration =
+ *     end - start - (cend - cstart)); calibration gap_points; per region "children"
+ *     (direct nested instances, of "nested").
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

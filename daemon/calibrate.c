@@ -21,11 +21,26 @@
  *
  * Rounds: ROUNDS rounds of INSTANCES inner regions each, after a warm-up round (on the
  * optimized path the first hit of a site rewrites it). A round's value of a part is the
- * mean over its instances, leaving out instances whose probes took over STALL_FACTOR
- * times the round's median (preemption or an interrupt in the probe: off-CPU time is
- * accounted separately, and a stall is not the probe's cost). The calibration is the
- * median round; its spread, the standard deviation of the round values, is the
- * uncertainty that every compensated figure carries.
+ * mean over its instances, leaving out those during which the thread was switched out
+ * (the kernel charges the events after a switch as cold) and any whose probes took over
+ * STALL_NS (nothing but a switch takes that long). Interrupts that hit a probe stay in:
+ * the cost of probes in a program is a long-tailed distribution (median 0.46 us, mean
+ * 0.6 us, 99th percentile 0.6-1.5 us here with 3-20 us between probes; with 4 ms between
+ * them, median 0.9-1.8 us, mean 1.0-2.3 us, 99th percentile 2-11 us, from one run to the
+ * next), and a figure holds its mean. The calibration is the median round; its spread,
+ * the standard deviation of the round values, is the uncertainty that every compensated
+ * figure carries.
+ *
+ * Gap: a probe costs more the longer the thread ran its own code since its previous
+ * probe (measured here, nop1: pair 1.0 us with 3 us of work between probes, 1.2-1.5 us
+ * with 50-200 us, 1.7-2.4 us with 500-600 us, 3.3-4.0 us with 1-4 ms; after a sleep 1.6-2.2
+ * us), so the kernel charges each event by its gap (bpf/featprof_bpf.h FP_GAP_*, log2
+ * steps interpolated between calibration points: daemon/stats.c fp_cal_step). Point 0
+ * is the rounds above; the other points are measured the same way with their work before
+ * each begin and inside each region (fewer instances: they take longer), the cold point
+ * with a 1 ms sleep in both places. Each point's value is its median round, its spread
+ * their standard deviation.
+
  *
  * Attach point: where the kernel optimizes nop5 uprobes (it maps [uprobes-trampoline]
  * into the process after a hit), both points are measured and new targets get the one
@@ -57,14 +72,29 @@
 #endif
 
 #define ROUNDS 21
+#define HISTORY_MAX 64		/* round values kept per point, at most */
 #define OUTER 40		/* outer regions per round */
 #define INNER 4			/* inner regions per outer one */
 #define INSTANCES (OUTER * INNER)
 #define WORK_NS 3000.0		/* busy work between probes */
-#define STALL_FACTOR 4.0
-#define COLD_ROUNDS 5
-#define COLD_INSTANCES 16	/* per cold round, each after a sleep */
+#define STALL_NS 100e3
 #define COLD_SLEEP_US 1000
+#define GAP_SLEEP (-1.0)	/* a gap that is a sleep: the cold point */
+
+/* Per calibration point (0 is the rounds above): the work before each begin and inside
+ * each region; rounds and instances per round. */
+static const struct {
+	double work_ns;
+	int rounds, instances;
+} gap_plan[FP_CAL_POINTS] = {
+	{ WORK_NS, ROUNDS, INSTANCES },
+	{ 60e3, 15, 24 },
+	{ 600e3, 9, 12 },
+	{ 4e6, 7, 6 },
+	{ GAP_SLEEP, 9, 12 },
+};
+#define GAP_MAX_ROUNDS ROUNDS
+_Static_assert(FP_CAL_COLD == FP_CAL_POINTS - 1 && FP_CAL_COLD == FP_CAL_GAPS, "points");
 
 static double now_ns(void)
 {
@@ -88,7 +118,10 @@ struct cal_run {
 	pid_t tid;
 	struct fp_tstate st;
 	double half_clock;	/* half of one clock_gettime */
-	double part[INSTANCES][FP_C_N];
+	uint32_t sw;		/* the thread's switch-outs at the latest read of its state */
+	/* per instance its four parts and, [SWITCHED], 1 if the thread was switched out
+	 * meanwhile (the kernel would have charged its events as cold) */
+	double part[INSTANCES][FP_C_N + 1];
 	double outer_excess[OUTER];	/* outer raw - its inside time */
 	int n;
 };
@@ -101,13 +134,17 @@ static int last_ts(struct cal_run *c, double *ts)
 	if (ret)
 		return ret;
 	*ts = (double)c->st.last_ts;
+	c->sw = c->st.switches;
 	return 0;
 }
+
+#define SWITCHED FP_C_N
 
 /* One inner region, its four parts measured into p (see the comment at the top). */
 static __always_inline int timed_inner(struct cal_run *c, double *p)
 {
 	double t0, t1, t2, t3, kb = 0, ke = 0;
+	uint32_t sw0 = c->sw;
 	int ret;
 
 	t0 = now_ns();
@@ -123,6 +160,7 @@ static __always_inline int timed_inner(struct cal_run *c, double *p)
 	p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
 	p[FP_C_END_PRE] = ke - t2 - c->half_clock;
 	p[FP_C_END_POST] = t3 - ke - c->half_clock;
+	p[SWITCHED] = c->sw != sw0;
 	return ret;
 }
 
@@ -148,14 +186,38 @@ __attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
 	return ret;
 }
 
-/*
- * One timed region entered right after a sleep: the probe path finds caches (and,
- * in a VM, a CPU) gone cold, as a region entered after a wait does in a program.
- */
-__attribute__((noinline)) static int cold_region(struct cal_run *c, int i)
+static void gap(double ns)
 {
-	usleep(COLD_SLEEP_US);
-	return timed_inner(c, c->part[i]);
+	if (ns == GAP_SLEEP)
+		usleep(COLD_SLEEP_US);
+	else
+		busy(ns);
+}
+
+/* One inner region with work_ns (or a sleep) before its begin and inside it: both of
+ * its events have that gap. Its four parts into p, as timed_inner's. */
+__attribute__((noinline)) static int timed_gap(struct cal_run *c, double work_ns, double *p)
+{
+	double t0, t1, t2, t3, kb = 0, ke = 0;
+	uint32_t sw0 = c->sw;
+	int ret;
+
+	gap(work_ns);
+	t0 = now_ns();
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	t1 = now_ns();
+	ret = last_ts(c, &kb);
+	gap(work_ns);
+	t2 = now_ns();
+	FP_END(featprof_calibration_inner);
+	t3 = now_ns();
+	ret = ret ? ret : last_ts(c, &ke);
+	p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
+	p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
+	p[FP_C_END_PRE] = ke - t2 - c->half_clock;
+	p[FP_C_END_POST] = t3 - ke - c->half_clock;
+	p[SWITCHED] = c->sw != sw0;
+	return ret;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -183,47 +245,98 @@ static double stdev(const double *v, int n)
 	return n > 1 ? sqrt(s / (n - 1)) : 0;
 }
 
+/* Each part's mean over c->part[0..n-1] into val, leaving out instances during which the
+ * thread was switched out (unless cold: they all were; or none is left) and stalls. */
+static void part_means(struct cal_run *c, int n, int cold, double *val)
+{
+	int i, k, used = 0, pass;
+
+	for (pass = 0; pass < 2 && !used; pass++) {	/* pass 1: the switched ones too */
+		memset(val, 0, sizeof(double) * FP_C_N);
+		for (i = 0; i < n; i++) {
+			const double *p = c->part[i];
+
+			if (p[0] + p[1] + p[2] + p[3] > STALL_NS || (p[SWITCHED] && !cold && !pass))
+				continue;
+			for (k = 0; k < FP_C_N; k++)
+				val[k] += p[k];
+			used++;
+		}
+	}
+	for (k = 0; k < FP_C_N; k++)
+		val[k] = used ? val[k] / used : 0;
+}
+
 /* One round: INSTANCES timed inner regions; the round's value of each part. */
 static int round_values(struct cal_run *c, double *val, double *outer)
 {
-	double sums[INSTANCES], lim, cnt = 0;
-	int i, k, ret;
+	int i, ret;
 
 	for (i = 0; i < OUTER; i++)
 		if ((ret = outer_region(c, i)))
 			return ret;
-	for (i = 0; i < INSTANCES; i++)
-		sums[i] = c->part[i][0] + c->part[i][1] + c->part[i][2] + c->part[i][3];
-	lim = STALL_FACTOR * median(sums, INSTANCES);
-	memset(val, 0, sizeof(double) * FP_C_N);
-	for (i = 0; i < INSTANCES; i++) {
-		double s = c->part[i][0] + c->part[i][1] + c->part[i][2] + c->part[i][3];
-
-		if (s > lim)
-			continue;
-		for (k = 0; k < FP_C_N; k++)
-			val[k] += c->part[i][k];
-		cnt++;
-	}
-	for (k = 0; k < FP_C_N; k++)
-		val[k] /= cnt;
+	part_means(c, INSTANCES, 0, val);
 	*outer = median(c->outer_excess, OUTER);
 	return 0;
 }
 
-/* The round values of the last calibration, per attach point: the drift tracker's
- * history starts from them (fp_calibrate_track). */
-static double last_rounds[FP_AT_N][ROUNDS][FP_C_N];
+/* One round of calibration point b > 0: its instances, the round's value of each part. */
+static int gap_round(struct cal_run *c, int b, double *val)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < gap_plan[b].instances && !ret; i++)
+		ret = timed_gap(c, gap_plan[b].work_ns, c->part[i]);
+	if (!ret)
+		part_means(c, gap_plan[b].instances, b == FP_CAL_COLD, val);
+	return ret;
+}
+
+/* The figures status shows (point 0 and the cold one) from the points; bias[] and
+ * pair[] the point-0 rounds' sums. */
+static void point0_figure(struct fp_calibration *out, double *bias, double *pair, int n)
+{
+	const double *cold = out->point_ns[FP_CAL_COLD];
+
+	memcpy(out->part_ns, out->point_ns[0], sizeof(out->part_ns));
+	memcpy(out->part_sd, out->point_sd[0], sizeof(out->part_sd));
+	out->bias_sd = stdev(bias, n);
+	out->pair_sd = stdev(pair, n);
+	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
+	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
+	out->cold_bias_ns = cold[FP_C_BEGIN_POST] + cold[FP_C_END_PRE];
+	out->cold_pair_ns = cold[0] + cold[1] + cold[2] + cold[3];
+	out->rounds = n;
+}
+
+/* A point's figures from its round values v[n][FP_C_N]: medians and spreads. */
+static void point_figure(struct fp_calibration *out, int b, double (*v)[FP_C_N], int n)
+{
+	double col[HISTORY_MAX];
+	int i, k;
+
+	for (k = 0; k < FP_C_N; k++) {
+		for (i = 0; i < n; i++)
+			col[i] = v[i][k];
+		out->point_sd[b][k] = stdev(col, n);
+		out->point_ns[b][k] = median(col, n);
+	}
+	out->point_rounds[b] = n;
+	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : gap_plan[b].work_ns;
+}
+
+/* The round values of the last calibration, per attach point and calibration point:
+ * the drift tracker's history starts from them (fp_calibrate_track). */
+static double last_rounds[FP_AT_N][FP_CAL_POINTS][GAP_MAX_ROUNDS][FP_C_N];
 
 /* Calibration at the target's current attach point (t->use_opt). */
 static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
 		   char *err, size_t errlen)
 {
-	double v[ROUNDS][FP_C_N], col[ROUNDS], bias[ROUNDS], pair[ROUNDS], outer[ROUNDS];
-	double cold_pair[COLD_ROUNDS], cold_bias[COLD_ROUNDS];
-	double dummy[FP_C_N], o;
+	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1];
+	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
 	uint8_t sel[2] = { 1, 1 };
-	int i, k, ret;
+	int i, b, ret;
 
 	memset(out, 0, sizeof(*out));
 	ret = fp_target__set_regions(t, sel, 1, err, errlen);
@@ -231,50 +344,27 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		return ret;
 	ret = round_values(c, dummy, &o);	/* warm-up; the first hits rewrite nop5 sites */
 	for (i = 0; i < ROUNDS && !ret; i++)
-		ret = round_values(c, v[i], &outer[i]);
-	/* cold: the mean of each round (no stall filter: a cold probe is what we want) */
-	for (i = 0; i < COLD_ROUNDS && !ret; i++) {
-		double p = 0, b = 0;
-		int j;
-
-		for (j = 0; j < COLD_INSTANCES && !ret; j++) {
-			const double *q = c->part[j];
-
-			ret = cold_region(c, j);
-			p += (q[0] + q[1] + q[2] + q[3]) / COLD_INSTANCES;
-			b += (q[FP_C_BEGIN_POST] + q[FP_C_END_PRE]) / COLD_INSTANCES;
-		}
-		cold_pair[i] = p;
-		cold_bias[i] = b;
-	}
+		ret = round_values(c, v[0][i], &outer[i]);
+	for (b = 1; b < FP_CAL_POINTS && !ret; b++)
+		for (i = 0; i < gap_plan[b].rounds && !ret; i++)
+			ret = gap_round(c, b, v[b][i]);
 	fp_target__set_regions(t, sel, 0, err, errlen);
 	if (ret) {
 		snprintf(err, errlen, "calibration: cannot read the thread's own state: %s",
 			 strerror(-ret));
 		return ret;
 	}
-	for (k = 0; k < FP_C_N; k++) {
-		for (i = 0; i < ROUNDS; i++)
-			col[i] = v[i][k];
-		out->part_sd[k] = stdev(col, ROUNDS);
-		out->part_ns[k] = median(col, ROUNDS);
-	}
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		point_figure(out, b, v[b], gap_plan[b].rounds);
 	for (i = 0; i < ROUNDS; i++) {
-		bias[i] = v[i][FP_C_BEGIN_POST] + v[i][FP_C_END_PRE];
-		pair[i] = v[i][0] + v[i][1] + v[i][2] + v[i][3];
+		bias[i] = v[0][i][FP_C_BEGIN_POST] + v[0][i][FP_C_END_PRE];
+		pair[i] = v[0][i][0] + v[0][i][1] + v[0][i][2] + v[0][i][3];
 		outer[i] -= bias[i];
 	}
-	out->bias_sd = stdev(bias, ROUNDS);
-	out->pair_sd = stdev(pair, ROUNDS);
-	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
-	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
+	point0_figure(out, bias, pair, ROUNDS);
 	out->nested_check_ns = median(outer, ROUNDS);
-	out->cold_pair_ns = median(cold_pair, COLD_ROUNDS);
-	out->cold_bias_ns = median(cold_bias, COLD_ROUNDS);
-	out->rounds = ROUNDS;
 	out->instances = INSTANCES;
 	out->valid = 1;
-	memcpy(last_rounds[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1], v, sizeof(v));
 	return 0;
 }
 
@@ -363,34 +453,45 @@ static double clock_cost(void)
  * (the daemon's own calibration sites) is loaded once; its sites are attached for the
  * measurement and detached after it, so that no uprobe of featprofd's stays while it
  * waits (a detach waits for an RCU grace period, ~50 ms here: hence every 10 s, not
- * more often). It is freed before a full calibration.
+ * more often). It is freed before a full calibration. Each tick also measures one round
+ * of one other calibration point, in turn (the longest, 6 instances of 8 ms: ~50 ms);
+ * each keeps its last GAP_HISTORY rounds.
  */
 #define TRACK_ROUNDS 3
-#define HISTORY 63
+#define HISTORY 63		/* point 0's rounds kept */
+#define GAP_HISTORY 15		/* each other point's */
+_Static_assert(HISTORY < HISTORY_MAX && GAP_HISTORY < HISTORY_MAX, "history");
 
 static struct {
 	struct fp_target *t;
 	struct cal_run *c;
-	double v[HISTORY][FP_C_N];
-	int n, next, point;
+	struct {
+		double v[HISTORY][FP_C_N];
+		int n, next;
+	} b[FP_CAL_POINTS];
+	int point, turn;	/* turn: the other calibration point measured next tick */
 } track;
 
-static void track_push(const double *v)
+static void track_push(int b, const double *v)
 {
-	memcpy(track.v[track.next], v, sizeof(track.v[0]));
-	track.next = (track.next + 1) % HISTORY;
-	if (track.n < HISTORY)
-		track.n++;
+	int max = b ? GAP_HISTORY : HISTORY;
+
+	memcpy(track.b[b].v[track.b[b].next], v, sizeof(track.b[b].v[0]));
+	track.b[b].next = (track.b[b].next + 1) % max;
+	if (track.b[b].n < max)
+		track.b[b].n++;
 }
 
 static void track_seed(int point)
 {
-	int i;
+	int i, b;
 
-	track.n = track.next = 0;
+	memset(track.b, 0, sizeof(track.b));
 	track.point = point;
-	for (i = 0; i < ROUNDS; i++)
-		track_push(last_rounds[point][i]);
+	track.turn = 1;
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		for (i = 0; i < gap_plan[b].rounds; i++)
+			track_push(b, last_rounds[point][b][i]);
 }
 
 void fp_calibrate_track_free(void)
@@ -430,24 +531,18 @@ static int track_open(int optimized, char *err, size_t errlen)
 /* The calibration of a point from the history: medians and spreads of its rounds. */
 static void track_figure(struct fp_calibration *out)
 {
-	double col[HISTORY], bias[HISTORY], pair[HISTORY];
-	int i, k;
+	double bias[HISTORY], pair[HISTORY];
+	int i, b;
 
-	for (k = 0; k < FP_C_N; k++) {
-		for (i = 0; i < track.n; i++)
-			col[i] = track.v[i][k];
-		out->part_sd[k] = stdev(col, track.n);
-		out->part_ns[k] = median(col, track.n);
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		point_figure(out, b, track.b[b].v, track.b[b].n);
+	for (i = 0; i < track.b[0].n; i++) {
+		const double *v = track.b[0].v[i];
+
+		bias[i] = v[FP_C_BEGIN_POST] + v[FP_C_END_PRE];
+		pair[i] = v[0] + v[1] + v[2] + v[3];
 	}
-	for (i = 0; i < track.n; i++) {
-		bias[i] = track.v[i][FP_C_BEGIN_POST] + track.v[i][FP_C_END_PRE];
-		pair[i] = track.v[i][0] + track.v[i][1] + track.v[i][2] + track.v[i][3];
-	}
-	out->bias_sd = stdev(bias, track.n);
-	out->pair_sd = stdev(pair, track.n);
-	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
-	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
-	out->rounds = track.n;
+	point0_figure(out, bias, pair, track.b[0].n);
 }
 
 int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
@@ -456,7 +551,7 @@ int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
 	uint8_t sel[2] = { 1, 1 };
 	double v[FP_C_N], o;
 
-	if (!cal->at[point].valid || track.point != point || !track.n) {
+	if (!cal->at[point].valid || track.point != point || !track.b[0].n) {
 		snprintf(err, errlen, "drift: no calibration of the default attach point");
 		return -EINVAL;
 	}
@@ -469,8 +564,11 @@ int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
 	for (i = 0; i < TRACK_ROUNDS && !ret; i++) {
 		ret = round_values(track.c, v, &o);
 		if (!ret)
-			track_push(v);
+			track_push(0, v);
 	}
+	if (!ret && !(ret = gap_round(track.c, track.turn, v)))	/* one round of another */
+		track_push(track.turn, v);
+	track.turn = track.turn % (FP_CAL_POINTS - 1) + 1;
 	fp_target__set_regions(track.t, sel, 0, err, errlen);
 	if (ret) {
 		snprintf(err, errlen, "drift: cannot read the thread's own state: %s",

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "protocol.h"
 #include "server.h"
+#include "target.h"
 
 static struct fp_daemon_cal cal;
 
@@ -205,6 +206,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
+static double gap_pair(const struct fp_calibration *k, int b)
+{
+	return k->point_ns[b][0] + k->point_ns[b][1] + k->point_ns[b][2] + k->point_ns[b][3];
+}
+
 /* The probe costs at start: 0, or -1 (logged: featprofd cannot run here). */
 static int calibrate_at_start(enum fp_site_choice site)
 {
@@ -226,10 +232,13 @@ static int calibrate_at_start(enum fp_site_choice site)
 		if (k->valid)
 			fp_log(FP_LOG_INFO,
 			       "%s: pair cost %.0f ns (sd %.0f), bias %.0f ns (sd %.0f); "
-			       "begin %.0f+%.0f, end %.0f+%.0f ns around the timestamp",
+			       "begin %.0f+%.0f, end %.0f+%.0f ns around the timestamp; by the "
+			       "gap since the thread's previous probe: %.0f (3 us), %.0f (60 us), "
+			       "%.0f (600 us), %.0f (4 ms), %.0f (cold) ns a pair",
 			       c == FP_AT_NOP5 ? "shielded nop5" : "nop1", k->pair_ns, k->pair_sd,
 			       k->bias_ns, k->bias_sd, k->part_ns[0], k->part_ns[1], k->part_ns[2],
-			       k->part_ns[3]);
+			       k->part_ns[3], gap_pair(k, 0), gap_pair(k, 1), gap_pair(k, 2),
+			       gap_pair(k, 3), gap_pair(k, FP_CAL_COLD));
 	}
 	fp_log(FP_LOG_INFO, "attaching at the %s (%s); calibration took %.0f ms",
 	       cal.optimized ? "shielded nop5" : "nop1", cal.why, cal.took_ms);
@@ -265,6 +274,7 @@ int main(int argc, char **argv)
 		       "left by a featprofd killed during an attach or detach", ret);
 	if (calibrate_at_start(a.o.site))
 		return 1;
+	fp_target__use_calibration(&cal);
 	ret = fp_server_run(&a.o);
 	fp_journal__close();
 	fp_regdefs__clear(&a.o.defs);

@@ -56,13 +56,15 @@ static int rec_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	a = json_object_new_array_ext(6);
+	a = json_object_new_array_ext(8);
 	json_object_array_add(a, json_object_new_int64(e->tid));
 	json_object_array_add(a, json_object_new_int64(e->region));
 	json_object_array_add(a, json_object_new_int64((int64_t)e->start));
 	json_object_array_add(a, json_object_new_int64((int64_t)e->end));
 	json_object_array_add(a, json_object_new_int64(e->depth));
 	json_object_array_add(a, json_object_new_int64(e->ndesc));
+	json_object_array_add(a, json_object_new_int64((int64_t)e->cstart));
+	json_object_array_add(a, json_object_new_int64((int64_t)e->cend));
 	json_object_array_add(rc->batch, a);
 	rc->events++;
 	/* this event is taken; a negative return stops the drain before the next one */

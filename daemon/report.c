@@ -63,6 +63,36 @@ static void add_times(struct json_object *o, const char *prefix, double wall, do
 #undef KEY
 }
 
+/* The calibration points the kernel's per-gap costs are interpolated from (daemon/
+ * stats.c fp_cal_step): each point's gap (cold: after a sleep), its parts and spreads,
+ * how many rounds it is figured from. */
+static struct json_object *gap_points(const struct fp_calibration *cal)
+{
+	struct json_object *a = json_object_new_array(), *b, *ns, *sd;
+	int i, k;
+
+	for (i = 0; i < FP_CAL_POINTS; i++) {
+		b = json_object_new_object();
+		ns = json_object_new_array();
+		sd = json_object_new_array();
+		add(b, "gap_ns", json_object_new_double(cal->point_gap_ns[i]));
+		add(b, "cold", json_object_new_boolean(i == FP_CAL_COLD));
+		for (k = 0; k < FP_C_N; k++) {
+			json_object_array_add(ns, json_object_new_double(cal->point_ns[i][k]));
+			json_object_array_add(sd, json_object_new_double(cal->point_sd[i][k]));
+		}
+		add(b, "parts_ns", ns);
+		add(b, "parts_sd_ns", sd);
+		add(b, "pair_ns", json_object_new_double(cal->point_ns[i][0] +
+							 cal->point_ns[i][1] +
+							 cal->point_ns[i][2] +
+							 cal->point_ns[i][3]));
+		add(b, "rounds", json_object_new_int(cal->point_rounds[i]));
+		json_object_array_add(a, b);
+	}
+	return a;
+}
+
 struct json_object *fp_report_calibration(const struct fp_calibration *cal)
 {
 	static const char *const part[FP_C_N] = { "begin_pre", "begin_post", "end_pre",
@@ -89,6 +119,7 @@ struct json_object *fp_report_calibration(const struct fp_calibration *cal)
 	add(o, "cold_bias_ns", json_object_new_double(cal->cold_bias_ns));
 	add(o, "rounds", json_object_new_int(cal->rounds));
 	add(o, "instances", json_object_new_int(cal->instances));
+	add(o, "gap_points", gap_points(cal));
 	return o;
 }
 
@@ -135,6 +166,7 @@ static struct json_object *region_json(const struct fp_catalog *cat, int r,
 	add(o, "max_ns", u64(g->max_ns));
 	add(o, "mean_ns", dbl_ns(g->count ? incl / (double)g->count : 0));
 	add(o, "nested", u64(g->ndesc));
+	add(o, "children", u64(g->nchild));	/* the direct ones of those */
 	add(o, "recursion", u64(g->recursion));
 	for (k = 0; k < FP_HIST_BUCKETS; k++) {
 		struct json_object *b;

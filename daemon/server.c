@@ -223,8 +223,11 @@ static void track_drift(struct server *s, const struct fp_server_opts *opts)
 		s->track_due = now + FP_TRACK_MS * 1000000ULL;
 	if (now < s->track_due)
 		return;
-	if (fp_calibrate_track(opts->cal, err, sizeof(err)))
+	if (fp_calibrate_track(opts->cal, err, sizeof(err))) {
 		fp_log(FP_LOG_DEBUG, "%s", err);
+	} else {	/* from now on events are charged the followed costs */
+		fp_target__costs_changed();
+	}
 	s->track_due = fp_mono_ns() + FP_TRACK_MS * 1000000ULL;
 }
 

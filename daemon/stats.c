@@ -3,28 +3,24 @@
  * Compensation. Every probe costs the thread some time before the kernel takes the
  * event's timestamp (the trap, the lookup, the program up to the clock read) and some
  * after it (the rest of the program, the return to user space): four parts, measured
- * at start-up (daemon/calibrate.c), begin_pre, begin_post, end_pre, end_post.
+ * by daemon/calibrate.c for each gap bucket (how long the thread ran its own code since
+ * its previous event: a probe after a long stretch of user code costs more).
  *
- * A region's raw inclusive time runs from its begin's timestamp to its end's, so it
- * holds begin_post + end_pre of its own probes (the bias b) and the whole cost of every
- * nested region's two probes (the pair cost p, all four parts). Per instance
- *	incl = raw_incl - b - ndesc * p
- *	excl = incl - sum(children's incl) = raw_excl - b - nchild * (p - b)
- * (a child's raw time already holds its own b). The kernel sums count, ndesc and
- * nchild, so the sums compensate exactly as the instances would.
- *
- * A feature-set interval runs from one event's timestamp to the next event's on the
- * same thread: it holds the post part of the event that opened it and the pre part of
- * the one that closed it. The kernel counts which kind opened and closed each interval
- * of a set, so a set's time is compensated exactly as its intervals would be; a
- * feature's time is the sum of its sets' (its span starts at the timestamp of its
- * outermost begin and ends at that of its end, as a region's does).
+ * The kernel charges each event its bucket's parts and sums, per region instance, the
+ * cost inside it: its begin's post part, every nested probe whole, its end's pre part
+ * (cost_ns; exclusive: less what is inside completed children, xcost_ns), and per
+ * interval of a region path the post part of the event that opened it and the pre part
+ * of the one that closed it (bpf/featprof.bpf.c, "Cost"). A compensated figure is its
+ * raw time less that sum: a feature's time is the sum of its sets' (its span starts at
+ * the timestamp of its outermost begin and ends at that of its end, as a region's does).
  *
  * Uncertainty: the calibration's spread (standard deviation of its round values) of
- * each part times the number of events it is subtracted for, added linearly: the
- * error of a calibration is systematic, it does not average out over events.
+ * each part, summed over the events it is charged for (the kernel sums it too), added
+ * linearly: the error of a calibration is systematic, it does not average out over
+ * events.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +129,12 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 		a->off_blk_ns = minus(a->off_blk_ns, b->off_blk_ns);
 		a->xoff_pre_ns = minus(a->xoff_pre_ns, b->xoff_pre_ns);
 		a->xoff_blk_ns = minus(a->xoff_blk_ns, b->xoff_blk_ns);
+		a->cost_ns = minus(a->cost_ns, b->cost_ns);
+		a->unc_ns = minus(a->unc_ns, b->unc_ns);
+		a->xcost_ns = minus(a->xcost_ns, b->xcost_ns);
+		a->xunc_ns = minus(a->xunc_ns, b->xunc_ns);
+		a->npre = minus(a->npre, b->npre);
+		a->xnpre = minus(a->xnpre, b->xnpre);
 		for (k = 0; k < FP_HIST_BUCKETS; k++)
 			a->hist[k] = minus(a->hist[k], b->hist[k]);
 		/* min and max are of all time: an interval's own extremes are not kept */
@@ -149,6 +151,9 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				x->closed_by_begin = minus(x->closed_by_begin, y->closed_by_begin);
 				x->off_pre_ns = minus(x->off_pre_ns, y->off_pre_ns);
 				x->off_blk_ns = minus(x->off_blk_ns, y->off_blk_ns);
+				x->cost_ns = minus(x->cost_ns, y->cost_ns);
+				x->unc_ns = minus(x->unc_ns, y->unc_ns);
+				x->npre = minus(x->npre, y->npre);
 				break;
 			}
 	for (i = 0; i < d->npaths; i++)
@@ -164,6 +169,9 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				x->off_pre_ns = minus(x->off_pre_ns, y->off_pre_ns);
 				x->off_blk_ns = minus(x->off_blk_ns, y->off_blk_ns);
 				x->count = minus(x->count, y->count);
+				x->cost_ns = minus(x->cost_ns, y->cost_ns);
+				x->unc_ns = minus(x->unc_ns, y->unc_ns);
+				x->npre = minus(x->npre, y->npre);
 				break;
 			}
 	for (k = 0; k < FP_AN_MAX; k++)
@@ -226,11 +234,49 @@ int fp_snapshot__derive_fsets(struct fp_snapshot *s, const uint64_t *region_mask
 		sets[j].closed_by_begin += p->closed_by_begin;
 		sets[j].off_pre_ns += p->off_pre_ns;
 		sets[j].off_blk_ns += p->off_blk_ns;
+		sets[j].cost_ns += p->cost_ns;
+		sets[j].unc_ns += p->unc_ns;
+		sets[j].npre += p->npre;
 	}
 	free(s->fsets);
 	s->fsets = sets;
 	s->nfsets = n;
 	return 0;
+}
+
+/* The spread of a charged cost ns of a part whose warm cost is warm and measured spread sd
+ * (daemon/stats.h, FP_GAP_EXTRA_UNC and FP_GAP_DRIFT_UNC). */
+static double spread(double ns, double warm, double sd)
+{
+	return fmax(sd, FP_GAP_EXTRA_UNC * fabs(ns - warm) + FP_GAP_DRIFT_UNC * ns);
+}
+
+void fp_cal_step(const struct fp_calibration *c, int k, double ns[FP_C_N], double sd[FP_C_N])
+{
+	int n = FP_CAL_GAPS, i = 0, p;
+	double x = k + log2(1.5), w = 0;
+
+	if (k >= FP_GAP_COLD) {
+		for (p = 0; p < FP_C_N; p++) {
+			ns[p] = c->point_ns[FP_CAL_COLD][p];
+			sd[p] = spread(ns[p], c->point_ns[0][p], c->point_sd[FP_CAL_COLD][p]);
+		}
+		return;
+	}
+	/* the points around x: i and i + 1 with weight w on i + 1 */
+	while (i + 1 < n && log2(c->point_gap_ns[i + 1]) <= x)
+		i++;
+	if (i + 1 < n && x > log2(c->point_gap_ns[i]))
+		w = (x - log2(c->point_gap_ns[i])) /
+		    (log2(c->point_gap_ns[i + 1]) - log2(c->point_gap_ns[i]));
+	for (p = 0; p < FP_C_N; p++) {
+		const double *a = w ? c->point_ns[i + 1] : c->point_ns[i];
+		const double *e = w ? c->point_sd[i + 1] : c->point_sd[i];
+
+		ns[p] = c->point_ns[i][p] + w * (a[p] - c->point_ns[i][p]);
+		sd[p] = c->point_sd[i][p] + w * (e[p] - c->point_sd[i][p]);
+		sd[p] = spread(ns[p], c->point_ns[0][p], sd[p]);
+	}
 }
 
 static double clamp0(double v)
@@ -247,14 +293,20 @@ static int usable(const struct fp_calibration *c)
  * A switch while a probe runs is in the raw time but not in the program's: featprof sees
  * a figure's preempted time but not whether it fell in a probe or in the code. A thread
  * is switched out at a return to user space (from a tick, an interrupt, or a probe's
- * trap), so preemption falls on the probes about in proportion to their share of the
- * time the thread ran: that share of the preempted time is added to the uncertainty.
+ * trap), so each preemption falls in a probe with the probes' share p of the time the
+ * thread ran. Of a figure's n preemptions (of mean length L), K did, K binomial: about
+ * n p on average, but few and long (a tick's slice, milliseconds), so the uncertainty
+ * is L (n p + 2 sqrt(n p)): what K reaches about 19 times in 20 where n p is not tiny.
  */
-static double in_probes(double preempted, double probes, double raw)
+static double in_probes(double preempted, uint64_t n, double probes, double raw)
 {
-	double ran = raw - preempted;
+	double ran = raw - preempted, p, np;
 
-	return ran > probes ? preempted * probes / ran : preempted;
+	if (!n || preempted <= 0)
+		return 0;
+	p = ran > probes ? probes / ran : 1;
+	np = (double)n * p;
+	return preempted / (double)n * (np + 2 * sqrt(np));
 }
 
 double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc)
@@ -262,11 +314,10 @@ double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *
 	double v = (double)r->incl_ns, u = 0;
 
 	if (usable(c)) {
-		double probes = (double)r->count * c->bias_ns + (double)r->ndesc * c->pair_ns;
-
-		v -= probes;
-		u = (double)r->count * c->bias_sd + (double)r->ndesc * c->pair_sd +
-		    in_probes((double)r->off_pre_ns, probes, (double)r->incl_ns);
+		v -= (double)r->cost_ns;
+		u = (double)r->unc_ns +
+		    in_probes((double)r->off_pre_ns, r->npre, (double)r->cost_ns,
+			      (double)r->incl_ns);
 	}
 	if (unc)
 		*unc = u;
@@ -278,12 +329,10 @@ double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *
 	double v = (double)r->excl_ns, u = 0;
 
 	if (usable(c)) {
-		double probes = (double)r->count * c->bias_ns +
-				(double)r->nchild * (c->pair_ns - c->bias_ns);
-
-		v -= probes;
-		u = (double)r->count * c->bias_sd + (double)r->nchild * c->pair_sd +
-		    in_probes((double)r->xoff_pre_ns, probes, (double)r->excl_ns);
+		v -= (double)r->xcost_ns;
+		u = (double)r->xunc_ns +
+		    in_probes((double)r->xoff_pre_ns, r->xnpre, (double)r->xcost_ns,
+			      (double)r->excl_ns);
 	}
 	if (unc)
 		*unc = u;
@@ -292,20 +341,13 @@ double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *
 
 double fp_comp_fset(const struct fp_fset_fig *f, const struct fp_calibration *c, double *unc)
 {
-	double n[FP_C_N], v = (double)f->ns, u = 0, probes = 0;
-	int k;
+	double v = (double)f->ns, u = 0;
 
-	n[FP_C_BEGIN_POST] = (double)f->opened_by_begin;
-	n[FP_C_END_POST] = (double)(f->events - f->opened_by_begin);
-	n[FP_C_BEGIN_PRE] = (double)f->closed_by_begin;
-	n[FP_C_END_PRE] = (double)(f->events - f->closed_by_begin);
-	for (k = 0; usable(c) && k < FP_C_N; k++) {
-		probes += n[k] * c->part_ns[k];
-		u += n[k] * c->part_sd[k];
+	if (usable(c)) {
+		v -= (double)f->cost_ns;
+		u = (double)f->unc_ns +
+		    in_probes((double)f->off_pre_ns, f->npre, (double)f->cost_ns, (double)f->ns);
 	}
-	v -= probes;
-	if (usable(c))
-		u += in_probes((double)f->off_pre_ns, probes, (double)f->ns);
 	if (unc)
 		*unc = u;
 	return clamp0(v);
@@ -324,7 +366,8 @@ double fp_comp_path(const struct fp_path_fig *p, const struct fp_calibration *c,
 {
 	struct fp_fset_fig f = { .ns = p->ns, .events = p->events,
 				 .opened_by_begin = p->opened_by_begin,
-				 .closed_by_begin = p->closed_by_begin };
+				 .closed_by_begin = p->closed_by_begin, .off_pre_ns = p->off_pre_ns,
+				 .cost_ns = p->cost_ns, .unc_ns = p->unc_ns, .npre = p->npre };
 
 	return fp_comp_fset(&f, c, unc);
 }

@@ -14,6 +14,8 @@
 struct fp_region_fig {
 	uint64_t count, incl_ns, excl_ns, min_ns, max_ns, nchild, ndesc, recursion;
 	uint64_t off_pre_ns, off_blk_ns, xoff_pre_ns, xoff_blk_ns;
+	uint64_t cost_ns, unc_ns, xcost_ns, xunc_ns;	/* the probes' (fp_region_stats) */
+	uint64_t npre, xnpre;				/* preemptions inside */
 	uint64_t hist[FP_HIST_BUCKETS];
 };
 
@@ -23,6 +25,7 @@ struct fp_fset_fig {
 	uint64_t events;
 	uint64_t opened_by_begin, closed_by_begin;
 	uint64_t off_pre_ns, off_blk_ns;
+	uint64_t cost_ns, unc_ns, npre;
 };
 
 /* One region path: its exclusive time (intervals with exactly this path open). */
@@ -31,6 +34,7 @@ struct fp_path_fig {
 	uint32_t region, depth;	/* innermost region; 1 = outermost */
 	uint64_t mask;		/* features of the path: the union of its regions' */
 	uint64_t ns, events, opened_by_begin, closed_by_begin, off_pre_ns, off_blk_ns, count;
+	uint64_t cost_ns, unc_ns, npre;
 };
 
 struct fp_snapshot {
@@ -47,8 +51,15 @@ struct fp_snapshot {
 /*
  * Probe cost at one attach point, measured by daemon/calibrate.c. A probe's cost to the
  * thread splits around the event's timestamp: the part before it and the part after.
+ * The same order as bpf/featprof_bpf.h's FP_PART_*.
  */
 enum { FP_C_BEGIN_PRE, FP_C_BEGIN_POST, FP_C_END_PRE, FP_C_END_POST, FP_C_N };
+/* Calibration points: FP_CAL_GAPS gaps of work between probes, in increasing order; then
+ * COLD (after a sleep). */
+#define FP_CAL_GAPS 4
+#define FP_CAL_COLD 4
+#define FP_CAL_POINTS 5
+_Static_assert((int)FP_C_N == (int)FP_PARTS && (int)FP_C_END_PRE == (int)FP_PART_END_PRE, "parts");
 
 struct fp_calibration {
 	int valid;
@@ -61,9 +72,38 @@ struct fp_calibration {
 	double nested_check_ns;	/* calibration's outer region: raw - inside - predicted,
 				 * per instance: ~0 when the model holds for nesting */
 	double cold_pair_ns, cold_bias_ns;	/* the same, for a region entered right
-						 * after a sleep: not used to compensate,
-						 * reported as what the model misses */
+						 * after a sleep (point FP_CAL_COLD) */
+	/* per calibration point (a gap of point_gap_ns of work since the previous probe;
+	 * the last: cold, after a sleep) each part's median over its rounds and its spread;
+	 * point 0 is part_ns/part_sd above. The kernel charges interpolations of them
+	 * (fp_cal_step) */
+	double point_gap_ns[FP_CAL_POINTS];
+	double point_ns[FP_CAL_POINTS][FP_C_N], point_sd[FP_CAL_POINTS][FP_C_N];
+	int point_rounds[FP_CAL_POINTS];
 };
+
+/*
+ * What one event costs in gap step k (bpf/featprof_bpf.h: gaps of 2^k to 2^(k+1) ns;
+ * FP_GAP_COLD: cold), per part, and its spread: linear in log2(gap) between the two
+ * calibration points around the step's middle (1.5 x 2^k ns), the nearest point's
+ * beyond them; the cold point for FP_GAP_COLD. The spread is at least FP_GAP_EXTRA_UNC
+ * of what the step costs above point 0 (the warm probe) plus FP_GAP_DRIFT_UNC of the
+ * whole: the cost moves with the machine from minute to minute more than within one
+ * calibration (measured here: the warm pair 0.96-1.05 us in most calibrations of an
+ * hour, once 1.31 us; the extra with 600 us between probes 0.15 to 1.1 us a probe above
+ * the warm 0.46 us, in calibrations and runs a few minutes apart).
+ */
+#define FP_GAP_EXTRA_UNC 0.5
+#define FP_GAP_DRIFT_UNC 0.1
+/*
+ * An event after another CPU hit the object's probes (another thread's, since this
+ * thread's previous event) may cost more than its gap says: two threads of one process on
+ * 2 CPUs, each with 240-600 us between its probes, paid 1.4-1.8x a probe alone (and a
+ * thread hitting probes every 2 us nothing more at 3 us gaps). Not charged, but this
+ * share of the event's cost joins its spread.
+ */
+#define FP_GAP_SHARED_UNC 0.5
+void fp_cal_step(const struct fp_calibration *c, int k, double ns[FP_C_N], double sd[FP_C_N]);
 
 struct fp_snapshot *fp_snapshot__new(int nregions);
 void fp_snapshot__free(struct fp_snapshot *s);
@@ -79,8 +119,10 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 				       const struct fp_snapshot *prev);
 
 /*
- * Compensated sums of a region and of a feature set, never below zero; *unc (if not
- * NULL) gets the uncertainty: the calibration's spread times the events it is applied to.
+ * Compensated sums of a region and of a feature set, never below zero: the raw time less
+ * the probes' cost the kernel summed per event (by gap bucket); *unc (if not NULL) gets
+ * the uncertainty: the summed spread, and the share of preempted time that may have
+ * fallen in probes. c: NULL or not valid: raw figures, no uncertainty.
  */
 double fp_comp_incl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc);
 double fp_comp_excl(const struct fp_region_fig *r, const struct fp_calibration *c, double *unc);

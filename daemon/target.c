@@ -46,12 +46,15 @@
 #include "target_links.h"
 #include "journal.h"
 #include "strays.h"
+#include "calibrate.h"
 #include "kernel.h"
 #include "uprobe.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+
+static struct fp_target *loaded;	/* targets with an object: a list through next_loaded */
 
 void fp_target__release(struct fp_target *t)
 {
@@ -63,6 +66,14 @@ void fp_target__release(struct fp_target *t)
 	if (t->skel) {
 		fp_target__record_stop(t);
 		fp_target__sample_stop(t);
+	}
+	if (t->skel) {	/* off the list of loaded objects */
+		struct fp_target **p = &loaded;
+
+		while (*p && *p != t)
+			p = &(*p)->next_loaded;
+		if (*p)
+			*p = t->next_loaded;
 	}
 	featprof_bpf__destroy(t->skel);
 	t->skel = NULL;
@@ -182,6 +193,40 @@ static int region_capacity(int n)
 
 /* The watcher's map of processes, reused by every object (members), -1: none. */
 static int members_fd = -1;
+static const struct fp_daemon_cal *costs_from;
+
+void fp_target__use_calibration(const struct fp_daemon_cal *dc)
+{
+	costs_from = dc;
+}
+
+/* Rounded to whole ns; a point not measured charges nothing (its figures stay raw). */
+static void set_costs(struct fp_target *t)
+{
+	int p, b, k;
+
+	if (!t->skel)
+		return;
+	for (p = 0; p < 2; p++) {
+		const struct fp_calibration *c =
+			costs_from ? &costs_from->at[p ? FP_AT_NOP5 : FP_AT_NOP1] : NULL;
+
+		for (b = 0; b < FP_GAP_SLOTS; b++) {
+			double ns[FP_C_N] = { 0 }, sd[FP_C_N] = { 0 };
+
+			if (c && c->valid)
+				fp_cal_step(c, b, ns, sd);
+			for (k = 0; k < FP_C_N; k++) {
+				struct featprof_bpf__bss *v = t->skel->bss;
+
+				v->gap_cost[p][b][k] = ns[k] > 0 ? (__u32)(ns[k] + 0.5) : 0;
+				v->gap_sd[p][b][k] = sd[k] > 0 ? (__u32)(sd[k] + 0.5) : 0;
+				v->shared_sd[p][b][k] =
+					ns[k] > 0 ? (__u32)(FP_GAP_SHARED_UNC * ns[k] + 0.5) : 0;
+			}
+		}
+	}
+}
 
 void fp_target__use_members_map(int fd)
 {
@@ -197,6 +242,14 @@ void fp_target__set_member_group(struct fp_target *t, uint32_t value)
 uint32_t fp_target__member_group(const struct fp_target *t)
 {
 	return t->skel ? t->skel->bss->member_group : 0;
+}
+
+void fp_target__costs_changed(void)
+{
+	struct fp_target *t;
+
+	for (t = loaded; t; t = t->next_loaded)
+		set_costs(t);
 }
 
 /*
@@ -294,6 +347,11 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 	if (members_fd < 0 || bpf_map__reuse_fd(t->skel->maps.members, members_fd))
 		bpf_map__set_max_entries(t->skel->maps.members, 1);	/* never looked at */
 	ret = featprof_bpf__load(t->skel);
+	if (!ret) {
+		set_costs(t);
+		t->next_loaded = loaded;
+		loaded = t;
+	}
 	if (ret) {
 		char buf[128];
 
@@ -313,7 +371,7 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 		int key = 0, fd = bpf_program__fd(t->ts_map ? t->skel->progs.fp_site_map
 							     : t->skel->progs.fp_site);
 
-		t->tramp_fds = calloc((size_t)t->cap_regions * 2, sizeof(*t->tramp_fds));
+		t->tramp_fds = calloc((size_t)t->cap_regions * 4, sizeof(*t->tramp_fds));
 		ret = !t->tramp_fds ? -ENOMEM
 				    : bpf_map__update_elem(t->skel->maps.site_prog, &key,
 							   sizeof(key), &fd, sizeof(fd), BPF_ANY);

@@ -49,7 +49,8 @@ struct fp_target {
 	struct fp_rlinks *links;	/* per region, per-site mode */
 	bool multi;			/* multi-uprobe links (else one perf link per site) */
 	bool ts_map;			/* thread state in a map keyed by tid (old kernels) */
-	int *tramp_fds;			/* no attach cookie: per (region, end) the site
+	struct fp_target *next_loaded;	/* the loaded objects (fp_target__costs_changed) */
+	int *tramp_fds;			/* no attach cookie: per (region, point, end) the
 					 * trampoline (daemon/uprobe.c), 0: not made yet */
 	int *set_fds;			/* multi mode: the current link set, one per object */
 	int nset_fds;
@@ -100,6 +101,12 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
  */
 struct fp_target *fp_target__new_file(int fd, const char *path, int group, int use_opt,
 				      const struct fp_regdefs *defs, char *err, size_t errlen);
+/* The daemon's calibration (daemon/calibrate.h): every object loaded from now on charges
+ * each event its per-gap probe costs (bpf/featprof.bpf.c "Cost"); NULL: nothing. */
+struct fp_daemon_cal;
+void fp_target__use_calibration(const struct fp_daemon_cal *dc);
+/* Writes the calibration's costs into every loaded object again (it changed). */
+void fp_target__costs_changed(void);
 /* The watcher's map of processes, which every object loaded from now on reuses for its
  * membership check (a group's file target and members); -1: none. */
 void fp_target__use_members_map(int fd);

@@ -55,14 +55,16 @@ static uint64_t site_offset(const struct fp_target *t, const struct fp_site *sit
 }
 
 /* A perf-event uprobe running the trampoline of the cookie (made once per cookie; with
- * per-site links every cookie is of generation 0). The perf fd, or -errno. */
+ * per-site links every cookie is of generation 0): one per region, end or begin, attach
+ * point. The perf fd, or -errno. */
 static int attach_trampoline(struct fp_target *t, uint64_t cookie, const char *path,
 			     uint64_t off, uint64_t ref)
 {
-	uint64_t k = (uint64_t)FP_COOKIE_REGION(cookie) << 1 | FP_COOKIE_IS_END(cookie);
+	uint64_t k = (uint64_t)FP_COOKIE_REGION(cookie) << 2 | FP_COOKIE_OPT(cookie) << 1 |
+		     FP_COOKIE_IS_END(cookie);
 	int *fd;
 
-	if (k >= (uint64_t)t->cap_regions * 2)
+	if (k >= (uint64_t)t->cap_regions * 4)
 		return -EINVAL;
 	fd = &t->tramp_fds[k];
 	if (*fd <= 0)
@@ -93,7 +95,8 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 		uint64_t off = site_offset(t, site);
 
-		opts.bpf_cookie = FP_COOKIE(region, reg->sites[s].kind == FP_KIND_END, 0);
+		opts.bpf_cookie = FP_COOKIE(region, reg->sites[s].kind == FP_KIND_END, 0,
+					    off != site->loc_off);
 		opts.ref_ctr_offset = site->sem_off;
 		if (t->tramp_fds) {	/* no attach cookie: the site's trampoline */
 			int fd = attach_trampoline(t, opts.bpf_cookie, obj->host_path, off,
@@ -163,7 +166,8 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 				site = &obj->sites[reg->sites[s].site];
 				offs[k] = site_offset(t, site);
 				refs[k] = site->sem_off;
-				cookies[k] = FP_COOKIE(r, reg->sites[s].kind == FP_KIND_END, gen);
+				cookies[k] = FP_COOKIE(r, reg->sites[s].kind == FP_KIND_END, gen,
+						       offs[k] != site->loc_off);
 				k++;
 			}
 		}
@@ -377,7 +381,7 @@ void fp_links__release(struct fp_target *t)
 	if (journal)
 		fp_journal__end();
 	if (t->tramp_fds)
-		for (r = 0; r < 2 * t->cap_regions; r++)
+		for (r = 0; r < 4 * t->cap_regions; r++)
 			if (t->tramp_fds[r] > 0)
 				close(t->tramp_fds[r]);
 	free(t->tramp_fds);

@@ -50,6 +50,12 @@ static void read_regions(struct fp_target *t, struct fp_snapshot *s,
 			d->off_blk_ns += v->off_blk_ns;
 			d->xoff_pre_ns += v->xoff_pre_ns;
 			d->xoff_blk_ns += v->xoff_blk_ns;
+			d->cost_ns += v->cost_ns;
+			d->unc_ns += v->unc_ns;
+			d->xcost_ns += v->xcost_ns;
+			d->xunc_ns += v->xunc_ns;
+			d->npre += v->npre;
+			d->xnpre += v->xnpre;
 			for (k = 0; k < FP_HIST_BUCKETS; k++)
 				d->hist[k] += v->hist[k];
 		}
@@ -95,6 +101,9 @@ static int read_paths(struct fp_target *t, struct fp_snapshot *s, struct fp_path
 			e->off_pre_ns += pv[c].off_pre_ns;
 			e->off_blk_ns += pv[c].off_blk_ns;
 			e->count += pv[c].count;
+			e->cost_ns += pv[c].cost_ns;
+			e->unc_ns += pv[c].unc_ns;
+			e->npre += pv[c].npre;
 		}
 	}
 	return 0;

@@ -706,6 +706,7 @@ static enum fp_status do_calibrate(struct fp_client *c, struct request *r,
 	json_object_object_add(*res, "previous", fp_report_daemon_cal(opts->cal));
 	fresh.runs = opts->cal->runs + 1;
 	*opts->cal = fresh;
+	fp_target__costs_changed();
 	fp_log(FP_LOG_INFO, "recalibrated: %s", fresh.why);
 	fp_report_daemon_keys(*res, opts->cal);
 	return FP_OK;

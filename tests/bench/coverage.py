@@ -10,8 +10,10 @@ inner inclusive): error = featprof's figure - the truth, stated = its *_uncertai
 and whether |error| <= 2 x stated. A figure the daemon marks probe_cost_dominates claims
 only that its time is below its uncertainty: it is covered when the truth is.
 
-usage: coverage.py BUILD [--repeats N] [--quick] [--out FILE.md] [--json FILE]
-Needs root (starts its own featprofd). --quick: 1 repeat, quiet only (about 30 s)."""
+usage: coverage.py BUILD [--repeats N] [--quick] [--min F] [--out FILE.md] [--json FILE]
+Needs root (starts its own featprofd). --quick: 1 repeat, quiet only (about 30 s).
+--min F: exit 1 when fewer than the share F of the figures are covered (make check runs
+--quick --min 0.75: the stated uncertainties must hold what they claim)."""
 import argparse, json, os, signal, subprocess, sys, tempfile, time
 
 ap = argparse.ArgumentParser()
@@ -20,6 +22,7 @@ ap.add_argument("--repeats", type=int, default=2)
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--out")
 ap.add_argument("--json")
+ap.add_argument("--min", type=float, default=0)
 a = ap.parse_args()
 B = a.build
 BL = B + "/bench/busyloop_fp"
@@ -85,9 +88,11 @@ try:
     status = json.loads(fp("status", "--json"))
     cal = status["calibration"]
     pair = cal.get("pair_ns", 0) or 1000
-    print("calibration: %s, pair %.0f ns (sd %.0f), bias %.0f ns (sd %.0f), cold pair %.0f"
+    print("calibration: %s, pair %.0f ns (sd %.0f), bias %.0f ns (sd %.0f); pair by gap: %s"
           % (status["attach"]["attach_point"], pair, cal.get("pair_sd_ns", 0),
-             cal.get("bias_ns", 0), cal.get("bias_sd_ns", 0), cal.get("cold_pair_ns", 0)),
+             cal.get("bias_ns", 0), cal.get("bias_sd_ns", 0),
+             ", ".join("%s %.0f" % ("cold" if p["cold"] else "%g us" % (p["gap_ns"] / 1e3),
+                                    p["pair_ns"]) for p in cal.get("gap_points", []))),
           flush=True)
     loads = (False,) if a.quick else (False, True)
     for rep in range(1 if a.quick else a.repeats):
@@ -149,3 +154,7 @@ if a.out:
              % (sum(r["covered"] for r in rows), len(rows), 100 * cov))
     with open(a.out, "w") as f:
         f.write("\n".join(L) + "\n")
+if cov < a.min:
+    print("coverage below %.0f%%: the stated uncertainties do not hold their errors"
+          % (100 * a.min))
+    sys.exit(1)

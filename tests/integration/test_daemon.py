@@ -202,42 +202,45 @@ def calibration(d):
     return cal
 
 
-# The error a figure may have beyond its reported uncertainty: a probe's cost depends on
-# what the thread did before it (cold caches after a sleep or long user code), which the
-# calibration's warm loop does not see. The calibration also measures probes right after
-# a sleep (cold_pair_ns); per instance of a region the test allows the larger of 0.75
-# pair costs (the most seen here, docs/TRACING.md) and twice that measured cold extra,
-# per nested pair a quarter pair. A figure must be within 3x its uncertainty plus this
-# (plus its off-CPU time, which may fall inside a probe); uncompensated figures of
-# nested regions are not.
+# A compensated figure must be within 3x its stated uncertainty of the truth, plus an
+# allowance for what truth.cc does between probes. The uncertainty holds the calibration's
+# spread at each event's gap since the previous probe (bpf/featprof.bpf.c "Cost",
+# daemon/stats.c fp_cal_step), after another thread's probe, and the preempted time that
+# may have fallen in probes; tests/bench/coverage.py measures how often 2x covers the
+# error on a program that only spins between probes (docs/COVERAGE.md). truth.cc throws a
+# C++ exception, longjmps and walks 13 regions in turn: after such work a probe finds
+# caches as cold as after a sleep, whatever its gap (flat, begun right after the
+# exception, cost ~0.7 us more than its gap predicts here). So per instance the test
+# allows the calibration's cold bias less its warm one, per nested pair the cold pair
+# less the warm one: what the stated uncertainty leaves out (docs/TRACING.md, "Error
+# bars"). The test can fail: compensation must halve the summed error.
 SLACK = {"instance": 0, "nested": 0}
 
 
 def set_slack(cal):
-    SLACK["instance"] = max(0.75 * cal["pair_ns"], 2 * (cal["cold_pair_ns"] - cal["pair_ns"]))
-    SLACK["nested"] = 0.25 * cal["pair_ns"]
-    print("    slack per instance %.0f ns (cold pair %.0f ns), per nested pair %.0f ns" % (
-        SLACK["instance"], cal["cold_pair_ns"], SLACK["nested"]))
+    pts = cal.get("gap_points", [])
+    print("    probe pair by gap: " + ", ".join(
+        "%s %.0f ns (sd %.0f)" % ("cold" if p["cold"] else "%.0f us" % (p["gap_ns"] / 1e3),
+                                  p["pair_ns"], sum(p["parts_sd_ns"])) for p in pts))
+    SLACK["instance"] = max(0, cal["cold_bias_ns"] - cal["bias_ns"])
+    SLACK["nested"] = max(0, cal["cold_pair_ns"] - cal["pair_ns"])
+    print("    allowed beyond 3x the uncertainty: %.0f ns per instance, %.0f ns per nested "
+          "pair" % (SLACK["instance"], SLACK["nested"]))
 
 
 def within(name, key, got, truth, unc, instances, nested, pair, raw=None, offcpu=0):
-    """offcpu: time the thread was switched out inside the figure; where that happened
-    inside a probe it is in featprof's time and not in the truth's."""
-    model = 3 * unc + SLACK["instance"] * instances + SLACK["nested"] * nested
-    tol = model + offcpu
+    """Within 3x the stated uncertainty and the allowance; returns the raw and the
+    compensated figure's absolute errors."""
+    tol = 3 * unc + SLACK["instance"] * instances + SLACK["nested"] * nested
     err = got - truth
     line = "    %-10s %-13s truth %11d featprof %11d (%+.2f%%) off-CPU %7d tolerance %8d" % (
         name, key, truth, got, err / truth * 100, offcpu, tol)
     if raw is not None:
         line += "  raw %+.2f%%" % ((raw - truth) / truth * 100)
     print(line)
-    check(abs(err) <= tol, "%s %s error %d ns (%.2f%%) > tolerance %d ns" % (
-        name, key, err, err / truth * 100, tol))
-    # the uncompensated figure would fail: off by more than the slack the model allows
-    # for what the calibration cannot know, and by 3x the compensated figure's error (the
-    # uncertainty follows the probe cost's drift, so it is not part of this bound)
-    slack = SLACK["instance"] * instances + SLACK["nested"] * nested
-    return raw is not None and abs(raw - truth) > max(slack, 3 * abs(err))
+    check(abs(err) <= tol, "%s %s error %d ns (%.2f%%) > 3 x its uncertainty %d ns + %d" % (
+        name, key, err, err / truth * 100, unc, tol - 3 * unc))
+    return abs(raw - truth) if raw is not None else 0, abs(err)
 
 
 # truth.cc: the regions whose instances are a feature's outermost ones, and which share
@@ -247,19 +250,22 @@ FEATURE_OUTERMOST = {"A": [("flat", 1), ("inner", 1), ("multi", 1)], "B": [("out
 
 
 def t_accuracy(d):
-    """Counts exact; regions, features within their uncertainty; 4 threads; region length
-    from the machine's pair cost. Measured again once if a figure is out: this shared
+    """Counts exact; regions, features within 3x their uncertainty; one thread, then 4
+    threads (their probes may cost more after another thread's: a larger uncertainty);
+    region length from the machine's pair cost; with one thread the uncompensated figures
+    must be out (the test can fail). Measured again once if a figure is out: this shared
     VM stalls a thread now and then in ways no guest event shows (no steal time is
     reported); a wrong compensation fails both runs."""
-    before = len(FAILS)
-    accuracy_run(d)
-    if len(FAILS) > before:
-        print("    attempt 1: %d check(s) out; measuring again" % (len(FAILS) - before))
-        first = FAILS[before:]
-        del FAILS[before:]
-        accuracy_run(d)
+    for threads in (1, 4):
+        before = len(FAILS)
+        accuracy_run(d, threads)
         if len(FAILS) > before:
-            FAILS[before:before] = first
+            print("    attempt 1: %d check(s) out; measuring again" % (len(FAILS) - before))
+            first = FAILS[before:]
+            del FAILS[before:]
+            accuracy_run(d, threads)
+            if len(FAILS) > before:
+                FAILS[before:before] = first
 
 
 def check_time_split(st):
@@ -280,17 +286,16 @@ def check_time_split(st):
           "(%d figures): %s" % (len(figs), "; ".join(bad[:3])))
 
 
-def accuracy_run(d):
+def accuracy_run(d, threads):
     cal = calibration(d)
     set_slack(cal)
     pair = cal["pair_ns"]
     # the shortest busy stretch (150 us at scale 1) is 60 pair costs: compensation is
     # then 0.3-2% of a region, well above the tolerance, so a wrong one fails
     scale = 60 * pair / 150000.0
-    print("    scale %.2f: flat region %.0f us" % (scale, 600 * scale))
+    print("    %d thread(s), scale %.2f: flat region %.0f us" % (threads, scale, 600 * scale))
     # 4 threads with pauses: on 2 CPUs they rarely overlap, and the CPUs idle less than
     # with 2 threads (a probe right after a CPU left idle costs more, docs/TRACING.md)
-    threads = 4
     t = Target("accuracy", 12, threads, "%.3f" % scale)
     r = cli(d, "enable", t.pid, "--all")
     check(r.returncode == 0, "enable --all: " + r.stderr)
@@ -303,7 +308,7 @@ def accuracy_run(d):
     st = stats(d, t.pid)  # the target has exited: last figures stay
     check(st["exited"], "exited target still queryable")
     check_time_split(st)
-    raw_fails = []
+    errs = []	# (raw, compensated) absolute errors
     for name, tr in truth.items():
         r = region(st, name)
         check(r["count"] == tr["count"], "%s count %d != %d" % (name, r["count"], tr["count"]))
@@ -311,9 +316,9 @@ def accuracy_run(d):
             unc = r["inclusive_uncertainty_ns" if k == "inclusive_ns" else
                     "exclusive_uncertainty_ns"]
             off = r["offcpu_ns" if k == "inclusive_ns" else "exclusive_offcpu_ns"]
-            if within(name, k, r[k], tr[k], unc, r["count"], r["nested"], pair, r["raw_" + k],
-                      off):
-                raw_fails.append(name + " " + k)
+            errs.append(within(name, k, r[k], tr[k], unc, r["count"],
+                               r["nested"] if k == "inclusive_ns" else r["children"],
+                               pair, r["raw_" + k], off))
     for f in st["features"]:
         if f["name"] in out["features"]:
             tr = out["features"][f["name"]]
@@ -321,13 +326,16 @@ def accuracy_run(d):
             sets = [x for x in st["feature_sets"] if f["name"] in x["features"]]
             events = sum(x["events"] for x in sets)
             outermost = sum(region(st, n)["count"] // k for n, k in FEATURE_OUTERMOST[f["name"]])
-            if within("feature " + f["name"], "ns", f["ns"], tr, f["uncertainty_ns"], outermost,
-                      max(0, events - outermost) / 2, pair, f["raw_ns"], f["offcpu_ns"]):
-                raw_fails.append("feature " + f["name"])
-    # the test can fail: uncompensated figures are out of tolerance for nested regions
-    print("    raw figures out of tolerance: %s" % ", ".join(raw_fails))
-    check(len(raw_fails) >= 4, "compensation matters at these lengths (raw out of "
-          "tolerance for %d figures)" % len(raw_fails))
+            errs.append(within("feature " + f["name"], "ns", f["ns"], tr, f["uncertainty_ns"],
+                               outermost, max(0, events - outermost) / 2, pair, f["raw_ns"],
+                               f["offcpu_ns"]))
+    # the test can fail: without compensation the errors are at least twice as large (one
+    # thread: with four, a preemption inside a probe can outweigh it in one figure)
+    raw_sum, comp_sum = sum(e[0] for e in errs), sum(e[1] for e in errs)
+    print("    errors summed: uncompensated %d ns, compensated %d ns" % (raw_sum, comp_sum))
+    if threads == 1:
+        check(comp_sum * 2 < raw_sum, "compensation halves the error (%d ns uncompensated, "
+              "%d ns compensated)" % (raw_sum, comp_sum))
     # region paths: per region, its paths (those ending in it) add up to its exclusive
     # time and count; recursion is not collapsed (rec;rec;rec is its own path)
     for r in st["regions"]:
@@ -401,7 +409,7 @@ def t_offcpu(d):
     check(r["count"] == tr["count"], "count %d != %d" % (r["count"], tr["count"]))
     wall = tr["inclusive_ns"]
     # the probes' own cost lands in featprof's CPU time only as far as the compensation
-    # misses it: the same model slack as t_accuracy, per instance
+    # misses it: as t_accuracy
     set_slack(cal)
     slack = SLACK["instance"] * r["count"] + 3 * r["uncertainty_ns"]
     print("    %d threads on %d CPUs, %d regions of 1 ms CPU + 1 ms sleep" % (
