@@ -236,6 +236,9 @@ def t_dies_during_enable(d):
     for i in range(24):
         p = busyloop(1)
         c.id += 1
+        if i % 8 == 0:  # dead before the daemon reads it: a fast daemon may finish an
+            p.kill()    # enable before any later kill lands, so some must land first
+            time.sleep(0.005)
         c.send_raw((json.dumps({"id": c.id, "verb": "enable", "pid": p.pid, "all": True})
                     + "\n").encode())
         time.sleep((i % 8) * 0.0003)  # from at once into the catalog read (~1 ms)
