@@ -51,6 +51,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # --- objects ---------------------------------------------------------------------------
+HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program includes
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
@@ -58,7 +59,10 @@ CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o expor
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o subs.o record.o groups.o \
 	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
-	log.o uprobe.o target_links.o sample.o sampler.o watch.o journal.o kernel.o) $(COMMON_OBJS)
+	log.o uprobe.o target_links.o sample.o sampler.o watch.o journal.o kernel.o \
+	ip_calibrate.o inproc.o inproc_read.o) $(COMMON_OBJS)
+# the in-process runtime's own calibration carries the runtime (usdt/featprof_inprocess.h)
+$(O)/daemon/ip_calibrate.o: ALL_CFLAGS += -DFEATPROF_INPROCESS
 
 # The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
 # a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a
@@ -116,18 +120,19 @@ $(O)/featprof: $(CLI_OBJS)
 # with per-target flags; extra objects and libraries through TGT_OBJS / TGT_LIBS.
 TGT_FLAGS := -O2 -g -Wall -Wextra -Werror -Iusdt -Icommon -Idaemon -D_GNU_SOURCE
 
-$(O)/featprof-demo: examples/demo.c usdt/featprof.h
+$(O)/featprof-demo: examples/demo.c $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TGT_FLAGS) $(LDFLAGS) $< -o $@ -lpthread
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
-	redzone redzone_bare regress regress_sampled service gated gated_always)
+	redzone redzone_bare regress regress_sampled service gated gated_always \
+	inproc service_ip libsite_ip.so site_shlib_ip)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
-	fp_gated) $(O)/bench/gap_cost
+	fp_gated fp_inproc) $(O)/bench/gap_cost
 UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats)
 
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
@@ -140,7 +145,20 @@ $(O)/tests/targets/gated: private TGT_EXTRA := -DFEATPROF_SAMPLING_GATED
 $(O)/tests/targets/gated_always: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/tests/targets/gated $(O)/tests/targets/gated_always: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: tests/targets/service.c
-$(O)/tests/targets/service: private TGT_LIBS := -ldl
+$(O)/tests/targets/service: private TGT_LIBS := -ldl -lpthread
+# FEATPROF_INPROCESS builds (usdt/featprof_inprocess.h): the same sources, timed in-process
+$(O)/tests/targets/inproc: tests/targets/inproc.c
+$(O)/tests/targets/inproc: private TGT_EXTRA := -DFEATPROF_INPROCESS
+$(O)/tests/targets/inproc: private TGT_LIBS := -lpthread
+$(O)/tests/targets/service_ip: tests/targets/service.c
+$(O)/tests/targets/service_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
+$(O)/tests/targets/service_ip: private TGT_LIBS := -ldl -lpthread
+$(O)/tests/targets/libsite_ip.so: tests/targets/libsite.c
+$(O)/tests/targets/libsite_ip.so: private TGT_EXTRA := -fPIC -shared -DFEATPROF_INPROCESS
+$(O)/tests/targets/site_shlib_ip: tests/targets/site_shlib.c $(O)/tests/targets/libsite_ip.so
+$(O)/tests/targets/site_shlib_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
+$(O)/tests/targets/site_shlib_ip: private TGT_LIBS := -L$(O)/tests/targets -lsite_ip \
+	-Wl,-rpath,'$$ORIGIN'
 $(O)/tests/targets/libsite.so: tests/targets/libsite.c
 $(O)/tests/targets/libsite.so: private TGT_EXTRA := -fPIC -shared
 $(O)/tests/targets/site_shlib: tests/targets/site_shlib.c $(O)/tests/targets/libsite.so
@@ -163,14 +181,15 @@ $(O)/bench/busyloop_fp_nop1: private TGT_EXTRA := -DFP_SITE_SHAPE=FP_SHAPE_NOP1
 $(O)/bench/busyloop_static: private TGT_EXTRA := -DBL_STATIC
 $(O)/bench/busyloop_fp_sampling: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/bench/busyloop_fp_gated: private TGT_EXTRA := -DFEATPROF_SAMPLING_GATED
+$(O)/bench/busyloop_fp_inproc: private TGT_EXTRA := -DFEATPROF_INPROCESS
 
-$(C_TARGETS) $(BENCH_BINS): usdt/featprof.h
+$(C_TARGETS) $(BENCH_BINS): $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TGT_FLAGS) $(TGT_EXTRA) $(LDFLAGS) $(filter %.c,$^) $(TGT_OBJS) -o $@ $(TGT_LIBS)
 
 $(O)/tests/targets/truth: private TGT_LIBS := -lpthread
-$(CXX_TARGETS): $(O)/tests/targets/%: tests/targets/%.cc usdt/featprof.h
+$(CXX_TARGETS): $(O)/tests/targets/%: tests/targets/%.cc $(HDRS)
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -O2 -g -Wall -Wextra -Werror -Iusdt -std=c++11 $(LDFLAGS) $< -o $@ $(TGT_LIBS)
@@ -182,7 +201,7 @@ $(O)/tests/targets/truth_sampled: tests/targets/truth.cc usdt/featprof.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -O2 -g -Wall -Wextra -Werror -Iusdt -std=c++11 -DFEATPROF_SAMPLING \
 		$(LDFLAGS) $< -o $@ -lpthread
-$(O)/tests/targets/demo_sampled: examples/demo.c usdt/featprof.h
+$(O)/tests/targets/demo_sampled: examples/demo.c $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TGT_FLAGS) -DFEATPROF_SAMPLING $(LDFLAGS) $< -o $@ -lpthread
@@ -266,7 +285,7 @@ install: all
 	install -m 0755 $(O)/featprofd $(DESTDIR)$(SBINDIR)/featprofd
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/featprofd.service > $(DESTDIR)$(UNITDIR)/featprofd.service
 	install -m 0644 systemd/featprofd.socket $(DESTDIR)$(UNITDIR)/featprofd.socket
-	install -m 0644 usdt/featprof.h $(DESTDIR)$(INCLUDEDIR)/featprof.h
+	install -m 0644 usdt/featprof.h usdt/featprof_inprocess.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' featprof.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/featprof.pc
 

@@ -51,6 +51,10 @@
  * A frame keeps the counters' values at its
  * begin, so an end knows the off-CPU time of its instance without walking the stack.
  * A thread with no region open costs a switch one task-storage lookup, nothing else.
+ * Threads of in-process targets (daemon/inproc.c) keep their stack in their own memory:
+ * while the daemon measures one (ip_active), a switch also looks the thread up in
+ * ip_threads and, with a region open, charges the time to the open path of its block
+ * (ip_switch).
  *
  * Kernels (daemon/kernel.c probes them; docs/TRACING.md "The kernel's mechanisms"): the
  * per-thread state lives in task storage (Linux 5.11) where the kernel has it and
@@ -254,6 +258,38 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } members SEC(".maps");
+
+/*
+ * In-process timing: the threads whose runtime registered its block (fp_ip_thread, at
+ * the runtime's featprof:ip__thread site, or the daemon from the arena), and off-CPU
+ * time by (block, path entry) (ip_switch). ip_active: set by the daemon while it
+ * measures regions in the process; until then a switch costs nothing more.
+ */
+__u32 ip_active = 0;
+__u32 ip_arena_taken = 0;	/* the daemon has the process's arena: no more events */
+
+/* The watcher's ring (bpf/watch.bpf.c events; the daemon reuses its fd here): a process
+ * that lives a few milliseconds after its first event must not exit before the daemon
+ * has its arena. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} watch_events SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fp_ip_thread);
+} ip_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct fp_ip_off_key);
+	__type(value, struct fp_ip_off);
+} ip_off SEC(".maps");
 
 __u64 disable_epoch = 0;
 __u32 link_gen = 0;	/* sites of the other generation are a link set being replaced */
@@ -811,17 +847,73 @@ static __always_inline void on_switch(int ts, bool preempt, struct task_struct *
 	}
 }
 
+/* In-process threads: the interval off CPU, to the path entry open at the switch-out. */
+static __always_inline void ip_charge(struct fp_ip_thread *it, __u64 now)
+{
+	struct fp_ip_off_key k = { it->block, it->path, it->tgid };
+	struct fp_ip_off zero = {}, *o = bpf_map_lookup_elem(&ip_off, &k);
+	__u64 d = now - it->switched_at;
+
+	if (!o) {
+		bpf_map_update_elem(&ip_off, &k, &zero, BPF_NOEXIST);
+		o = bpf_map_lookup_elem(&ip_off, &k);
+		if (!o)
+			return;	/* full: not charged */
+	}
+	if (it->preempted) {
+		__sync_fetch_and_add(&o->pre_ns, d);
+		__sync_fetch_and_add(&o->n_pre, 1);
+	} else {
+		__sync_fetch_and_add(&o->blk_ns, d);
+	}
+}
+
+/* prev is the current task: its block is read in its own memory (resident: the thread
+ * wrote it last; a read that would fault fails and the interval is not charged). */
+static __always_inline void ip_switch(bool preempt, struct task_struct *prev,
+				      struct task_struct *next, long prev_state)
+{
+	struct {
+		__u32 depth, overflow, last_kind, cur;
+	} s;
+	__u64 now = bpf_ktime_get_ns();
+	struct fp_ip_thread *it;
+	__u32 tid = prev->pid;
+
+	it = bpf_map_lookup_elem(&ip_threads, &tid);
+	if (it && !bpf_probe_read_user(&s, sizeof(s), (void *)(it->block + FP_IPT_STATE_OFF)) &&
+	    (s.depth || s.overflow)) {
+		it->switched_at = now;
+		it->path = s.cur;
+		it->preempted = preempt || prev_state == 0;	/* TASK_RUNNING */
+	}
+	tid = next->pid;
+	it = bpf_map_lookup_elem(&ip_threads, &tid);
+	if (it && it->switched_at) {
+		ip_charge(it, now);
+		it->switched_at = 0;
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(fp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(TS_STORAGE, preempt, prev, next, prev_state(ctx, prev));
+	long state = prev_state(ctx, prev);
+
+	on_switch(TS_STORAGE, preempt, prev, next, state);
+	if (ip_active)
+		ip_switch(preempt, prev, next, state);
 	return 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(fp_switch_map, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(TS_MAP, preempt, prev, next, prev_state(ctx, prev));
+	long state = prev_state(ctx, prev);
+
+	on_switch(TS_MAP, preempt, prev, next, state);
+	if (ip_active)
+		ip_switch(preempt, prev, next, state);
 	return 0;
 }
 
@@ -839,10 +931,26 @@ static __always_inline void on_wakeup(int ts, struct task_struct *p)
 	st->switched_preempted = 1;
 }
 
+static __always_inline void ip_wakeup(struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct fp_ip_thread *it = bpf_map_lookup_elem(&ip_threads, &tid);
+	__u64 now;
+
+	if (!it || !it->switched_at || it->preempted)
+		return;
+	now = bpf_ktime_get_ns();
+	ip_charge(it, now);	/* the sleep, blocked */
+	it->switched_at = now;
+	it->preempted = 1;
+}
+
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(fp_wakeup, struct task_struct *p)
 {
 	on_wakeup(TS_STORAGE, p);
+	if (ip_active)
+		ip_wakeup(p);
 	return 0;
 }
 
@@ -850,6 +958,8 @@ SEC("tp_btf/sched_wakeup")
 int BPF_PROG(fp_wakeup_map, struct task_struct *p)
 {
 	on_wakeup(TS_MAP, p);
+	if (ip_active)
+		ip_wakeup(p);
 	return 0;
 }
 
@@ -876,10 +986,19 @@ static __always_inline void on_exit(int ts)
 		bpf_map_delete_elem(&tstate_map, &tid);
 }
 
+static __always_inline void ip_exit(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&ip_threads, &tid);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(fp_exit, struct task_struct *p)
 {
 	on_exit(TS_STORAGE);
+	if (ip_active)
+		ip_exit();
 	return 0;
 }
 
@@ -887,6 +1006,33 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(fp_exit_map, struct task_struct *p)
 {
 	on_exit(TS_MAP);
+	if (ip_active)
+		ip_exit();
+	return 0;
+}
+
+/* featprof:ip__thread in the in-process runtime: the calling thread took the block in
+ * its first argument (%rdi). */
+SEC("uprobe")
+int fp_ip_thread(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct fp_ip_thread v = { .block = PT_REGS_PARM1(ctx), .tgid = (__u32)(id >> 32) };
+
+	bpf_map_update_elem(&ip_threads, &tid, &v, BPF_ANY);
+	if (!ip_arena_taken) {
+		struct fp_watch_event *e = bpf_ringbuf_reserve(&watch_events, sizeof(*e), 0);
+
+		if (e) {
+			e->kind = FP_WATCH_ARENA;
+			e->tgid = v.tgid;
+			e->other = 0;
+			e->pad = 0;
+			e->ts = bpf_ktime_get_ns();
+			bpf_ringbuf_submit(e, 0);
+		}
+	}
 	return 0;
 }
 

@@ -165,6 +165,8 @@ enum fp_watch_kind {
 	FP_WATCH_MMAP = 1,	/* ld.so's object list changed (dlopen, dlclose) */
 	FP_WATCH_EXEC,		/* exec; other = the group whose executable it runs, or 0 */
 	FP_WATCH_FORK,		/* a group's process forked tgid; other = the group */
+	FP_WATCH_ARENA,		/* an in-process thread took its block (bpf/featprof.bpf.c
+				 * fp_ip_thread): the arena exists, featprofd takes it now */
 };
 
 /*
@@ -232,6 +234,32 @@ struct fp_tstate {
 	__u64 c_path;			/* the compaction's counters, thread state in a map */
 	__u32 c_out, c_dropped;		/* (bpf/featprof.bpf.c apply_disables) */
 	struct fp_frame f[FP_MAX_DEPTH];
+};
+
+/*
+ * In-process timing (daemon/inproc.c): a thread of a target whose runtime keeps its
+ * region stack in a thread block (usdt/featprof.h struct featprof_ip_thread). The
+ * scheduler programs read the block's depth and open path entry at a switch-out
+ * (FP_IPT_STATE_OFF: u32 depth, overflow, last_kind, cur) and charge the time off CPU to
+ * that entry of that block.
+ */
+#define FP_IPT_STATE_OFF 48
+struct fp_ip_thread {
+	__u64 block;		/* the thread block's address in the process */
+	__u64 switched_at;	/* switched out with a region open, else 0 */
+	__u32 path;		/* the block's path entry open then */
+	__u32 preempted;	/* switched out runnable, or woken since */
+	__u32 tgid, pad;
+};
+
+struct fp_ip_off_key {
+	__u64 block;
+	__u32 path;
+	__u32 tgid;
+};
+
+struct fp_ip_off {
+	__u64 pre_ns, blk_ns, n_pre;	/* preempted, blocked; switch-outs preempted */
 };
 
 #endif

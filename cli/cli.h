@@ -15,10 +15,10 @@ enum {
 	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
 	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
 	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096, O_EXE = 8192, O_REMOTE = 16384,
-	O_CHECK = 32768,
+	O_CHECK = 32768, O_TRAP = 65536,
 };
 struct cli_opts {
-	int json, all, regions, remote, check;
+	int json, all, regions, remote, check, trap;
 	long interval, count, duration, hz;
 	const char *format, *output, *value, *listen, *threshold;
 	const char *defs_file;	/* --regions FILE: region definitions */

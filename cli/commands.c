@@ -101,8 +101,8 @@ static int do_toggle(int argc, char **argv, int on)
 	struct json_object *req, *names, *res;
 	const char *verb = on ? "enable" : "disable";
 	struct cli_opts o;
-	int i, fd, n, rc = cli_parse(argc, argv,
-				     O_ALL | O_REGIONS | O_JSON | O_EXE | (on ? O_DEFS : 0), &o);
+	int opts = O_ALL | O_REGIONS | O_JSON | O_EXE | (on ? O_DEFS | O_TRAP : 0);
+	int i, fd, n, rc = cli_parse(argc, argv, opts, &o);
 	struct json_object *defs = NULL;
 	long pid = 0;
 
@@ -112,7 +112,7 @@ static int do_toggle(int argc, char **argv, int on)
 		if (rc >= 0 && o.npos >= 1 && parse_pid(o.pos[0], &pid))
 			fprintf(stderr, "featprof %s: not a pid: '%s'\n", verb, o.pos[0]);
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s PID FEATURE...|--all "
-			"[--by-region]%s [--json]\n", verb, on ? " [--regions FILE]" : "");
+			"[--by-region]%s [--json]\n", verb, on ? " [--regions FILE] [--trap]" : "");
 		return rc == 1 ? 0 : 2;
 	}
 	if (o.defs_file && !(defs = cli_definitions(o.defs_file)))
@@ -130,6 +130,8 @@ static int do_toggle(int argc, char **argv, int on)
 	json_object_object_add(req, "pid", json_object_new_int64(pid));
 	if (o.all)
 		json_object_object_add(req, "all", json_object_new_boolean(1));
+	if (o.trap)	/* by uprobes, also where the program times itself */
+		json_object_object_add(req, "trap", json_object_new_boolean(1));
 	json_object_object_add(req, o.regions ? "regions" : "features", names);
 	if (defs)
 		json_object_object_add(req, "definitions", defs);
@@ -138,8 +140,13 @@ static int do_toggle(int argc, char **argv, int on)
 	if (!res || o.json)
 		return json_done(res);
 	n = (int)json_object_array_length(geta(res, "enabled_regions"));
-	printf("pid %ld: %d region%s enabled, %lld probe sites attached\n", pid, n,
+	printf("pid %ld: %d region%s enabled, %lld probe sites attached", pid, n,
 	       n == 1 ? "" : "s", (long long)geti(res, "attached_sites"));
+	if (geti(res, "inprocess_regions"))
+		printf(", %lld region%s timed in the process", (long long)geti(res,
+									"inprocess_regions"),
+		       geti(res, "inprocess_regions") == 1 ? "" : "s");
+	printf("\n");
 	json_object_put(res);
 	return 0;
 }

@@ -62,9 +62,10 @@ static void print_human(const struct fp_catalog *cat, const char *what)
 
 	printf("%s: %d object%s with probes\n", what, cat->nobjs, cat->nobjs == 1 ? "" : "s");
 	for (o = 0; o < cat->nobjs; o++)
-		printf("  %s (%d featprof site%s, %d stapsdt notes)\n", cat->objs[o]->path,
+		printf("  %s (%d featprof site%s, %d stapsdt notes%s)\n", cat->objs[o]->path,
 		       cat->objs[o]->nfeatprof, cat->objs[o]->nfeatprof == 1 ? "" : "s",
-		       cat->objs[o]->nsites);
+		       cat->objs[o]->nsites,
+		       cat->objs[o]->ip_version ? "; built to time itself in-process" : "");
 	printf("\nFeatures (%d):\n", cat->nfeatures);
 	for (i = 0; i < cat->nfeatures; i++) {
 		const char *sep = "";

@@ -51,6 +51,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "hz", required_argument, NULL, 'z' },
 		{ "remote", no_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "trap", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -59,7 +60,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
 		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
-		{ 'm', O_REMOTE }, { 'c', O_CHECK },
+		{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP },
 	};
 	int c, k;
 
@@ -96,6 +97,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'c':
 			o->check = 1;
+			break;
+		case 'T':
+			o->trap = 1;
 			break;
 		case 'i':
 			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS,

@@ -308,6 +308,28 @@ struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
 		json_object_object_add(jo, "path", json_object_new_string(ob->path));
 		json_object_object_add(jo, "stapsdt_sites", json_object_new_int(ob->nsites));
 		json_object_object_add(jo, "featprof_sites", json_object_new_int(ob->nfeatprof));
+		if (ob->ip_version) {	/* built with FEATPROF_INPROCESS: its regions' gates */
+			struct json_object *g = json_object_new_array();
+
+			for (i = 0; i < ob->nsites; i++) {
+				struct json_object *e;
+				size_t rl = 0;
+
+				if (!fp_site_is_gate(&ob->sites[i], &rl) || !rl)
+					continue;
+				e = json_object_new_object();
+				json_object_object_add(e, "region", json_object_new_string_len(
+								  ob->sites[i].name, (int)rl));
+				json_object_object_add(e, "offset", json_object_new_int64(
+								  (int64_t)ob->sites[i].loc_off));
+				json_object_object_add(e, "semaphore_offset", json_object_new_int64(
+								  (int64_t)ob->sites[i].sem_off));
+				json_object_array_add(g, e);
+			}
+			json_object_object_add(jo, "inprocess_abi", json_object_new_int(
+								   (int32_t)ob->ip_version));
+			json_object_object_add(jo, "gates", g);
+		}
 		json_object_array_add(objs, jo);
 	}
 	for (i = 0; i < cat->nfeatures; i++) {

@@ -186,8 +186,54 @@ static int parse_stapsdt(struct fp_object *obj, const uint8_t *d, size_t dsz, ui
 	s->args = strdup(args);
 	if (!s->provider || !s->name || !s->args)
 		return -ENOMEM;
-	if (!strcmp(prov, "featprof") && strcmp(name, FP_GATE_PROBE))
+	if (!strcmp(prov, "featprof") && !fp_site_is_gate(s, NULL))
 		obj->nfeatprof++;
+	return 0;
+}
+
+int fp_site_is_gate(const struct fp_site *s, size_t *region_len)
+{
+	size_t n = strlen(s->name), k = strlen(FP_IP_GATE_SUFFIX);
+
+	if (strcmp(s->provider, "featprof"))
+		return 0;
+	if (!strcmp(s->name, FP_GATE_PROBE) || !strcmp(s->name, FP_IP_THREAD_PROBE))
+		return 1;	/* no region's: region_len stays */
+	if (n <= k || strcmp(s->name + n - k, FP_IP_GATE_SUFFIX))
+		return 0;
+	if (region_len)
+		*region_len = n - k;
+	return 1;
+}
+
+/*
+ * The in-process runtime's note (FP_NOTE_TYPE_IP): u32 version, u32 thread block size,
+ * u64 control block address, u64 base. One per translation unit built with
+ * FEATPROF_INPROCESS; they must agree (one control block per object).
+ */
+static int parse_ip(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64_t off,
+		    char *err, size_t errlen)
+{
+	if (n < 24) {
+		seterr(err, errlen, "%s: in-process note at offset 0x%llx: %llu bytes, 24 "
+		       "expected", obj->path, (unsigned long long)off, (unsigned long long)n);
+		return -EINVAL;
+	}
+	if (obj->ip_version && (obj->ip_version != rd32(d) || obj->ip_ctl != rd64(d + 8))) {
+		seterr(err, errlen, "%s: in-process note at offset 0x%llx disagrees with an "
+		       "earlier one: translation units built with different headers", obj->path,
+		       (unsigned long long)off);
+		return -EINVAL;
+	}
+	obj->ip_version = rd32(d);
+	obj->ip_thread_size = rd32(d + 4);
+	obj->ip_ctl = rd64(d + 8);
+	obj->ip_base = rd64(d + 16);
+	if (!obj->ip_version) {
+		seterr(err, errlen, "%s: in-process note at offset 0x%llx: version 0", obj->path,
+		       (unsigned long long)off);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -336,6 +382,11 @@ int fp_notes_parse(struct fp_object *obj, const uint8_t *buf, size_t size, uint6
 			ret = parse_tls(obj, buf + desc_off, descsz, off, err, errlen);
 			if (ret)
 				return ret;
+		} else if (featprof_section && type == FP_NOTE_TYPE_IP && namesz == 9 &&
+			   !memcmp(buf + pos + 12, "featprof", 9)) {
+			ret = parse_ip(obj, buf + desc_off, descsz, off, err, errlen);
+			if (ret)
+				return ret;
 		}
 		/* Other owners and types in these sections are not ours: skip them. */
 		pos = (size_t)((desc_end + 3) & ~3ULL);
@@ -384,8 +435,8 @@ static int merge_catalog(struct fp_object *obj, char *err, size_t errlen)
 		struct fp_site *s = &obj->sites[i], key = { .pc = s->pc }, *c;
 		size_t rl;
 
-		if (strcmp(s->provider, "featprof") || !strcmp(s->name, FP_GATE_PROBE))
-			continue;	/* the sampling gate is no site of a region */
+		if (strcmp(s->provider, "featprof") || fp_site_is_gate(s, NULL))
+			continue;	/* a gate is no site of a region */
 		c = obj->ncat ? bsearch(&key, obj->cat, (size_t)obj->ncat, sizeof(key), cmp_pc)
 			      : NULL;
 		if (!c || !c->region) {
@@ -497,6 +548,18 @@ static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
 	ret = merge_catalog(obj, err, errlen);
 	if (ret)
 		goto out;
+	if (obj->ip_version) {
+		uint64_t ctl = obj->ip_ctl;
+
+		if (obj->ip_base && have_base)
+			ctl += base_addr - obj->ip_base;
+		if (vaddr_to_off(&sg, ctl, 0, &obj->ip_ctl_off)) {
+			seterr(err, errlen, "%s: in-process note: control block 0x%llx is not in "
+			       "the file's loaded data", obj->path, (unsigned long long)ctl);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
 
 	for (i = 0; i < (size_t)obj->nsites; i++) {
 		struct fp_site *s = &obj->sites[i];

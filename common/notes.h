@@ -40,6 +40,10 @@ struct fp_object {
 	int orphans;		/* catalog notes without a stapsdt note */
 	/* the sampler's TLS ABI (FP_NOTE_TYPE_TLS), 0 when the object has none */
 	uint32_t tls_version, tls_depth, tls_magic;
+	/* in-process timing (FP_NOTE_TYPE_IP), version 0 when the object has none: the
+	 * thread block's size and the control block's file offset */
+	uint32_t ip_version, ip_thread_size;
+	uint64_t ip_ctl, ip_base, ip_ctl_off;
 	struct fp_site *cat;	/* catalog notes, merged into sites after reading */
 	int ncat;
 	/* a process's object: the file as mapped (host_path is then /proc/self/fd/N) */
@@ -83,6 +87,11 @@ int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen);
  * keep their indices). Returns the number of objects added or -errno. */
 int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen);
 void fp_proc__free(struct fp_proc *proc);
+
+/* Is s a gate (the sampling gate, a region's in-process gate, the in-process runtime's
+ * thread site) rather than a site of a region? *region_len (if not NULL) gets the length
+ * of an in-process gate's region. */
+int fp_site_is_gate(const struct fp_site *s, size_t *region_len);
 
 /* Appends a copy of s to the array *arr of *n strings. 0 or -ENOMEM. */
 int fp_strv_add(char ***arr, int *n, const char *s);

@@ -65,6 +65,7 @@
 #include "calibrate.h"
 #include "featprof.h"
 #include "featprof.skel.h"
+#include "ip_calibrate.h"
 #include "target.h"
 
 #ifndef SYS_pidfd_open
@@ -95,6 +96,10 @@ static const struct {
 };
 #define GAP_MAX_ROUNDS ROUNDS
 _Static_assert(FP_CAL_COLD == FP_CAL_POINTS - 1 && FP_CAL_COLD == FP_CAL_GAPS, "points");
+
+/* The regions of the daemon's own catalog a calibration enables: its two first. */
+#define CAL_REGIONS_MAX 8
+static uint8_t cal_sel[CAL_REGIONS_MAX] = { 1, 1 };
 
 static double now_ns(void)
 {
@@ -335,7 +340,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 {
 	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1];
 	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
-	uint8_t sel[2] = { 1, 1 };
+	uint8_t *sel = cal_sel;
 	int i, b, ret;
 
 	memset(out, 0, sizeof(*out));
@@ -548,7 +553,7 @@ static void track_figure(struct fp_calibration *out)
 int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
 {
 	int point = cal->optimized ? FP_AT_NOP5 : FP_AT_NOP1, i, ret = 0;
-	uint8_t sel[2] = { 1, 1 };
+	uint8_t *sel = cal_sel;
 	double v[FP_C_N], o;
 
 	if (!cal->at[point].valid || track.point != point || !track.b[0].n) {
@@ -584,7 +589,7 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 	struct cal_run *c = calloc(1, sizeof(*c));
 	double t_start = now_ns(), p1, p5;
 	struct fp_target *t = NULL;
-	uint8_t sel[2] = { 1, 1 };
+	uint8_t *sel = cal_sel;
 	int ret = 0, i;
 
 	memset(out, 0, sizeof(*out));
@@ -600,7 +605,10 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		goto out;
 	}
 	/* sel[] below selects regions 0 and 1: exactly these two, sorted by name */
-	if (t->cat->nregions != 2 || fp_catalog__region(t->cat, "featprof_calibration") != 0 ||
+	/* sel[] selects regions 0 and 1: exactly these two, sorted by name first (the
+	 * daemon's in-process calibration regions, daemon/ip_calibrate.c, come after) */
+	if (t->cat->nregions > CAL_REGIONS_MAX ||
+	    fp_catalog__region(t->cat, "featprof_calibration") != 0 ||
 	    fp_catalog__region(t->cat, "featprof_calibration_inner") != 1) {
 		snprintf(err, errlen, "calibration regions missing from the daemon binary");
 		ret = -ENOENT;
@@ -662,6 +670,9 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 			 "%s is %.2fx cheaper",
 			 p1, p5, p5 < p1 ? "nop5" : "nop1", p5 < p1 ? p1 / p5 : p5 / p1);
 	}
+	ret = fp_ip_calibrate(&out->ip, err, errlen);
+	if (ret)
+		goto out;
 	out->runs = 1;
 	out->when = (uint64_t)time(NULL);
 	out->took_ms = (now_ns() - t_start) / 1e6;

@@ -16,6 +16,7 @@ enum { FP_AT_NOP1, FP_AT_NOP5, FP_AT_N };
 
 struct fp_daemon_cal {
 	struct fp_calibration at[FP_AT_N];	/* valid where measured */
+	struct fp_calibration ip;	/* the in-process runtime's (daemon/ip_calibrate.c) */
 	int kernel_optimizes;	/* the kernel rewrites nop5 uprobes into calls */
 	int fork_hazard;	/* ... and a forked child lacks the call's trampoline */
 	int optimized;		/* new targets are attached at the shielded nop5 */

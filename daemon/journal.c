@@ -36,6 +36,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "inproc.h"
 #include "journal.h"
 #include "log.h"
 #include "target.h"
@@ -212,6 +213,11 @@ void fp_journal__close(void)
 	jfd = -1;
 }
 
+static void gate_line(void *f, unsigned long long off, unsigned long long ref)
+{
+	fprintf(f, "site %llu %llu\n", off, ref);
+}
+
 void fp_journal__begin(const struct fp_target *t)
 {
 	const struct fp_catalog *cat = t->cat;
@@ -251,6 +257,7 @@ void fp_journal__begin(const struct fp_target *t)
 								     : site->loc_off),
 					(unsigned long long)site->sem_off);
 			}
+		fp_inproc__each_gate(t->ip, o, gate_line, f);	/* in-process gates */
 	}
 	if (fclose(f) || pwrite(jfd, buf, len, 0) != (ssize_t)len || ftruncate(jfd, (off_t)len))
 		fp_log(FP_LOG_WARN, "journal: cannot write: %s", strerror(errno));

@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "featprof.h"	/* FEATPROF_VERSION */
+#include "ip_calibrate.h"
 #include "journal.h"
 #include "kernel.h"
 #include "log.h"
@@ -240,6 +241,12 @@ static int calibrate_at_start(enum fp_site_choice site)
 			       k->part_ns[3], gap_pair(k, 0), gap_pair(k, 1), gap_pair(k, 2),
 			       gap_pair(k, 3), gap_pair(k, FP_CAL_COLD));
 	}
+	if (cal.ip.valid)
+		fp_log(FP_LOG_INFO, "in-process runtime (%s clock): pair cost %.1f ns (sd %.1f), "
+		       "bias %.1f ns; begin %.1f+%.1f, end %.1f+%.1f ns around the timestamp",
+		       fp_ip_clock()->clock == FP_IP_CLOCK_TSC ? "TSC" : "CLOCK_MONOTONIC",
+		       cal.ip.pair_ns, cal.ip.pair_sd, cal.ip.bias_ns, cal.ip.part_ns[0],
+		       cal.ip.part_ns[1], cal.ip.part_ns[2], cal.ip.part_ns[3]);
 	fp_log(FP_LOG_INFO, "attaching at the %s (%s); calibration took %.0f ms",
 	       cal.optimized ? "shielded nop5" : "nop1", cal.why, cal.took_ms);
 	return 0;

@@ -124,7 +124,11 @@ struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_m
 
 	if (t->exited || !t->attached_sites) {
 		snprintf(msg, msglen, "pid %d: %s", (int)t->pid,
-			 t->exited ? "exited" : "no region enabled (enable a feature first)");
+			 t->exited	    ? "exited"
+			 : t->ip_regions ? "its enabled regions time themselves in the process, "
+					   "which records no timeline (enable them with --trap to "
+					   "record)"
+					 : "no region enabled (enable a feature first)");
 		*st = FP_E_BAD_REQUEST;
 		return NULL;
 	}

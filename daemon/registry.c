@@ -362,7 +362,7 @@ void fp_registry_sync_dl_hook(struct fp_target *t)
 
 	if (!reg.watch || slot < 0)
 		return;
-	if (t->exited || !t->attached_sites) {	/* nothing enabled: no uprobe at all */
+	if (t->exited || (!t->attached_sites && !t->ip_regions)) {	/* nothing enabled */
 		unhook_dl(slot);
 	} else if (!reg.dl_links[slot]) {
 		reg.dl_links[slot] = fp_watch__dlopen(reg.watch, t->pid, err, sizeof(err));
@@ -392,6 +392,14 @@ void fp_registry_mapped(pid_t pid)
 
 	if (slot >= 0 && !t->exited)
 		reg.refresh_due[slot] = true;	/* once per round, however many segments */
+}
+
+void fp_registry_arena(pid_t pid)
+{
+	struct fp_target *t = fp_registry_find(pid);
+
+	if (t && !t->exited)
+		fp_target__take_arena(t);
 }
 
 void fp_registry_run_refreshes(void)

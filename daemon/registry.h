@@ -70,6 +70,9 @@ void fp_registry_exec(struct fp_target *t);
 void fp_registry_pidfd_ready(int slot);
 /* The process mapped an object: its catalog is refreshed once this round. */
 void fp_registry_mapped(pid_t pid);
+/* The process made its in-process arena: its target takes it now (before the process
+ * can exit with its figures). */
+void fp_registry_arena(pid_t pid);
 void fp_registry_run_refreshes(void);
 /* Refreshes t's catalog outside a request: a failure is logged. */
 void fp_registry_refresh(struct fp_target *t);

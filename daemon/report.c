@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ip_calibrate.h"
 #include "report.h"
 
 static struct json_object *u64(uint64_t v)
@@ -133,6 +134,9 @@ struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
 	add(o, "nop5_fork_crashes_child", json_object_new_boolean(dc->fork_hazard));
 	add(o, "nop1", fp_report_calibration(&dc->at[FP_AT_NOP1]));
 	add(o, "nop5", fp_report_calibration(&dc->at[FP_AT_NOP5]));
+	add(o, "inprocess", fp_report_calibration(&dc->ip));	/* the runtime's own */
+	add(o, "inprocess_clock", json_object_new_string(
+		fp_ip_clock()->clock == FP_IP_CLOCK_TSC ? "tsc" : "monotonic"));
 	add(o, "took_ms", json_object_new_double(dc->took_ms));
 	add(o, "runs", json_object_new_int(dc->runs));
 	add(o, "time", u64(dc->when));
@@ -141,7 +145,8 @@ struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
 
 static struct json_object *region_json(const struct fp_catalog *cat, int r,
 				       const struct fp_region_fig *g,
-				       const struct fp_calibration *cal, const uint8_t *enabled)
+				       const struct fp_calibration *cal, const uint8_t *enabled,
+				       const uint8_t *inproc)
 {
 	struct json_object *o = json_object_new_object(), *h = json_object_new_array();
 	struct json_object *fl = json_object_new_array();
@@ -153,6 +158,8 @@ static struct json_object *region_json(const struct fp_catalog *cat, int r,
 	add(o, "name", json_object_new_string(cat->regions[r].name));
 	add(o, "features", fl);
 	add(o, "enabled", json_object_new_boolean(enabled && enabled[r]));
+	/* in-process: the runtime times the region itself (wall time only: no off-CPU) */
+	add(o, "measured", json_object_new_string(inproc && inproc[r] ? "in-process" : "trap"));
 	add(o, "count", u64(g->count));
 	add(o, "inclusive_ns", dbl_ns(incl));
 	add(o, "exclusive_ns", dbl_ns(excl));
@@ -255,7 +262,8 @@ struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct f
 	int r, f, i, k;
 
 	for (r = 0; r < cat->nregions && r < s->nregions; r++)
-		json_object_array_add(regs, region_json(cat, r, &s->regions[r], cal, enabled));
+		json_object_array_add(regs, region_json(cat, r, &s->regions[r], cal, enabled,
+							    s->inproc));
 	if (ff)
 		fp_feature_times(s, cal, cat->nfeatures, ff, &base);
 	for (f = 0; ff && f < cat->nfeatures; f++) {
@@ -322,6 +330,12 @@ struct json_object *fp_report_enabled(const struct fp_target *t)
 	add(o, "pid", json_object_new_int(t->pid));
 	add(o, "enabled_regions", a);
 	add(o, "attached_sites", json_object_new_int(t->attached_sites));
+	add(o, "inprocess_regions", json_object_new_int(t->ip_regions));
+	/* how its regions are measured: traps, its own runtime, or both */
+	add(o, "mode", json_object_new_string(!t->ip_regions	 ? "trap"
+					       : t->attached_sites ? "mixed"
+								   : "in-process"));
+	add(o, "inprocess_capable", json_object_new_boolean(t->ip != NULL));
 	return o;
 }
 

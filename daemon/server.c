@@ -83,6 +83,10 @@ static void watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other)
 	struct fp_target *t = fp_registry_find((pid_t)tgid);
 
 	(void)ctx;
+	if (kind == FP_WATCH_ARENA) {
+		fp_registry_arena((pid_t)tgid);
+		return;
+	}
 	if (kind == FP_WATCH_MMAP)
 		fp_registry_mapped((pid_t)tgid);
 	if ((kind == FP_WATCH_FORK || kind == FP_WATCH_EXEC) && other && !t) {
@@ -174,6 +178,7 @@ static void open_watch(struct server *s)
 		fp_log(FP_LOG_WARN, "cannot poll the watcher: %s", strerror(errno));
 	/* membership of executable groups, checked in BPF */
 	fp_target__use_members_map(fp_watch__map_fd(s->watch, "watched"));
+	fp_target__use_watch_ring(fp_watch__map_fd(s->watch, "events"));
 }
 
 static int start(struct server *s, const struct fp_server_opts *opts)

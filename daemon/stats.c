@@ -59,6 +59,7 @@ void fp_snapshot__free(struct fp_snapshot *s)
 	free(s->regions);
 	free(s->fsets);
 	free(s->paths);
+	free(s->inproc);
 	free(s);
 }
 
@@ -92,6 +93,7 @@ struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s)
 	d->nfsets = s->nfsets;
 	d->paths = dup_array(s->paths, s->npaths, sizeof(*s->paths), &ok);
 	d->npaths = s->npaths;
+	d->inproc = s->inproc ? dup_array(s->inproc, s->nregions, 1, &ok) : NULL;
 	if (!ok) {
 		fp_snapshot__free(d);
 		return NULL;
@@ -102,6 +104,84 @@ struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s)
 static uint64_t minus(uint64_t a, uint64_t b)
 {
 	return a >= b ? a - b : a; /* after a reset, the current value is the delta */
+}
+
+static int cmp_path_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct fp_path_fig *)a)->id, y = ((const struct fp_path_fig *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static void add_region(struct fp_region_fig *a, const struct fp_region_fig *b)
+{
+	int k;
+
+	if (b->count && (!a->count || b->min_ns < a->min_ns))
+		a->min_ns = b->min_ns;
+	if (b->max_ns > a->max_ns)
+		a->max_ns = b->max_ns;
+	a->count += b->count;
+	a->incl_ns += b->incl_ns;
+	a->excl_ns += b->excl_ns;
+	a->nchild += b->nchild;
+	a->ndesc += b->ndesc;
+	a->recursion += b->recursion;
+	a->off_pre_ns += b->off_pre_ns;
+	a->off_blk_ns += b->off_blk_ns;
+	a->xoff_pre_ns += b->xoff_pre_ns;
+	a->xoff_blk_ns += b->xoff_blk_ns;
+	a->cost_ns += b->cost_ns;
+	a->unc_ns += b->unc_ns;
+	a->xcost_ns += b->xcost_ns;
+	a->xunc_ns += b->xunc_ns;
+	a->npre += b->npre;
+	a->xnpre += b->xnpre;
+	for (k = 0; k < FP_HIST_BUCKETS; k++)
+		a->hist[k] += b->hist[k];
+}
+
+int fp_snapshot__add(struct fp_snapshot *d, const struct fp_snapshot *s)
+{
+	struct fp_path_fig *arr;
+	int i, o;
+
+	for (i = 0; i < d->nregions && i < s->nregions; i++)
+		add_region(&d->regions[i], &s->regions[i]);
+	for (i = 0; i < FP_AN_MAX; i++)
+		d->anomalies[i] += s->anomalies[i];
+	if (s->npaths) {
+		arr = realloc(d->paths, sizeof(*arr) * (size_t)(d->npaths + s->npaths));
+		if (!arr)
+			return -ENOMEM;
+		d->paths = arr;
+		memcpy(arr + d->npaths, s->paths, sizeof(*arr) * (size_t)s->npaths);
+		d->npaths += s->npaths;
+	}
+	if (d->npaths < 2)
+		return 0;
+	arr = d->paths;
+	qsort(arr, (size_t)d->npaths, sizeof(*arr), cmp_path_id);	/* equal ids: one */
+	for (i = 1, o = 0; i < d->npaths; i++) {
+		struct fp_path_fig *a = &arr[o], *b = &arr[i];
+
+		if (a->id != b->id) {
+			arr[++o] = *b;
+			continue;
+		}
+		a->ns += b->ns;
+		a->events += b->events;
+		a->opened_by_begin += b->opened_by_begin;
+		a->closed_by_begin += b->closed_by_begin;
+		a->off_pre_ns += b->off_pre_ns;
+		a->off_blk_ns += b->off_blk_ns;
+		a->count += b->count;
+		a->cost_ns += b->cost_ns;
+		a->unc_ns += b->unc_ns;
+		a->npre += b->npre;
+	}
+	d->npaths = o + 1;
+	return 0;
 }
 
 struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
@@ -177,13 +257,6 @@ struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,
 	for (k = 0; k < FP_AN_MAX; k++)
 		d->anomalies[k] = minus(d->anomalies[k], prev->anomalies[k]);
 	return d;
-}
-
-static int cmp_path_id(const void *a, const void *b)
-{
-	uint64_t x = ((const struct fp_path_fig *)a)->id, y = ((const struct fp_path_fig *)b)->id;
-
-	return x < y ? -1 : x > y;
 }
 
 int fp_snapshot__derive_fsets(struct fp_snapshot *s, const uint64_t *region_mask, int nregions)

@@ -46,6 +46,7 @@ struct fp_snapshot {
 	int npaths;
 	struct fp_path_fig *paths;
 	uint64_t anomalies[FP_AN_MAX];
+	uint8_t *inproc;		/* per region: 1 if measured in-process (NULL: none) */
 };
 
 /*
@@ -113,6 +114,9 @@ struct fp_snapshot *fp_snapshot__dup(const struct fp_snapshot *s);
  * then s->fsets as the sums of paths of equal mask. 0 or -ENOMEM.
  */
 int fp_snapshot__derive_fsets(struct fp_snapshot *s, const uint64_t *region_mask, int nregions);
+/* Adds s's regions, paths and anomalies to d, d's paths of equal id merged into one
+ * (fsets are not: derive them after). 0 or -ENOMEM. */
+int fp_snapshot__add(struct fp_snapshot *d, const struct fp_snapshot *s);
 /* d = cur - prev, region by region, path by path, set by set (a reset makes counts go
  * back). */
 struct fp_snapshot *fp_snapshot__delta(const struct fp_snapshot *cur,

@@ -47,6 +47,7 @@
 #include "journal.h"
 #include "strays.h"
 #include "calibrate.h"
+#include "inproc.h"
 #include "kernel.h"
 #include "uprobe.h"
 
@@ -58,7 +59,18 @@ static struct fp_target *loaded;	/* targets with an object: a list through next_
 
 void fp_target__release(struct fp_target *t)
 {
+	int r;
+
 	fp_links__release(t);
+	if (t->ip_on && t->cat)	/* its gates down: the arena stays readable */
+		for (r = 0; r < t->cat->nregions; r++)
+			if (t->ip_on[r]) {
+				char ignored[8];
+
+				fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+				t->ip_on[r] = 0;
+			}
+	t->ip_regions = 0;
 	if (t->enabled && t->cat) {
 		t->points_kept = fp_target__attach_points(t);
 		memset(t->enabled, 0, (size_t)t->cat->nregions);
@@ -119,6 +131,8 @@ void fp_target__free(struct fp_target *t)
 		return;
 	fp_target__release(t);
 	free(t->links);
+	fp_inproc__free(t->ip);
+	free(t->ip_on);
 	fp_catalog__free(t->cat);
 	fp_proc__free(t->proc);
 	fp_snapshot__free(t->last);
@@ -193,6 +207,7 @@ static int region_capacity(int n)
 
 /* The watcher's map of processes, reused by every object (members), -1: none. */
 static int members_fd = -1;
+static int watch_ring_fd = -1;	/* the watcher's ring, reused likewise */
 static const struct fp_daemon_cal *costs_from;
 
 void fp_target__use_calibration(const struct fp_daemon_cal *dc)
@@ -233,6 +248,17 @@ void fp_target__use_members_map(int fd)
 	members_fd = fd;
 }
 
+void fp_target__use_watch_ring(int fd)
+{
+	watch_ring_fd = fd;
+}
+
+void fp_target__take_arena(struct fp_target *t)
+{
+	if (t->ip && t->skel && !fp_inproc__take_arena(t->ip))
+		t->skel->bss->ip_arena_taken = 1;
+}
+
 void fp_target__set_member_group(struct fp_target *t, uint32_t value)
 {
 	if (t->skel)
@@ -244,12 +270,28 @@ uint32_t fp_target__member_group(const struct fp_target *t)
 	return t->skel ? t->skel->bss->member_group : 0;
 }
 
+const struct fp_calibration *fp_target__ip_calibration(void)
+{
+	return costs_from && costs_from->ip.valid ? &costs_from->ip : NULL;
+}
+
 void fp_target__costs_changed(void)
 {
 	struct fp_target *t;
 
 	for (t = loaded; t; t = t->next_loaded)
 		set_costs(t);
+}
+
+/* In-process timing's part of the target: the runtime's calibration, the BPF object's
+ * thread program and maps (off-CPU time of its threads). */
+static void use_inproc(struct fp_target *t)
+{
+	if (t->ip)
+		fp_inproc__use(t->ip, fp_target__ip_calibration(),
+			       bpf_program__fd(t->skel->progs.fp_ip_thread),
+			       bpf_map__fd(t->skel->maps.ip_threads),
+			       bpf_map__fd(t->skel->maps.ip_off), &t->skel->bss->ip_active);
 }
 
 /*
@@ -309,9 +351,10 @@ int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp
  * t->proc's objects, the BPF object loaded and its always-on programs attached. who
  * names the target in messages. 0 or -errno with err filled.
  */
+static int attach_scheduler(struct fp_target *t, const char *who, char *err, size_t errlen);
+
 static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 {
-	bool ok_exit, ok_switch;
 	int ret, r;
 
 	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs, t->defs);
@@ -333,8 +376,9 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 	t->enabled = calloc((size_t)t->cap_regions, 1);
 	t->region_mask = calloc((size_t)t->cap_regions, sizeof(*t->region_mask));
 	t->links = calloc((size_t)t->cap_regions, sizeof(*t->links));
+	t->ip_on = calloc((size_t)t->cap_regions, 1);
 	t->skel = featprof_bpf__open();
-	if (!t->enabled || !t->region_mask || !t->links || !t->skel) {
+	if (!t->enabled || !t->region_mask || !t->links || !t->ip_on || !t->skel) {
 		snprintf(err, errlen, "%s: cannot open BPF object", who);
 		return -ENOMEM;
 	}
@@ -346,6 +390,8 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 	bpf_map__set_max_entries(t->skel->maps.path_nodes, FP_MAX_PATHS);
 	if (members_fd < 0 || bpf_map__reuse_fd(t->skel->maps.members, members_fd))
 		bpf_map__set_max_entries(t->skel->maps.members, 1);	/* never looked at */
+	if (watch_ring_fd >= 0)	/* else its own, unread: arenas are taken at reads only */
+		bpf_map__reuse_fd(t->skel->maps.watch_events, watch_ring_fd);
 	ret = featprof_bpf__load(t->skel);
 	if (!ret) {
 		set_costs(t);
@@ -381,6 +427,21 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 			return ret;
 		}
 	}
+	/* objects built with FEATPROF_INPROCESS: their regions can time themselves */
+	t->ip = t->pid ? fp_inproc__new(t->pid, t->cat) : NULL;
+	if (!t->ip && errno != ENOENT && t->pid)
+		fp_log(FP_LOG_WARN, "%s: in-process timing not available: %s", who,
+		       strerror(errno));
+	use_inproc(t);
+	return attach_scheduler(t, who, err, errlen);
+}
+
+/* The always-on programs: thread exit, context switch, wakeup. 0 or -errno. */
+static int attach_scheduler(struct fp_target *t, const char *who, char *err, size_t errlen)
+{
+	bool ok_exit, ok_switch;
+	int ret;
+
 	if (t->ts_map) {
 		t->skel->links.fp_exit_map = bpf_program__attach(t->skel->progs.fp_exit_map);
 		t->skel->links.fp_switch_map = bpf_program__attach(t->skel->progs.fp_switch_map);
@@ -568,6 +629,8 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 	t->cat->objs = t->proc->objs;	/* the array may have moved */
 	if (ret < 0)
 		return ret;
+	if (t->ip && (added = fp_inproc__remap(t->ip, err, errlen)))
+		return added;	/* (a library loaded again: its runtime is told) */
 	if (!ret && !t->defs_added)	/* no object mapped, no definition: as it was */
 		return 0;
 	t->defs_added = 0;
@@ -599,13 +662,28 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 			goto out;
 		}
 	}
+	if (t->ip)	/* the new objects' runtimes and gates */
+		ret = fp_inproc__refresh(t->ip, t->cat);
+	else if (!(t->ip = fp_inproc__new(t->pid, t->cat)) && errno != ENOENT)
+		ret = -errno;
+	use_inproc(t);
+	if (ret) {
+		snprintf(err, errlen, "pid %d: in-process timing of its new objects: %s",
+			 (int)t->pid, strerror(-ret));
+		goto out;
+	}
+	for (r = 0; r < n0; r++)	/* a region measured in-process that gained a gate */
+		if (t->ip_on[r] && t->cat->regions[r].nsites != nsites0[r] &&
+		    (ret = fp_inproc__set(t->ip, r, true, err, errlen)))
+			goto out;
 	sel = calloc((size_t)t->cat->nregions, 1);
 	if (!sel) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (r = 0; r < t->cat->nregions; r++) {
-		int grew = r < n0 && t->enabled[r] && t->cat->regions[r].nsites != nsites0[r];
+		int grew = r < n0 && t->enabled[r] && !t->ip_on[r] &&
+			   t->cat->regions[r].nsites != nsites0[r];
 
 		if (r >= n0 && wanted(t, r))
 			sel[r] = 1, any = 1;

@@ -48,6 +48,10 @@ struct fp_target {
 	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
 	struct fp_rlinks *links;	/* per region, per-site mode */
 	bool multi;			/* multi-uprobe links (else one perf link per site) */
+	struct fp_inproc *ip;		/* in-process timing (daemon/inproc.c), NULL: none */
+	uint8_t *ip_on;			/* per region: measured in-process now */
+	int ip_regions;			/* how many are */
+	bool trap_only;			/* regions enabled from now on are trapped */
 	bool ts_map;			/* thread state in a map keyed by tid (old kernels) */
 	struct fp_target *next_loaded;	/* the loaded objects (fp_target__costs_changed) */
 	int *tramp_fds;			/* no attach cookie: per (region, point, end) the
@@ -107,9 +111,17 @@ struct fp_daemon_cal;
 void fp_target__use_calibration(const struct fp_daemon_cal *dc);
 /* Writes the calibration's costs into every loaded object again (it changed). */
 void fp_target__costs_changed(void);
+/* The in-process runtime's cost (the calibration's), NULL: none measured. */
+const struct fp_calibration *fp_target__ip_calibration(void);
 /* The watcher's map of processes, which every object loaded from now on reuses for its
  * membership check (a group's file target and members); -1: none. */
 void fp_target__use_members_map(int fd);
+/* The watcher's ring, into which every object loaded from now on reports a process's new
+ * in-process arena (FP_WATCH_ARENA); -1: none. */
+void fp_target__use_watch_ring(int fd);
+/* Takes the process's in-process arena if it made one (daemon/inproc.c); once taken, the
+ * object reports it no more. */
+void fp_target__take_arena(struct fp_target *t);
 /* Which members the object measures (bpf/featprof.bpf.c member_group): 0 = every event
  * of its sites; a group's number (| FP_MEMBER_OWN) = the processes the map says. */
 void fp_target__set_member_group(struct fp_target *t, uint32_t value);

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "featprof.skel.h"
+#include "inproc.h"
 #include "journal.h"
 #include "log.h"
 #include "target.h"
@@ -229,14 +230,84 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 			  char *err, size_t errlen);
 
 /* Every change of a target's attachments is journaled (daemon/journal.c). */
+/*
+ * The regions of sel that time themselves in the process (daemon/inproc.c) leave rest,
+ * the regions left for uprobes: on, their gates go up (unless the target is trapped by
+ * request), marked 2 in ip_on until fp_links__set keeps them (1) or lowers them again;
+ * off, their gates go down. 0 or -errno (err filled).
+ */
+static int set_inproc(struct fp_target *t, const uint8_t *sel, int on, uint8_t *rest,
+		      char *err, size_t errlen)
+{
+	char ignored[8];
+	int r, ret = 0;
+
+	for (r = 0; r < t->cat->nregions && !ret; r++) {
+		if (!sel[r])
+			continue;
+		if (on && !t->enabled[r] && !t->trap_only && fp_inproc__can(t->ip, r)) {
+			ret = fp_inproc__set(t->ip, r, true, err, errlen);
+			if (!ret)
+				t->ip_on[r] = 2;
+		} else if (!on && t->ip_on[r]) {
+			fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+			t->ip_on[r] = 0;
+			t->enabled[r] = 0;
+			t->ip_regions--;
+		} else {
+			continue;
+		}
+		rest[r] = 0;
+	}
+	return ret;
+}
+
+/* The gates raised by this change stay (ok) or go down again. */
+static void end_inproc(struct fp_target *t, int ok)
+{
+	char ignored[8];
+	int r;
+
+	for (r = 0; r < t->cat->nregions; r++) {
+		if (t->ip_on[r] != 2)
+			continue;
+		if (!ok) {
+			fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+			t->ip_on[r] = 0;
+			continue;
+		}
+		t->ip_on[r] = 1;
+		t->enabled[r] = 1;
+		t->ip_regions++;
+		if (!t->enabled_at_ns)
+			t->enabled_at_ns = fp_mono_ns();
+	}
+}
+
 int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
 		  size_t errlen)
 {
-	int ret;
+	uint8_t *rest = NULL;
+	int ret = 0;
 
+	if (t->exited || !t->skel)
+		return -EINVAL;
 	fp_journal__begin(t);
-	ret = change_regions(t, sel, on, force, err, errlen);
+	if (t->ip) {
+		rest = malloc((size_t)t->cat->nregions + 1);
+		if (!rest)
+			ret = -ENOMEM;
+		else
+			memcpy(rest, sel, (size_t)t->cat->nregions);
+		if (!ret)
+			ret = set_inproc(t, sel, on, rest, err, errlen);
+	}
+	if (!ret)
+		ret = change_regions(t, rest ? rest : sel, on, force, err, errlen);
+	if (t->ip)
+		end_inproc(t, !ret);
 	fp_journal__end();
+	free(rest);
 	return ret;
 }
 
@@ -262,8 +333,8 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 	want = malloc((size_t)t->cat->nregions);
 	if (!want)
 		return -ENOMEM;
-	for (r = 0; r < t->cat->nregions; r++)
-		want[r] = sel[r] ? (uint8_t)!!on : t->enabled[r];
+	for (r = 0; r < t->cat->nregions; r++)	/* in-process regions: no uprobe */
+		want[r] = sel[r] ? (uint8_t)!!on : t->enabled[r] && !t->ip_on[r];
 	if (!on) {	/* stop counting first: sites may fire until the set is replaced */
 		ret = set_enabled_flags(t, sel, 0);
 		if (ret) {
@@ -289,7 +360,8 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 	close_set(t->set_fds, t->nset_fds);	/* the one grace-period wait */
 	t->set_fds = fds;
 	t->nset_fds = n;
-	memcpy(t->enabled, want, (size_t)t->cat->nregions);
+	for (r = 0; r < t->cat->nregions; r++)
+		t->enabled[r] = want[r] || t->ip_on[r];
 	t->attached_sites = count_sites(t, want);
 	if (on && !t->enabled_at_ns)
 		t->enabled_at_ns = fp_mono_ns();

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "featprof.skel.h"
+#include "inproc.h"
 #include "kernel.h"
 #include "strays.h"
 #include "target.h"
@@ -127,8 +128,20 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 		goto nomem;
 	s->taken_ns = fp_mono_ns();
 	read_regions(t, s, rs, ncpu);
-	if (read_paths(t, s, pv, ncpu) || fp_snapshot__derive_fsets(s, t->region_mask,
-								       t->cat->nregions))
+	if (read_paths(t, s, pv, ncpu))
+		goto nomem;
+	if (t->ip && fp_target__ip_calibration()) {	/* the regions timed in the process */
+		int r, e = fp_inproc__read(t->ip, fp_target__ip_calibration(), s);
+
+		if (e == -ENOMEM)
+			goto nomem;
+		s->inproc = calloc((size_t)t->cat->nregions + 1, 1);
+		if (!s->inproc)
+			goto nomem;
+		for (r = 0; r < t->cat->nregions; r++)
+			s->inproc[r] = t->ip_on[r] != 0;
+	}
+	if (fp_snapshot__derive_fsets(s, t->region_mask, t->cat->nregions))
 		goto nomem;
 	for (k = 0; k < FP_AN_MAX; k++) {
 		__u32 ak = (__u32)k;
@@ -183,6 +196,9 @@ int fp_target__reset(struct fp_target *t)
 		if (bpf_map_delete_elem(fd, &key))
 			ret = -errno;
 	free(zero);
+	if (!ret && t->ip && fp_target__ip_calibration())	/* its figures are the process's:
+							 * what they are now becomes zero */
+		ret = fp_inproc__reset(t->ip, fp_target__ip_calibration(), t->cat->nregions);
 	return ret;
 }
 
@@ -280,8 +296,10 @@ int fp_target__strays(const struct fp_target *t)
 	for (i = 0; i < n && i < 256; i++) {
 		int owned = 0;
 
+		owned = fp_inproc__owns(t->ip, tr[i].obj, tr[i].site);	/* a gate up */
 		for (r = 0; r < t->cat->nregions && !owned; r++)
-			for (k = 0; t->enabled[r] && k < t->cat->regions[r].nsites; k++)
+			for (k = 0; t->enabled[r] && !t->ip_on[r] && k < t->cat->regions[r].nsites;
+			     k++)
 				if (t->cat->regions[r].sites[k].obj == tr[i].obj &&
 				    t->cat->regions[r].sites[k].site == tr[i].site)
 					owned = 1;
@@ -299,7 +317,7 @@ int fp_target__attach_points(const struct fp_target *t)
 	for (r = 0; t->enabled && r < t->cat->nregions; r++) {
 		const struct fp_region *reg = &t->cat->regions[r];
 
-		for (k = 0; t->enabled[r] && k < reg->nsites; k++) {
+		for (k = 0; t->enabled[r] && !t->ip_on[r] && k < reg->nsites; k++) {
 			const struct fp_site *site =
 				&t->cat->objs[reg->sites[k].obj]->sites[reg->sites[k].site];
 

@@ -438,6 +438,7 @@ static enum fp_status toggle(struct fp_client *c, struct request *r, struct json
 	uint64_t t0 = fp_mono_ns();
 	bool created = false;
 	enum fp_status st;
+	bool trap = false;
 	int given = 0;
 
 	if (fp_wants_parse(&names, r->obj, msg, msglen))
@@ -447,8 +448,13 @@ static enum fp_status toggle(struct fp_client *c, struct request *r, struct json
 		snprintf(msg, msglen, "'definitions' go with enable");
 		st = FP_E_BAD_REQUEST;
 	}
+	if (!st && on)
+		st = arg_bool(r->obj, "trap", false, &trap, msg, msglen);
 	if (!st)
 		st = toggle_target(c, r, on, &more, given, &created, msg, msglen);
+	if (!st && on)	/* regions enabled by this request: by uprobes even where the
+			 * program could time them itself */
+		r->t->trap_only = trap;
 	fp_regdefs__clear(&more);
 	if (!st)
 		st = set_regions(r->t, &names, on, msg, msglen);

@@ -328,6 +328,148 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
 #define __fp_end_stack(region) ((void)0)
 #endif
 
+/*
+ * In-process timing (FEATPROF_INPROCESS; docs/PROBE-ABI.md "In-process timing"). Every
+ * region of an object has a descriptor, struct featprof_ipr (symbol featprof_ipr_<region>,
+ * a COMDAT in .probes), whose first field is a USDT semaphore: the region's gate. The
+ * note featprof:<region>__ipgate (a nop in a function nobody calls) names it as its
+ * semaphore, so featprofd raises the gate by attaching a uprobe there with it as
+ * ref_ctr_offset: the kernel counts it up in the process while the uprobe lives and down
+ * when it goes, featprofd's death included. While a region's gate is down its sites cost
+ * their nops, a compare and a branch; while it is up they call the runtime
+ * (usdt/featprof_inprocess.h), which keeps the thread's region stack and figures in the
+ * process's memory, where featprofd reads them. The layout below is an ABI shared with
+ * featprofd (FP_IP_ABI_VERSION, also in the FP_NOTE_TYPE_IP catalog note).
+ */
+#define FP_IP_ABI_VERSION 1
+#define FP_IP_MAGIC 0x31504946	/* "FIP1": a control block and a thread block start so */
+#define FP_NOTE_TYPE_IP 3	/* owner "featprof": u32 version, u32 thread block size,
+				 * u64 control block address, u64 base (as the sites') */
+#define FP_IP_THREAD_SIZE 19968	/* sizeof(struct featprof_ip_thread) */
+#define FP_IP_GATE_SUFFIX "__ipgate"
+#define FP_IP_THREAD_PROBE "ip__thread"	/* featprof:ip__thread, arg 8@%rdi: a thread's
+					 * block, when the thread takes it in an object */
+#define FP_IP_DEPTH 32		/* open regions per thread */
+#define FP_IP_IDS 256		/* regions per process (ids 1..FP_IP_IDS) */
+#define FP_IP_NAME 64		/* a region's name in the arena, its NUL included */
+#define FP_IP_CHUNK 16		/* a thread's region figures come 16 ids at a time */
+#define FP_IP_PATHS 512		/* region paths per thread, entry 0 the base (none open) */
+#define FP_IP_SLOTS 1024	/* the path table's hash index */
+#define FP_IP_HIST 40		/* log2(ns) buckets, as bpf/featprof_bpf.h's */
+#define FP_IP_CLOCK_MONO 0	/* clock_gettime(CLOCK_MONOTONIC), ns */
+#define FP_IP_CLOCK_TSC 1	/* rdtsc, converted by ns = ticks * mult >> shift */
+/* anomalies, as bpf/featprof_bpf.h's enum fp_anomaly numbers them */
+enum {
+	FP_IP_AN_END_WITHOUT_BEGIN, FP_IP_AN_ABANDONED, FP_IP_AN_OVERFLOW, FP_IP_AN_EXIT_INSIDE,
+	FP_IP_AN_DISABLED_OPEN, FP_IP_AN_NO_STATE, FP_IP_AN_PATHS_FULL, FP_IP_AN_N
+};
+
+struct featprof_ip_ctl;
+
+/* A region's descriptor, one per region per object (24 bytes, the region's name after
+ * it). */
+struct featprof_ipr {
+	volatile unsigned short gate;	/* the USDT semaphore: > 0 while measured */
+	unsigned short pad;
+	volatile unsigned int id;	/* its process-wide id, given at first use; 0: none */
+	volatile unsigned int gen;	/* written by featprofd before it raises the gate: the
+					 * same in every object while the region is measured */
+	unsigned int pad2;
+	struct featprof_ip_ctl *owner;	/* its object's control block */
+};
+
+struct featprof_ip_frame {
+	unsigned long long start;	/* clock at the begin */
+	unsigned long long child_ns;	/* inclusive ns of completed direct children */
+	unsigned int id, gen;		/* region id, its descriptor's gen at the begin */
+	unsigned int path;		/* this frame's path entry */
+	unsigned int nchild, ndesc;
+	unsigned int parent;		/* the path entry open at its begin (with id: path's
+					 * key, so the next begin at this depth reuses it) */
+};
+
+/* One region's figures on one thread (inclusive, exclusive: ns). */
+struct featprof_ip_fig {
+	unsigned long long count, incl_ns, excl_ns, min_ns, max_ns, nchild, ndesc, recursion;
+	unsigned long long hist[FP_IP_HIST];
+};
+
+/* One region path on one thread: its parent entry and innermost region, and the
+ * exclusive time (ns) of the instances of that region that ended on it, their count and
+ * their direct children's. Entry 0, the base: the time between an outermost end and the
+ * next outermost begin, the count of such intervals. */
+struct featprof_ip_path {
+	unsigned int parent, id;
+	unsigned long long ns, count, nchild;
+};
+
+/* A thread's state and figures (its owner's; free blocks keep their figures). */
+struct featprof_ip_thread {
+	unsigned int magic, version;
+	volatile unsigned long long owner;	/* pthread_self of its thread, 0: free */
+	struct featprof_ip_thread *volatile next;	/* the control block's list */
+	unsigned long long reserved;
+	unsigned long long epoch;	/* the control block's epoch it last saw */
+	unsigned long long last;	/* clock at its latest outermost end, 0: none */
+	unsigned int depth, overflow;	/* open frames; begins beyond FP_IP_DEPTH */
+	unsigned int reserved2, cur;	/* -; the path open now */
+	unsigned int npaths;
+	volatile unsigned int tid;	/* its owner's thread id */
+	unsigned long long anomalies[FP_IP_AN_N];
+	struct featprof_ip_frame f[FP_IP_DEPTH];
+	struct featprof_ip_fig *chunk[FP_IP_IDS / FP_IP_CHUNK];	/* by (id - 1) / 16 */
+	unsigned short slot[FP_IP_SLOTS];	/* path entries by hash of (parent, id), 0: free */
+	struct featprof_ip_path paths[FP_IP_PATHS];
+};
+
+/*
+ * A process's thread blocks live in an arena, a memfd file the runtime maps shared at its
+ * first event (FP_IP_ARENA bytes, sparse: only pages used take memory). featprofd opens
+ * the same file through /proc/PID/map_files and keeps it, so a process's figures outlive
+ * its exec, exit or death. Pointers inside are the process's addresses; featprofd reads
+ * the one at p at offset p - base.
+ */
+#define FP_IP_ARENA (64ULL << 20)
+struct featprof_ip_arena {
+	unsigned int magic, version;
+	unsigned long long size;		/* of the file */
+	volatile unsigned long long used;	/* bytes given out, from the start */
+	unsigned long long base;		/* where the process maps it */
+	volatile unsigned int next_id, nthreads;
+	/* by id - 1: a descriptor of the region (0 while no object that has one is mapped:
+	 * an object unloaded takes its own out) and its name, which stays */
+	struct featprof_ipr *volatile regions[FP_IP_IDS];
+	struct featprof_ip_thread *volatile threads;	/* the blocks, newest first */
+	volatile unsigned int key_state, key;	/* thread-exit key: 0 none, 1 making, 2 */
+	volatile unsigned int pid;	/* the process that made it (a fork makes its own) */
+	volatile unsigned int id_lock;		/* held while an id is given */
+	char names[FP_IP_IDS][FP_IP_NAME];
+};
+
+/* An object's control block (symbol featprof_ip_ctl, hidden, in .data). */
+struct featprof_ip_ctl {
+	unsigned int magic, version;
+	/* written by featprofd before it raises a gate of the process */
+	struct featprof_ip_ctl *volatile primary;	/* the block whose arena and clock every
+							 * object of the process uses */
+	volatile unsigned int configured, clock;	/* FP_IP_CLOCK_* */
+	volatile unsigned long long tsc_mult;
+	volatile unsigned int tsc_shift, pad;
+	volatile unsigned long long epoch;	/* bumped when gates were lowered */
+	/* the primary's: the arena, made at the process's first event (1 while making) */
+	struct featprof_ip_arena *volatile arena;
+	/* the object's thread-exit and fork hooks: the primary's are the process's */
+	void (*exit_hook)(void *);
+	void (*fork_hook)(void);
+};
+
+#if defined(FEATPROF_INPROCESS) && !defined(FP_DISABLE)
+#include "featprof_inprocess.h"
+#else
+#define __fp_ip_begin(region) ((void)0)
+#define __fp_ip_end(region) ((void)0)
+#endif
+
 #ifdef FP_DISABLE
 
 #define FP_BEGIN(region, ...) ((void)0)
@@ -341,9 +483,11 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
 	do {                                                                               \
 		__fp_site(region, FP_KIND_BEGIN, "begin", ".asciz " #__VA_ARGS__ "\n");   \
 		__fp_begin_stack(region);                                                  \
+		__fp_ip_begin(region);                                                     \
 	} while (0)
 #define FP_END(region)                                                                     \
 	do {                                                                               \
+		__fp_ip_end(region);                                                       \
 		__fp_end_stack(region);                                                    \
 		__fp_site(region, FP_KIND_END, "end", "");                                 \
 	} while (0)

@@ -22,6 +22,8 @@
  *                   another line before the measured ones (first hits of a site cost
  *                   more: the kernel's out-of-line area, a nop5's rewrite); the
  *                   measured ones run in new threads
+ *   --carried       each iteration's chain starts from the previous one's result (by
+ *                   default each starts afresh, and the CPU overlaps consecutive ones)
  *   --hold          after the result, wait for a line on stdin before exiting (the
  *                   threads have exited, the process lives)
  * Prints one JSON object: ns per iteration of the loop, and the truth in --truth mode.
@@ -58,7 +60,8 @@
 
 static long iters, body;
 static long truth_ns;
-static int nested;
+static int nested, carried;
+static __thread uint64_t carry = 1;	/* --carried: the chain goes on from here */
 #ifdef BL_STATIC
 static uint64_t *stamps;	/* static tracer buffer */
 #endif
@@ -75,12 +78,14 @@ static uint64_t now_ns(void)
  * where the compiler put a counter in memory (a volatile counter's did, by 2x). */
 static inline __attribute__((always_inline)) void spin(long n)
 {
-	uint64_t x = 1;
+	uint64_t x = carried ? carry : 1;
 
 	for (long k = 0; k < n; k++) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 		__asm__ __volatile__("" : "+r"(x));
 	}
+	if (carried)	/* the next iteration's chain waits for this one's end */
+		carry = x;
 }
 
 struct res {
@@ -263,6 +268,8 @@ int main(int argc, char **argv)
 			bare = argv[++i], floor = 1;
 		else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
 			truth_ns = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--carried"))
+			carried = 1;
 		else if (!strcmp(argv[i], "--nested"))
 			nested = 1;
 		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)

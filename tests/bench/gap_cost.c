@@ -76,8 +76,8 @@ static void gaps(void)
 		qsort(v, (size_t)m, sizeof(*v), cmp);
 		for (i = 0; i < m; i++)
 			mean += (double)v[i] / m;
-		printf("gap %7llu ns: window p10 %5llu p50 %5llu p90 %5llu p99 %6llu mean %.0f ns\n",
-		       (unsigned long long)gap[g], (unsigned long long)v[m / 10],
+		printf("gap %7llu ns: window p10 %5llu p50 %5llu p90 %5llu p99 %6llu "
+		       "mean %.0f ns\n", (unsigned long long)gap[g], (unsigned long long)v[m / 10],
 		       (unsigned long long)v[m / 2], (unsigned long long)v[9 * m / 10],
 		       (unsigned long long)v[99 * m / 100], mean);
 		fflush(stdout);
@@ -136,8 +136,9 @@ static void threads(void)
 				pthread_create(&t[i], NULL, nested, &w[i]);
 			for (i = 0; i < th; i++)
 				pthread_join(t[i], NULL);
-			printf("%d probing thread(s)%s: inner begin window %.0f ns, end %.0f ns\n", th,
-			       busy ? " and one spinning" : "", (w[0].begin + w[1].begin) / n / th,
+			printf("%d probing thread(s)%s: inner begin window %.0f ns, "
+			       "end %.0f ns\n", th, busy ? " and one spinning" : "",
+			       (w[0].begin + w[1].begin) / n / th,
 			       (w[0].end + w[1].end) / n / th);
 			fflush(stdout);
 		}

@@ -32,7 +32,8 @@ ITERS = 2000 if A.smoke else 1000000
 BODY = 3000  # ~3.2 us of busy-counting body here
 ROUNDS = 1 if A.smoke else A.rounds
 BL = {v: "%s/bench/busyloop_%s" % (B, v)
-      for v in ("dry", "sdt", "fp", "fp_nop1", "static", "fp_sampling", "fp_gated")}
+      for v in ("dry", "sdt", "fp", "fp_nop1", "static", "fp_sampling", "fp_gated",
+                "fp_inproc")}
 FP = B + "/featprof"
 
 
@@ -102,16 +103,29 @@ def plain(variant, *extra):
     return run
 
 
-def via_daemon(daemon):
+def via_daemon(daemon, variant="fp", inproc=False):
     def run():
-        p, pid = waiting(BL["fp"], ITERS, BODY)
+        p, pid = waiting(BL[variant], ITERS, BODY)
         r = sh([FP, "--socket", daemon.sock, "enable", str(pid), "Busy"])
         assert r.returncode == 0, r.stderr
+        assert ("timed in the process" in r.stdout) == inproc, r.stdout
         out = finish(p)
         st = json.loads(sh([FP, "--socket", daemon.sock, "stats", str(pid), "--json"]).stdout)
         reg = next(x for x in st["regions"] if x["name"] == "busy")
         assert reg["count"] == ITERS, reg["count"]
         out["traced_regions"] = reg["count"]
+        sh([FP, "--socket", daemon.sock, "detach", str(pid)])
+        return out
+    return run
+
+
+def via_daemon_trap(daemon):
+    """The in-process build traced by uprobes (enable --trap): its gates stay down."""
+    def run():
+        p, pid = waiting(BL["fp_inproc"], ITERS, BODY)
+        r = sh([FP, "--socket", daemon.sock, "enable", str(pid), "--trap", "Busy"])
+        assert r.returncode == 0 and "timed in the process" not in r.stdout, r.stdout
+        out = finish(p)
         sh([FP, "--socket", daemon.sock, "detach", str(pid)])
         return out
     return run
@@ -198,6 +212,11 @@ def main():
          via_daemon(d1)),
         ("featprof active nop1", "featprofd --site nop1", via_daemon(dn1)),
         ("featprof active nop5", "featprofd --site nop5", via_daemon(d5)),
+        ("in-process inactive", "FEATPROF_INPROCESS build, gates down", plain("fp_inproc")),
+        ("in-process active", "FEATPROF_INPROCESS build, featprofd default: timed in the "
+         "process", via_daemon(d1, "fp_inproc", True)),
+        ("in-process build, trapped", "FEATPROF_INPROCESS build, featprofd enable --trap",
+         via_daemon_trap(d1)),
     ]
     if have_bt:
         configs += [
@@ -264,6 +283,7 @@ def main():
         thr.append((threads, ev))
         print("throughput %d thread(s): %.0f events/s" % (threads, ev), flush=True)
     hot = hot_region(d1)
+    minute = hot_minute(d1)
     cal = d1.status()
     d1.stop()
     dn1.stop()
@@ -279,7 +299,7 @@ def main():
     # instruction counts (callgrind), inactive sites
     ir = {}
     if shutil.which("valgrind"):
-        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling", "fp_gated"):
+        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling", "fp_gated", "fp_inproc"):
             counts = []
             for n in (1000, 2000):
                 f = os.path.join(TMP, "cg.%s.%d" % (v, n))
@@ -289,7 +309,7 @@ def main():
             ir[v] = (counts[1] - counts[0]) / 1000.0  # per iteration, start-up cancels out
         print("instructions per iteration:", ir, flush=True)
 
-    text = report(rows, dry, bcc, acc, thr, ir, cal, hot)
+    text = report(rows, dry, bcc, acc, thr, ir, cal, hot, minute)
     if A.out:
         open(A.out, "w").write(text)
     else:
@@ -403,7 +423,36 @@ def hot_region(d):
     return rows
 
 
-def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
+def hot_minute(d):
+    """A region entered 10 M times a second (its body sized here to 100 ns idle) timed
+    in-process for a minute: the FEATPROF_INPROCESS build idle, then enabled; its count
+    must be exact. Twice: iterations independent (the CPU overlaps one's chain with the
+    next's while idle) and --carried (each waits for the previous one)."""
+    bl = BL["fp_inproc"]
+    out = []
+    for extra in ([], ["--carried"]):
+        body = 90
+        for _ in range(3):  # to 100 ns idle
+            ns = json.loads(sh([bl, "1000000", str(body)] + extra).stdout)["ns_per_iteration"]
+            body = max(1, int(round(body * 100.0 / ns)))
+        n = 20000 if A.smoke else 600000000
+        idle = json.loads(sh([bl, str(n), str(body)] + extra).stdout)
+        p, pid = waiting(bl, n, body, *extra)
+        r = sh([FP, "--socket", d.sock, "enable", str(pid), "Busy"])
+        assert "timed in the process" in r.stdout, r.stdout
+        timed = finish(p)
+        st = json.loads(sh([FP, "--socket", d.sock, "stats", str(pid), "--json"]).stdout)
+        sh([FP, "--socket", d.sock, "detach", str(pid)])
+        reg = next(x for x in st["regions"] if x["name"] == "busy")
+        o = {"carried": bool(extra), "body": body, "n": n, "idle": idle["ns_per_iteration"],
+             "timed": timed["ns_per_iteration"], "count": reg["count"]}
+        print("in-process minute: %s" % o, flush=True)
+        assert reg["count"] == n, "in-process count %d, %d expected" % (reg["count"], n)
+        out.append(o)
+    return out
+
+
+def report(rows, dry, bcc, acc, thr, ir, cal, hot=None, minute=None):
     r = {x[0]: x for x in rows}
     L = []
     L.append("# Benchmarks\n")
@@ -454,6 +503,18 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
                  "%.2fx featprof (target >= 3x). Events delivered to user space per run: "
                  "%s of %d." % (bst, bst / fa, ", ".join(str(x) for x in dl), 2 * ITERS))
     L.append("- Static in-process tracer: %.0f ns per event." % r["static tracer"][6])
+    ipa = r["in-process active"][6]
+    L.append("- In-process timing (FEATPROF_INPROCESS, gates raised by featprofd): %.0f ns per "
+             "event (target <= 30 ns); featprof's trap mode at its chosen point costs %.1fx "
+             "that (target >= 15x where a trap costs ~0.5 us, >= 100x at ~5 us)%s; the static "
+             "in-process tracer %.0f ns, in-process %.2fx it (target <= 1.5x). The same build "
+             "with its gates down: %+.0f ns per event against the plain featprof build; traced "
+             "by uprobes (`enable --trap`): %.0f ns per event." % (
+                 ipa, fa / ipa if ipa > 0 else float("inf"),
+                 ", bpftrace %.1fx" % (r["bpftrace sum"][6] / ipa) if "bpftrace sum" in r and
+                 ipa > 0 else "", r["static tracer"][6], ipa / r["static tracer"][6],
+                 r["in-process inactive"][6] - r["featprof inactive"][6],
+                 r["in-process build, trapped"][6]))
     L.append("- A perf uprobe without a program (perf's sample work, not a floor): nop1 %.0f ns, "
              "nop5 %.0f ns per event." % (r["bare uprobe nop1"][6], r["bare uprobe nop5"][6]))
     L.append("")
@@ -473,14 +534,19 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
                  "difference / 1000 (start-up cancels out).\n")
         L.append("| variant | instructions per iteration | beyond dry |")
         L.append("|---|---|---|")
-        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling", "fp_gated"):
+        for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling", "fp_gated", "fp_inproc"):
             L.append("| %s | %.1f | %+.1f |" % (v, ir[v], ir[v] - ir["dry"]))
         L.append("\nA featprof site is 4 instructions (nop, lea, nop5, lea), a sys/sdt.h site "
                  "1 (nop), a FP_SHAPE_NOP1 site 1: two sites per iteration. fp_sampling: "
                  "shielded sites built with FEATPROF_SAMPLING (the region stack kept in "
                  "TLS at every begin and end, sampled or not). fp_gated: built with "
                  "FEATPROF_SAMPLING_GATED (the stack kept only while a sampler raises the "
-                 "gate; idle, a begin tests the gate, an end the depth and the gate).\n")
+                 "gate; idle, a begin tests the gate, an end the depth and the gate). "
+                 "fp_inproc: built with FEATPROF_INPROCESS, gates down (each site's nops, a "
+                 "compare of its region's gate and a branch).\n")
+        L.append("- Idle in-process site: %.1f instructions per site beyond the plain "
+                 "featprof build's, the gated sampling build's %.1f (target: within it).\n" % (
+                     (ir["fp_inproc"] - ir["fp"]) / 2, (ir["fp_gated"] - ir["fp"]) / 2))
     if hot:
         base = {r[0]: r[2] for r in hot}
         L.append("## Hot region: sampling against tracing\n")
@@ -513,6 +579,25 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None):
                      o["sampled 997 Hz"] - o["cpu-clock event, 997 Hz"],
                      o["sampled 997 Hz, remote"], o["cpu-clock event, 9973 Hz"],
                      o["sampled 9973 Hz"], o["sampled 9973 Hz, remote"]))
+    if minute:
+        L.append("## A region at 10 M a second, timed in-process for a minute\n")
+        L.append("`busyloop_fp_inproc N BODY [--carried]`, BODY sized to 100 ns per iteration "
+                 "idle, N = 600 M; idle (gates down), then enabled (timed in the process). "
+                 "Target: <= +50%, exact counts.\n")
+        L.append("| iterations | body | idle ns/iter | regions/s | timed ns/iter | slowdown | "
+                 "added per region | counted |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for m in minute:
+            L.append("| %s | %d | %.1f | %.1f M | %.1f | %+.1f%% | %.1f ns | %d of %d |" % (
+                "each after the previous (--carried)" if m["carried"] else
+                "independent (overlapped while idle)", m["body"], m["idle"], 1e3 / m["idle"],
+                m["timed"], (m["timed"] - m["idle"]) / m["idle"] * 100,
+                m["timed"] - m["idle"], m["count"], m["n"]))
+        L.append("\nThe runtime's clock read (rdtsc) keeps the CPU from starting the next "
+                 "iteration's independent chain before it, which the idle loop does: there "
+                 "the slowdown is the runtime's cost plus the overlap lost; where an "
+                 "iteration waits for the previous one anyway (--carried), it is the "
+                 "runtime's cost alone.\n")
     L.append("## Accuracy\n")
     L.append("Regions busy-wait to a clock deadline and measure their own time inside "
              "(`busyloop --truth NS [--nested]`); featprof default daemon (%s), compensation "

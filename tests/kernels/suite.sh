@@ -97,6 +97,7 @@ kill $demo
 # a service: fork (the children live), dlopen (a library's regions join), --exe
 cp "$B/tests/targets/service" "$tmp/service"
 coproc SVC { "$tmp/service"; }
+svc_pid=$SVC_PID	# bash unsets SVC_PID once the coprocess has exited
 read -r -u "${SVC[0]}" line
 svc=${line#ready }
 cmd() { echo "$1" >&"${SVC[1]}"; read -r -u "${SVC[0]}" reply; echo "$reply"; }
@@ -117,7 +118,29 @@ else
 	say exe "FAIL $(cat "$tmp/out")"
 fi
 echo "exit" >&"${SVC[1]}" 2>/dev/null
-kill "$SVC_PID" 2>/dev/null
+kill "$svc_pid" 2>/dev/null
+wait "$svc_pid" 2>/dev/null
+
+# in-process timing (a FEATPROF_INPROCESS build): no uprobe per event, so on every kernel;
+# exact counts, and off-CPU time from the scheduler programs
+coproc IP { "$B/tests/targets/inproc" sleep; }
+ip_pid=$IP_PID
+read -r -u "${IP[0]}" line
+ipp=${line#ready }
+echo go >&"${IP[1]}"; read -r -u "${IP[0]}" line
+if fp enable "$ipp" --all > "$tmp/out" 2>&1 && grep -q "timed in the process" "$tmp/out"; then
+	echo "sleep 5 20" >&"${IP[1]}"; read -r -u "${IP[0]}" line
+	echo "spin 100 0" >&"${IP[1]}"; read -r -u "${IP[0]}" line
+	r=$(fp stats "$ipp" --json | python3 -c 'import json,sys; g=[r for r in json.load(sys.stdin)["regions"] if r["name"] == "ip_flat"][0]; print(g["count"], g["measured"], int(g["offcpu_blocked_ns"] / 1e6))')
+	set -- $r
+	[ "$1" = 105 ] && [ "$2" = in-process ] && [ "$3" -ge 90 ] &&
+		say inprocess "ok 105 instances timed in the process; ${3} ms blocked of 100" ||
+		say inprocess "FAIL $r (105 in-process, >= 90 ms blocked expected)"
+else
+	say inprocess "FAIL $(tail -1 "$tmp/out")"
+fi
+kill "$ip_pid" 2>/dev/null
+wait "$ip_pid" 2>/dev/null
 
 # sampling (a FEATPROF_SAMPLING build)
 "$B/tests/targets/demo_sampled" -t 2 -q &

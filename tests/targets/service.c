@@ -8,8 +8,14 @@
  *                     does N service_work, then exits; "forked K", or "forked K, D died"
  *                     when D children did not exit 0 (a probe harmed them)
  *   exec PATH ARG...  exec PATH (the test's next program)
+ *   threads T N       T threads, each does N service_work and exits; "threaded T"
+ *   export N          N instances of export_fmt, begun in the library last dlopen'ed
+ *                     (lib_begin_export) and ended here: one region across two objects
+ *   dlclose           dlclose every handle dlopen gave; "dlclosed K, mapped" or
+ *                     "dlclosed K, unmapped": whether the last library is still mapped
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,15 @@ static void service_work(void)
 	FP_END(service_work);
 }
 
+static void *worker(void *arg)
+{
+	long n = (long)arg;
+
+	for (long i = 0; i < n; i++)
+		service_work();
+	return NULL;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -38,7 +53,10 @@ static void sleep_ms(long ms)
 
 int main(void)
 {
-	char line[4096];
+	void (*begin_export)(void) = NULL;
+	static void *handles[4096];
+	char line[4096], last[2048] = "";
+	int nhandles = 0;
 
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
@@ -50,6 +68,14 @@ int main(void)
 			for (long i = 0; i < n; i++)
 				service_work();
 			printf("worked\n");
+		} else if (sscanf(line, "threads %ld %ld", &k, &n) == 2 && k > 0 && k <= 64) {
+			pthread_t th[64];
+
+			for (long c = 0; c < k; c++)
+				pthread_create(&th[c], NULL, worker, (void *)n);
+			for (long c = 0; c < k; c++)
+				pthread_join(th[c], NULL);
+			printf("threaded %ld\n", k);
 		} else if (sscanf(line, "dlopen %2047s %ld %ld", path, &n, &ms) == 3) {
 			void *h = dlopen(path, RTLD_NOW);
 			int (*work)(int) = h ? (int (*)(int))dlsym(h, "lib_work") : NULL;
@@ -59,11 +85,32 @@ int main(void)
 				fflush(stdout);
 				continue;
 			}
+			begin_export = (void (*)(void))dlsym(h, "lib_begin_export");
+			if (nhandles < 4096)
+				handles[nhandles++] = h;
+			snprintf(last, sizeof(last), "%s", path);
 			for (long i = 0; i < n; i++) {
 				sink += (unsigned long)work((int)i);
 				sleep_ms(ms);
 			}
 			printf("dlopened %ld\n", n);
+		} else if (!strcmp(line, "dlclose\n")) {
+			int closed = nhandles;
+			void *h;
+
+			while (nhandles)
+				dlclose(handles[--nhandles]);
+			begin_export = NULL;
+			h = last[0] ? dlopen(last, RTLD_NOW | RTLD_NOLOAD) : NULL;
+			if (h)
+				dlclose(h);
+			printf("dlclosed %d, %s\n", closed, h ? "mapped" : "unmapped");
+		} else if (sscanf(line, "export %ld", &n) == 1 && begin_export) {
+			for (long i = 0; i < n; i++) {
+				begin_export();
+				FP_END(export_fmt);
+			}
+			printf("exported %ld\n", n);
 		} else if (sscanf(line, "fork %ld %ld", &k, &n) == 2) {
 			ms = 0;
 			sscanf(line, "fork %*d %*d %ld", &ms);
