@@ -55,9 +55,9 @@ HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o metrics.o save.o report.o record.o sample.o) \
+	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o) \
 	$(COMMON_OBJS)
-DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o subs.o record.o groups.o \
+DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o subs.o record.o groups.o groups_cursor.o groups_run.o \
 	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
 	log.o uprobe.o target_links.o sample.o sampler.o watch.o journal.o kernel.o \
 	ip_calibrate.o inproc.o inproc_read.o) $(COMMON_OBJS)
@@ -127,7 +127,7 @@ $(O)/featprof-demo: examples/demo.c $(HDRS)
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
 	redzone redzone_bare regress regress_sampled service gated gated_always \
-	inproc service_ip libsite_ip.so site_shlib_ip)
+	inproc service_ip libsite_ip.so site_shlib_ip configurable)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
@@ -145,6 +145,7 @@ $(O)/tests/targets/gated: private TGT_EXTRA := -DFEATPROF_SAMPLING_GATED
 $(O)/tests/targets/gated_always: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/tests/targets/gated $(O)/tests/targets/gated_always: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: tests/targets/service.c
+$(O)/tests/targets/configurable: tests/targets/configurable.c
 $(O)/tests/targets/service: private TGT_LIBS := -ldl -lpthread
 # FEATPROF_INPROCESS builds (usdt/featprof_inprocess.h): the same sources, timed in-process
 $(O)/tests/targets/inproc: tests/targets/inproc.c

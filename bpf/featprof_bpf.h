@@ -176,6 +176,7 @@ enum fp_watch_kind {
  * daemon has attached a target of its own to it, which it marks with FP_MEMBER_OWN.
  */
 #define FP_MEMBER_OWN 0x80000000u
+#define FP_MAX_GROUPS 16	/* groups: executables (--exe) and runs (featprof run) */
 
 /* An executable profiled as a whole: the kernel's dev_t (major << 20 | minor) and inode. */
 struct fp_file_key {

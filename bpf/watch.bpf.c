@@ -6,7 +6,8 @@
  * - The dynamic linker changed the list of loaded objects (dlopen, dlclose) in a
  *   profiled process: its new libraries' regions then join the target.
  * - exec: a profiled process runs another program (its catalog is read again), or any
- *   process starts an executable profiled as a whole (it joins the group).
+ *   process starts an executable profiled as a whole (it joins the group); a process of
+ *   a run (featprof run: a process tree, not a file) stays in it whatever it runs.
  * - fork: a child of a group's process joins the group (forked servers, no exec).
  * - exit of a process: it leaves the maps.
  *
@@ -37,6 +38,15 @@ struct {
 	__type(key, struct fp_file_key);
 	__type(value, __u32);
 } exes SEC(".maps");
+
+/* Groups that are runs (featprof run): group -> 1. Their members are a process tree,
+ * seeded by the daemon with the run's first process before its exec. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FP_MAX_GROUPS + 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} runs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -84,15 +94,26 @@ int BPF_PROG(fp_watch_exec, struct task_struct *p, pid_t old_pid, struct linux_b
 		.dev = BPF_CORE_READ(ino, i_sb, s_dev),
 		.ino = BPF_CORE_READ(ino, i_ino),
 	};
-	__u32 tgid = BPF_CORE_READ(p, tgid), *g = bpf_map_lookup_elem(&exes, &key);
+	__u32 tgid = BPF_CORE_READ(p, tgid), *g = bpf_map_lookup_elem(&exes, &key), *run;
+	__u32 *w = bpf_map_lookup_elem(&watched, &tgid);
 
+	if (w && *w) {	/* a run's process keeps its run, whatever it runs now */
+		__u32 group = *w & ~FP_MEMBER_OWN;
+
+		run = bpf_map_lookup_elem(&runs, &group);
+		if (run && *run) {	/* the new program: the file's link until its own */
+			bpf_map_update_elem(&watched, &tgid, &group, BPF_ANY);
+			emit(FP_WATCH_EXEC, tgid, group);
+			return 0;
+		}
+	}
 	if (g) {	/* measured by the group's inode-wide link from here on */
 		__u32 group = *g;
 
 		bpf_map_update_elem(&watched, &tgid, &group, BPF_ANY);
 		emit(FP_WATCH_EXEC, tgid, group);
-	} else if ((g = bpf_map_lookup_elem(&watched, &tgid))) {
-		if (*g)	/* a group's member runs another program: it leaves the group */
+	} else if (w) {
+		if (*w)	/* a group's member runs another program: it leaves the group */
 			bpf_map_delete_elem(&watched, &tgid);
 		emit(FP_WATCH_EXEC, tgid, 0);
 	}

@@ -73,6 +73,11 @@ int cmd_sample(int argc, char **argv);
 FILE *fp_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen);
 int fp_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok);
 
+int cmd_run(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+/* cli/commands.c: the stats table of a stats reply (pid and title head it). */
+void cli_print_stats(struct json_object *st, long pid, const char *title);
+
 int cmd_detach(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 

@@ -434,7 +434,7 @@ static void print_sampled(struct json_object *st)
 		       fmt_ns(getd(x, "sampled_stderr_ns"), b2, 40), 100 * getd(x, "share"));
 }
 
-static void print_stats(struct json_object *st, long pid, const char *title)
+void cli_print_stats(struct json_object *st, long pid, const char *title)
 {
 	struct json_object *regs = geta(st, "regions"), *feats = geta(st, "features"), *an;
 	struct json_object *sets = geta(st, "feature_sets"), *arr[4096];
@@ -525,7 +525,7 @@ int cmd_stats(int argc, char **argv)
 		res = client_request("stats", "exe_stats", 0, req);
 		if (!res || o.json)
 			return json_done(res);
-		print_stats(res, 0, "featprof stats:");
+		cli_print_stats(res, 0, "featprof stats:");
 		json_object_put(res);
 		return 0;
 	}
@@ -535,7 +535,7 @@ int cmd_stats(int argc, char **argv)
 	res = simple_call("stats", pid);
 	if (!res || json)
 		return json_done(res);
-	print_stats(res, pid, "featprof stats:");
+	cli_print_stats(res, pid, "featprof stats:");
 	json_object_put(res);
 	return 0;
 }
@@ -704,7 +704,7 @@ static int subscribe_loop(int argc, char **argv, int table)
 		if (table) {
 			if (isatty(1))
 				printf("\033[H\033[2J");
-			print_stats(v, pid, "featprof top:");
+			cli_print_stats(v, pid, "featprof top:");
 			printf("(every %ld ms, figures of the last interval; Ctrl-C quits)\n",
 			       interval);
 		} else {

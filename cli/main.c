@@ -35,6 +35,11 @@ static const struct cmd cmds[] = {
 	{ "save", cmd_save, "save PID --duration S -o FILE       per-interval figures" },
 	{ "diff", cmd_diff, "diff A B [--threshold PCT]          regressions, Welch's t" },
 	{ "report", cmd_report, "report PID|FILE -o report.html      one-page HTML" },
+	{ "run", cmd_run,
+	  "run [--config K=V,...] [-o FILE] [--json] -- CMD ARGS  a whole run, measured" },
+	{ "model", cmd_model,
+	  "model FILE... [--predict K=V,...] [--json] | model --plan FILE\n"
+	  "                                        options' and interactions' influence" },
 	{ "export", cmd_export, "export PID --format pprof|folded|json [-o FILE] [--duration S]" },
 };
 

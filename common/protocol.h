@@ -60,6 +60,12 @@
  *             group's processes (those that exited in it included), "processes" beside
  *   exe_sample  exe, hz, on -> sampling in every member and those that join; the figures
  *             in exe_stats ("sampling" summed, shares figured again from the sums)
+ *   run_start  pid, exe, features|all -> run: a group for pid (the client's child, not yet
+ *             exec'd) and what it forks, measured from its exec of exe on; it ends with
+ *             the connection
+ *   run_attach run -> own_target: the run's first process, stopped by the client at its
+ *             exec (ptrace), gets a target of its own before it runs on
+ *   run_finish run -> exe_stats' figures of the run (members detached), run_pid; it ends
  *
  * Changelog:
  *   1 (featprof 0.1.0) first version. Later additions that change no existing key:
@@ -90,6 +96,7 @@
  *     cumulative probe cost at the instance's start and end: compensated duration =
  *     end - start - (cend - cstart)); calibration gap_points; per region "children"
  *     (direct nested instances, of "nested").
+ *     The run_start, run_attach and run_finish verbs (featprof run).
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

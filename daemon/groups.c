@@ -28,59 +28,23 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "featprof_bpf.h"
-#include "groups.h"
+#include "groups_impl.h"
+#include "access.h"
+#include "client.h"
 #include "log.h"
 #include "merge.h"
 #include "registry.h"
 #include "sample.h"
 #include "watch.h"
 
-/* One member's figures at a cursor's last push (pid 0: the file's target). */
-struct member_prev {
-	pid_t pid;
-	struct fp_snapshot *snap;
-};
+struct exe_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */
 
-struct fp_group_cursor {
-	int gi;
-	struct member_prev *mprev;
-	int nmprev;
-	struct json_object *pending;	/* members gone since the last push, summed */
-	uint64_t last_ns;
-	struct fp_group_cursor *next;	/* the group's cursors */
-};
-
-struct exe_group {
-	char *path;
-	uint64_t dev, ino;		/* stat(2) of path at enable */
-	int fd;				/* the file, open since the enable (-1: none) */
-	struct fp_target *file;		/* the file's target: one link per file, measuring
-					 * members without a target of their own */
-	struct json_object *file_gone;	/* figures of earlier file targets (followed again) */
-	struct fp_wants wants;
-	pid_t *live;			/* members attached now (their targets) */
-	int nlive;
-	pid_t *pending;			/* members waiting for a target of their own, one
-					 * per loop round; measured by the file's meanwhile */
-	int npending;
-	uint64_t summed;		/* members beyond FP_GROUP_OWN_MAX or the daemon's
-					 * room: measured by the file's target, in the sum only */
-	struct json_object *exited;	/* summed figures of members gone */
-	struct json_object *exited_procs;	/* the last ones' own figures */
-	uint64_t joined, missed, gone;	/* processes attached, gone before, exited */
-	bool ended;			/* disabled: not followed, figures kept */
-	int sample_hz;			/* sampling every member at this rate, else 0 */
-	bool sample_remote;		/* ... by the sampler thread (--remote) */
-	struct fp_group_cursor *cursors;
-};
-
-static struct exe_group *groups[FP_MAX_GROUPS];	/* group number = index + 1 */
-
-static void group_free(struct exe_group *g)
+void fp_group__free(struct exe_group *g)
 {
 	struct fp_group_cursor *c;
 
@@ -106,8 +70,8 @@ void fp_groups_free(void)
 	int i;
 
 	for (i = 0; i < FP_MAX_GROUPS; i++) {
-		group_free(groups[i]);
-		groups[i] = NULL;
+		fp_group__free(fp_group_tab[i]);
+		fp_group_tab[i] = NULL;
 	}
 }
 
@@ -116,8 +80,9 @@ static int find_group(const char *path)
 	int i;
 
 	for (i = 0; i < FP_MAX_GROUPS; i++)
-		if (groups[i] && !strcmp(groups[i]->path, path))
-			return i;
+		if (fp_group_tab[i] && !fp_group_tab[i]->run_pid &&
+		    !strcmp(fp_group_tab[i]->path, path))
+			return i;	/* runs are found by their number only */
 	return -1;
 }
 
@@ -132,8 +97,8 @@ int fp_group_find(const char *path, char *msg, size_t msglen)
 
 const char *fp_group_path(int group)
 {
-	return group >= 1 && group <= FP_MAX_GROUPS && groups[group - 1]
-		       ? groups[group - 1]->path : "";
+	return group >= 1 && group <= FP_MAX_GROUPS && fp_group_tab[group - 1]
+		       ? fp_group_tab[group - 1]->path : "";
 }
 
 static struct fp_file_key file_key(const struct exe_group *g)
@@ -144,7 +109,7 @@ static struct fp_file_key file_key(const struct exe_group *g)
 	return k;
 }
 
-static int watch_map(const char *name)	/* the watcher's "watched" or "exes" */
+int fp_group__watch_map(const char *name)	/* the watcher's "watched" or "exes" */
 {
 	return fp_watch__map_fd(fp_registry_watch(), name);
 }
@@ -198,7 +163,7 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 	if (ret < 0)	/* the file's link, if any, keeps measuring it */
 		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)t->pid, msg);
 	else if (fp_target__member_group(t) &&
-		 bpf_map_update_elem(watch_map("watched"), &key, &own, BPF_EXIST))
+		 bpf_map_update_elem(fp_group__watch_map("watched"), &key, &own, BPF_EXIST))
 		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, (int)t->pid);
 	fp_registry_sync_dl_hook(t);
 	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, msg,
@@ -207,9 +172,9 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 }
 
 /* Attaches pid as a member of group gi with the group's wanted regions. */
-static int own(int gi, pid_t pid)
+int fp_group__own(int gi, pid_t pid)
 {
-	struct exe_group *g = groups[gi];
+	struct exe_group *g = fp_group_tab[gi];
 	struct fp_target *t = fp_registry_find(pid);
 	enum fp_status st;
 	char msg[512];
@@ -255,19 +220,48 @@ static int own(int gi, pid_t pid)
  * ("shared"), not in its own.
  */
 #define FP_GROUP_OWN_NOW 8
+/*
+ * A run's new member: one its user may not trace leaves the run; one running the run's
+ * file other than the first (a forked child) stays with the file's link all its life,
+ * in the run's sum: a handover to a target of its own would lose a region open at the
+ * switch. True when it gets no target of its own.
+ */
+static bool run_member_shared(struct exe_group *g, pid_t pid)
+{
+	struct stat st;
+	char p[64];
+
+	if (!g->run_pid)
+		return false;
+	if (g->run_uid != (uid_t)-1 && fp_owner(pid) != g->run_uid) {
+		__u32 key = (__u32)pid;	/* ran a set-user-ID program, say: not the user's */
+
+		bpf_map_delete_elem(fp_group__watch_map("watched"), &key);
+		g->missed++;
+		fp_log(FP_LOG_INFO, "run of pid %d: pid %d left it (its user may not trace it)",
+		       (int)g->run_pid, (int)pid);
+		return true;
+	}
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+	if (pid == g->run_pid || stat(p, &st) || st.st_dev != g->dev || st.st_ino != g->ino)
+		return false;
+	g->summed++;
+	return true;
+}
+
 static int join(int gi, pid_t pid)
 {
-	struct exe_group *g = groups[gi];
+	struct exe_group *g = fp_group_tab[gi];
 	struct fp_target *t = fp_registry_find(pid);
 	int i;
 
-	if (t && !t->exited && t->group == gi + 1)
+	if ((t && !t->exited && t->group == gi + 1) || run_member_shared(g, pid))
 		return 0;
 	for (i = 0; i < g->npending; i++)
 		if (g->pending[i] == pid)
 			return 0;
 	if (g->nlive + g->npending < FP_GROUP_OWN_NOW)
-		return own(gi, pid);
+		return fp_group__own(gi, pid);
 	if (g->nlive + g->npending >= FP_GROUP_OWN_MAX ||
 	    add_pid(&g->pending, &g->npending, pid))
 		g->summed++;	/* measured by the file's link, in the sum only */
@@ -280,7 +274,7 @@ bool fp_groups_run(void)
 	int gi;
 
 	for (gi = 0; gi < FP_MAX_GROUPS; gi++) {
-		struct exe_group *g = groups[gi];
+		struct exe_group *g = fp_group_tab[gi];
 		pid_t pid;
 
 		if (!g || !g->npending)
@@ -288,7 +282,7 @@ bool fp_groups_run(void)
 		pid = g->pending[0];
 		memmove(g->pending, g->pending + 1, sizeof(pid_t) * (size_t)--g->npending);
 		if (!g->ended)
-			own(gi, pid);
+			fp_group__own(gi, pid);
 		else
 			g->npending = 0;
 		more |= g->npending > 0;
@@ -298,7 +292,8 @@ bool fp_groups_run(void)
 
 void fp_group_join(int group, pid_t pid)
 {
-	if (group < 1 || group > FP_MAX_GROUPS || !groups[group - 1] || groups[group - 1]->ended)
+	if (group < 1 || group > FP_MAX_GROUPS || !fp_group_tab[group - 1] ||
+	    fp_group_tab[group - 1]->ended)
 		return;
 	join(group - 1, pid);
 }
@@ -306,7 +301,7 @@ void fp_group_join(int group, pid_t pid)
 /* The processes running the file now: one scan of /proc at the enable. */
 static void scan(int gi)
 {
-	struct exe_group *g = groups[gi];
+	struct exe_group *g = fp_group_tab[gi];
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 
@@ -322,7 +317,7 @@ static void scan(int gi)
 		if (stat(p, &st) || st.st_dev != g->dev || st.st_ino != g->ino)
 			continue;
 		key = (__u32)pid;	/* forks from now on follow it in the kernel */
-		if (bpf_map_update_elem(watch_map("watched"), &key, &val, BPF_ANY))
+		if (bpf_map_update_elem(fp_group__watch_map("watched"), &key, &val, BPF_ANY))
 			fp_log(FP_LOG_WARN, "%s: pid %d: its forks will not be followed: %s",
 			       g->path, (int)pid, strerror(errno));
 		join(gi, (pid_t)pid);
@@ -331,172 +326,9 @@ static void scan(int gi)
 		closedir(d);
 }
 
-/* --- cursors (top, stream --exe) ------------------------------------------------------
- *
- * A push carries the group's figures of the interval: each live member's since the last
- * push (or since it joined, or since the cursor began), plus the last figures of members
- * that exited meanwhile (taken at their exit), summed as stats --exe sums; the members'
- * own beside them in "processes".
- */
-static struct fp_snapshot **prev_of(struct fp_group_cursor *cur, pid_t pid)
-{
-	int i;
-
-	for (i = 0; i < cur->nmprev; i++)
-		if (cur->mprev[i].pid == pid)
-			return &cur->mprev[i].snap;
-	return NULL;
-}
-
-/* t (a member, or the file's target) is gone: its last interval joins cur's next push. */
-static void cursor_member_gone(struct fp_group_cursor *cur, struct fp_target *t)
-{
-	struct fp_snapshot **prev = prev_of(cur, t->pid), *snap = NULL;
-	struct json_object *st = fp_registry_interval(t, prev ? *prev : NULL, &snap);
-	int i;
-
-	fp_snapshot__free(snap);
-	if (st) {
-		if (!cur->pending)
-			cur->pending = json_object_new_object();
-		fp_merge_figures(cur->pending, st);
-		json_object_put(st);
-	}
-	for (i = 0; prev && i < cur->nmprev; i++)
-		if (cur->mprev[i].pid == t->pid) {
-			fp_snapshot__free(cur->mprev[i].snap);
-			cur->mprev[i] = cur->mprev[--cur->nmprev];
-		}
-}
-
-static void members_gone(struct exe_group *g, struct fp_target *t)
-{
-	struct fp_group_cursor *c;
-
-	for (c = g->cursors; c; c = c->next)
-		cursor_member_gone(c, t);
-}
-
-static void mprev_free(struct fp_group_cursor *cur)
-{
-	int i;
-
-	for (i = 0; i < cur->nmprev; i++)
-		fp_snapshot__free(cur->mprev[i].snap);
-	free(cur->mprev);
-	cur->mprev = NULL;
-	cur->nmprev = 0;
-}
-
-/* The group's process counts, in stats --exe, every push and status. */
-static void group_keys(struct json_object *o, const struct exe_group *g)
-{
-	json_object_object_add(o, "processes_live", json_object_new_int(g->nlive));
-	json_object_object_add(o, "processes_joined", json_object_new_int64((int64_t)g->joined));
-	json_object_object_add(o, "processes_exited", json_object_new_int64((int64_t)g->gone));
-	json_object_object_add(o, "processes_missed", json_object_new_int64((int64_t)g->missed));
-	json_object_object_add(o, "processes_pending", json_object_new_int(g->npending));
-	json_object_object_add(o, "processes_summed", json_object_new_int64((int64_t)g->summed));
-}
-
-/* Each member's figures since cur's last look (into sum and procs, when given); the
- * snapshots taken replace cur's (members gone drop out). */
-static void members_since(struct fp_group_cursor *cur, struct json_object *sum,
-			  struct json_object *procs)
-{
-	struct exe_group *g = groups[cur->gi];
-	struct member_prev *next = calloc((size_t)g->nlive + 2, sizeof(*next));
-	int i, n = 0;
-
-	/* index nlive: the file's target (pid 0), its figures in the sum only */
-	for (i = 0; next && i <= g->nlive; i++) {
-		pid_t pid = i < g->nlive ? g->live[i] : 0;
-		struct fp_target *t = pid ? fp_registry_find(pid) : g->file;
-		struct fp_snapshot **prev = prev_of(cur, pid), *snap = NULL;
-		struct json_object *st;
-
-		if (!t)
-			continue;
-		st = fp_registry_interval(t, prev ? *prev : NULL, &snap);
-		if (!snap) {
-			json_object_put(st);
-			continue;
-		}
-		next[n].pid = pid;
-		next[n++].snap = snap;
-		if (st && sum)
-			fp_merge_figures(sum, st);
-		if (st && procs && pid)
-			json_object_array_add(procs, st);
-		else
-			json_object_put(st);
-	}
-	if (next) {
-		mprev_free(cur);
-		cur->mprev = next;
-		cur->nmprev = n;
-	}
-}
-
-struct fp_group_cursor *fp_group_cursor_new(int group)
-{
-	struct fp_group_cursor *cur;
-
-	if (group < 1 || group > FP_MAX_GROUPS || !groups[group - 1])
-		return NULL;
-	cur = calloc(1, sizeof(*cur));
-	if (!cur)
-		return NULL;
-	cur->gi = group - 1;
-	members_since(cur, NULL, NULL);
-	cur->last_ns = fp_mono_ns();
-	cur->next = groups[cur->gi]->cursors;
-	groups[cur->gi]->cursors = cur;
-	return cur;
-}
-
-struct json_object *fp_group_cursor_tick(struct fp_group_cursor *cur, unsigned interval_ms)
-{
-	struct json_object *sum, *procs;
-	struct exe_group *g = cur->gi >= 0 ? groups[cur->gi] : NULL;
-	uint64_t now = fp_mono_ns();
-
-	if (!g)	/* the group is gone */
-		return NULL;
-	sum = cur->pending ? cur->pending : json_object_new_object();
-	cur->pending = NULL;
-	procs = json_object_new_array();
-	members_since(cur, sum, procs);
-	json_object_object_add(sum, "exe", json_object_new_string(g->path));
-	json_object_object_add(sum, "processes", procs);
-	group_keys(sum, g);
-	json_object_object_add(sum, "interval_ns",
-			       json_object_new_int64((int64_t)interval_ms * 1000000));
-	json_object_object_add(sum, "elapsed_ns",
-			       json_object_new_int64((int64_t)(now - cur->last_ns)));
-	cur->last_ns = now;
-	return sum;
-}
-
-void fp_group_cursor_free(struct fp_group_cursor *cur)
-{
-	struct fp_group_cursor **p;
-
-	if (!cur)
-		return;	/* unlinked from its group's list, if the group is still there */
-	for (p = cur->gi >= 0 ? &groups[cur->gi]->cursors : NULL; p && *p; p = &(*p)->next)
-		if (*p == cur) {
-			*p = cur->next;
-			break;
-		}
-	mprev_free(cur);
-	json_object_put(cur->pending);
-	free(cur);
-}
-
 void fp_group_member_retired(struct fp_target *t)
 {
-	struct exe_group *g = t->group > 0 && t->group <= FP_MAX_GROUPS ? groups[t->group - 1]
+	struct exe_group *g = t->group > 0 && t->group <= FP_MAX_GROUPS ? fp_group_tab[t->group - 1]
 									: NULL;
 	struct json_object *st;
 
@@ -509,7 +341,7 @@ void fp_group_member_retired(struct fp_target *t)
 			json_object_array_del_idx(g->exited_procs, 0, 1);
 		json_object_array_add(g->exited_procs, st);
 	}
-	members_gone(g, t);	/* its last figures go into the next push */
+	fp_group__members_gone(g, t);	/* its last figures go into the next push */
 	remove_pid(g->live, &g->nlive, t->pid);
 	g->gone++;
 	fp_registry_drop(t);
@@ -521,7 +353,7 @@ void fp_group_member_retired(struct fp_target *t)
  * so the kernel puts the breakpoints into every process that maps the inode, from its
  * exec or fork on. Its BPF program measures the group's members (the watcher's map,
  * written in the kernel at exec and fork) until a member has a target of its own, which
- * own() hands it to; a process that is gone before that (a short-lived one) is measured
+ * fp_group__own() hands it to; a process that is gone before that (a short-lived one) is measured
  * there all its life. Its figures are summed into the group's and shown as "shared".
  */
 static void file_wants(struct exe_group *g, bool on)
@@ -532,9 +364,9 @@ static void file_wants(struct exe_group *g, bool on)
 		fp_log(FP_LOG_WARN, "%s: %s", g->path, err);
 }
 
-static void file_start(int gi)
+void fp_group__file_start(int gi)
 {
-	struct exe_group *g = groups[gi];
+	struct exe_group *g = fp_group_tab[gi];
 	const struct fp_server_opts *o = fp_registry_opts();
 	char err[512];
 
@@ -553,7 +385,7 @@ static void file_end(struct exe_group *g)
 {
 	if (!g->file || g->file->exited)
 		return;
-	members_gone(g, g->file);	/* its last interval goes into the next push */
+	fp_group__members_gone(g, g->file);	/* its last interval goes into the next push */
 	fp_target__retire(g->file);
 }
 
@@ -575,7 +407,7 @@ static struct json_object *file_stats(struct exe_group *g)
 /* Followed again after a disable: a new file target, the old one's figures kept. */
 static void file_restart(int gi)
 {
-	struct exe_group *g = groups[gi];
+	struct exe_group *g = fp_group_tab[gi];
 	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL;
 
 	if (st) {
@@ -586,7 +418,7 @@ static void file_restart(int gi)
 	}
 	fp_target__free(g->file);
 	g->file = NULL;
-	file_start(gi);
+	fp_group__file_start(gi);
 }
 
 /* --- enable, disable, stats, sample -------------------------------------------------- */
@@ -606,17 +438,17 @@ static struct json_object *pids_json(const struct exe_group *g)
 /* The kernel reports the file's exec as the group's (gi + 1). 0 or -errno. */
 static int watch_file(int gi)
 {
-	struct fp_file_key key = file_key(groups[gi]);
+	struct fp_file_key key = file_key(fp_group_tab[gi]);
 	__u32 val = (__u32)gi + 1;
 
-	return bpf_map_update_elem(watch_map("exes"), &key, &val, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(fp_group__watch_map("exes"), &key, &val, BPF_ANY) ? -errno : 0;
 }
 
 /* A disabled group followed again. */
 static enum fp_status group_again(int gi, const struct fp_wants *names, char *msg,
 				  size_t msglen)
 {
-	struct exe_group *g = groups[gi];
+	struct exe_group *g = fp_group_tab[gi];
 	int ret;
 
 	if (fp_wants_update(&g->wants, names, true)) {
@@ -652,17 +484,16 @@ static int open_file(const char *path, struct stat *sb, char *msg, size_t msglen
 	return fd;
 }
 
-/* A new group for path; *gi its index. */
-static enum fp_status group_new(const char *path, const struct fp_wants *names, int *gi,
-				char *msg, size_t msglen)
+/* A new group for path in the table, not yet followed; *gi its index, sb the file's. */
+enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
+				  struct stat *sb, char *msg, size_t msglen)
 {
 	struct exe_group *g;
-	struct stat sb;
-	int fd = open_file(path, &sb, msg, msglen), ret;
+	int fd = open_file(path, sb, msg, msglen);
 
 	if (fd < 0)
 		return FP_E_NO_SUCH_PROCESS;
-	for (*gi = 0; *gi < FP_MAX_GROUPS && groups[*gi]; (*gi)++)
+	for (*gi = 0; *gi < FP_MAX_GROUPS && fp_group_tab[*gi]; (*gi)++)
 		;
 	if (*gi == FP_MAX_GROUPS) {
 		close(fd);
@@ -679,19 +510,34 @@ static enum fp_status group_new(const char *path, const struct fp_wants *names, 
 		return FP_E_INTERNAL;
 	}
 	g->fd = fd;
-	g->dev = sb.st_dev;
-	g->ino = sb.st_ino;
+	g->dev = sb->st_dev;
+	g->ino = sb->st_ino;
 	g->exited = json_object_new_object();
 	g->exited_procs = json_object_new_array();
-	groups[*gi] = g;
+	fp_group_tab[*gi] = g;
+	return FP_OK;
+}
+
+/* A new group for path, followed; *gi its index. */
+static enum fp_status group_new(const char *path, const struct fp_wants *names, int *gi,
+				char *msg, size_t msglen)
+{
+	struct stat sb;
+	enum fp_status st = fp_group__alloc(path, names, gi, &sb, msg, msglen);
+	struct exe_group *g;
+	int ret;
+
+	if (st)
+		return st;
+	g = fp_group_tab[*gi];
 	ret = watch_file(*gi);
 	if (ret) {
 		snprintf(msg, msglen, "%s: cannot watch its exec: %s", path, strerror(-ret));
-		groups[*gi] = NULL;
-		group_free(g);
+		fp_group_tab[*gi] = NULL;
+		fp_group__free(g);
 		return FP_E_INTERNAL;
 	}
-	file_start(*gi);	/* before the scan: no member's start is missed */
+	fp_group__file_start(*gi);	/* before the scan: no member's start is missed */
 	scan(*gi);
 	fp_log(FP_LOG_INFO, "%s: profiled as an executable, %d processes now (%llu in the sum "
 	       "only)", path, g->nlive + g->npending, (unsigned long long)g->summed);
@@ -723,24 +569,24 @@ static enum fp_status group_update(struct exe_group *g, const struct fp_wants *n
 }
 
 /* Nothing wanted any more: not followed; members detached, their figures summed. */
-static void group_end(struct exe_group *g)
+void fp_group__end(struct exe_group *g)
 {
 	struct fp_file_key key = file_key(g);
 	int i;
 
-	bpf_map_delete_elem(watch_map("exes"), &key);
+	bpf_map_delete_elem(fp_group__watch_map("exes"), &key);
 	for (i = g->nlive - 1; i >= 0; i--) {
 		struct fp_target *t = fp_registry_find(g->live[i]);
 		__u32 k = (__u32)g->live[i];
 
-		bpf_map_delete_elem(watch_map("watched"), &k);
+		bpf_map_delete_elem(fp_group__watch_map("watched"), &k);
 		if (t)
 			fp_registry_exit(t);	/* detached; summed */
 	}
 	for (i = 0; i < g->npending; i++) {
 		__u32 k = (__u32)g->pending[i];
 
-		bpf_map_delete_elem(watch_map("watched"), &k);
+		bpf_map_delete_elem(fp_group__watch_map("watched"), &k);
 	}
 	g->npending = 0;
 	file_end(g);
@@ -760,41 +606,37 @@ enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, b
 			 "loaded here (see featprofd's log)");
 		return FP_E_INTERNAL;
 	}
-	if (!on && (gi < 0 || groups[gi]->ended)) {
+	if (!on && (gi < 0 || fp_group_tab[gi]->ended)) {
 		snprintf(msg, msglen, "%s is not profiled as an executable", path);
 		return FP_E_NOT_ATTACHED;
 	}
-	if (on && gi >= 0 && groups[gi]->ended)
+	if (on && gi >= 0 && fp_group_tab[gi]->ended)
 		st = group_again(gi, names, msg, msglen);
 	else if (on && gi < 0)
 		st = group_new(path, names, &gi, msg, msglen);
 	else
-		st = group_update(groups[gi], names, on, msg, msglen);
+		st = group_update(fp_group_tab[gi], names, on, msg, msglen);
 	if (st)
 		return st;
-	g = groups[gi];
+	g = fp_group_tab[gi];
 	*res = json_object_new_object();
 	json_object_object_add(*res, "exe", json_object_new_string(path));
 	json_object_object_add(*res, "processes", pids_json(g));
 	json_object_object_add(*res, "summed", json_object_new_int64((int64_t)g->summed));
 	if (!on && fp_wants_empty(&g->wants)) {	/* stop following; the figures stay */
-		group_end(g);
+		fp_group__end(g);
 		json_object_object_add(*res, "ended", json_object_new_boolean(1));
 	}
 	return FP_OK;
 }
 
-enum fp_status fp_group_stats(const char *path, struct json_object **res, char *msg,
-			      size_t msglen)
+/* The group's figures: the exited members', the file's target's, the live members'. */
+struct json_object *fp_group__stats(struct exe_group *g)
 {
 	struct json_object *sum = NULL, *procs, *shared;
-	int gi = fp_group_find(path, msg, msglen) - 1, i;
-	struct exe_group *g;
 	size_t k;
+	int i;
 
-	if (gi < 0)
-		return FP_E_NOT_ATTACHED;
-	g = groups[gi];
 	procs = json_object_new_array();
 	json_object_deep_copy(g->exited, &sum, NULL);
 	shared = file_stats(g);
@@ -815,11 +657,21 @@ enum fp_status fp_group_stats(const char *path, struct json_object **res, char *
 		json_object_array_add(procs, json_object_get(
 					     json_object_array_get_idx(g->exited_procs, k)));
 	fp_sample_refigure(sum);
-	json_object_object_add(sum, "exe", json_object_new_string(path));
+	json_object_object_add(sum, "exe", json_object_new_string(g->path));
 	json_object_object_add(sum, "processes", procs);
-	group_keys(sum, g);
+	fp_group__keys(sum, g);
 	json_object_object_add(sum, "exited", json_object_new_boolean(g->nlive == 0));
-	*res = sum;
+	return sum;
+}
+
+enum fp_status fp_group_stats(const char *path, struct json_object **res, char *msg,
+			      size_t msglen)
+{
+	int gi = fp_group_find(path, msg, msglen) - 1;
+
+	if (gi < 0)
+		return FP_E_NOT_ATTACHED;
+	*res = fp_group__stats(fp_group_tab[gi]);
 	return FP_OK;
 }
 
@@ -833,7 +685,7 @@ enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
 
 	if (gi < 0)
 		return FP_E_NOT_ATTACHED;
-	g = groups[gi];
+	g = fp_group_tab[gi];
 	if (on && g->ended) {
 		snprintf(msg, msglen, "%s is no longer followed (disabled): enable --exe again",
 			 g->path);
@@ -881,7 +733,7 @@ struct json_object *fp_groups_status(void)
 	int i;
 
 	for (i = 0; i < FP_MAX_GROUPS; i++) {
-		struct exe_group *g = groups[i];
+		struct exe_group *g = fp_group_tab[i];
 		struct json_object *o;
 
 		if (!g)
@@ -889,7 +741,7 @@ struct json_object *fp_groups_status(void)
 		o = json_object_new_object();
 		json_object_object_add(o, "exe", json_object_new_string(g->path));
 		json_object_object_add(o, "processes", pids_json(g));
-		group_keys(o, g);
+		fp_group__keys(o, g);
 		json_object_object_add(o, "shared_sites", json_object_new_int(
 					       g->file && !g->file->exited ? g->file->attached_sites
 									   : 0));

@@ -11,15 +11,18 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+
+#include "featprof_bpf.h"	/* FP_MAX_GROUPS */
 #include "protocol.h"
 #include "wants.h"
 
-#define FP_MAX_GROUPS 16
 #define FP_GROUP_KEEP_EXITED 32	/* exited processes whose own figures a group keeps */
 /* Members with a target of their own (per-process figures, ~30 descriptors and a BPF
  * load each); the others are measured by the file's one link, in the group's sum. */
 #define FP_GROUP_OWN_MAX 64
 
+struct fp_client;
 struct json_object;
 struct fp_target;
 struct fp_group_cursor;
@@ -45,6 +48,23 @@ bool fp_groups_run(void);
  * target is dropped; other targets are left alone. */
 void fp_group_member_retired(struct fp_target *t);
 struct json_object *fp_groups_status(void);
+/*
+ * featprof run: a group for the process tree of pid (c's child, waiting to exec path):
+ * from its exec on, path's regions that names asks for, its forks and whatever they exec
+ * (each with a target of its own while c's user could ptrace it). *group: its number.
+ */
+enum fp_status fp_group_run_start(const char *path, pid_t pid, const struct fp_client *c,
+				  const struct fp_wants *names, int *group, char *msg,
+				  size_t msglen);
+/* The run's first process, stopped at its exec by the client, gets its own target (all
+ * its life, its libraries); res says whether it could. */
+enum fp_status fp_group_run_attach(int group, const struct fp_client *c,
+				   struct json_object **res, char *msg, size_t msglen);
+/* The run's figures (as stats --exe's, and "run_pid"); the run ends. */
+enum fp_status fp_group_run_finish(int group, const struct fp_client *c,
+				   struct json_object **res, char *msg, size_t msglen);
+/* Ends the runs of clients that are gone; before the clients are freed. */
+void fp_group_runs_reap(void);
 void fp_groups_free(void);
 
 /*

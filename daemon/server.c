@@ -281,6 +281,7 @@ static void stop(struct server *s, const struct fp_server_opts *opts)
 {
 	fp_clients_kill_all();
 	fp_subs_reap();		/* every client is dead: drops all subscriptions */
+	fp_group_runs_reap();	/* ... and their runs */
 	fp_clients_reap();
 	fp_groups_free();
 	fp_registry_free();
@@ -321,6 +322,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 		track_drift(&s, opts);
 		fp_subs_run();
 		/* what a burst of output or a recording took goes back to the system */
+		fp_group_runs_reap();	/* before their clients go */
 		if (fp_subs_reap() + fp_clients_reap())
 			malloc_trim(0);
 	}

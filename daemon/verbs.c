@@ -770,6 +770,41 @@ static enum fp_status do_exe_stats(struct fp_client *c, struct request *r,
 	return st ? st : fp_group_stats(path, res, msg, msglen);
 }
 
+/* featprof run: the client's child pid, waiting to exec "exe", measured from its exec on. */
+static enum fp_status do_run_start(struct fp_client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	const char *path;
+	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+	struct fp_wants names;
+	int group = 0;
+
+	if (st || fp_wants_parse(&names, r->obj, msg, msglen))
+		return st ? st : FP_E_BAD_REQUEST;
+	st = fp_group_run_start(path, r->pid, c, &names, &group, msg, msglen);
+	fp_wants_clear(&names);
+	if (!st) {
+		*res = json_object_new_object();
+		json_object_object_add(*res, "run", json_object_new_int(group));
+	}
+	return st;
+}
+
+/* run_attach: the run's first process stopped at its exec gets its own target; run_finish:
+ * the run's figures once that process has exited, and the run ends. */
+static enum fp_status do_run_step(struct fp_client *c, struct request *r,
+				  struct json_object **res, char *msg, size_t msglen)
+{
+	int64_t g;
+	enum fp_status st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, msg, msglen);
+
+	if (st)
+		return st;
+	if (strcmp(json_object_get_string(json_object_object_get(r->obj, "verb")), "run_attach"))
+		return fp_group_run_finish((int)g, c, res, msg, msglen);
+	return fp_group_run_attach((int)g, c, res, msg, msglen);
+}
+
 static const struct verb verbs[] = {
 	{ "hello", do_hello, 0 },
 	{ "list", do_list, V_PID },
@@ -791,6 +826,9 @@ static const struct verb verbs[] = {
 	{ "exe_subscribe", do_exe_subscribe, V_PRIV },
 	{ "exe_sample", do_exe_sample, V_PRIV },
 	{ "repair", do_repair, V_PID | V_PRIV },
+	{ "run_start", do_run_start, V_PID },
+	{ "run_attach", do_run_step, 0 },
+	{ "run_finish", do_run_step, 0 },
 };
 
 /* The checks a verb's flags ask for, in order. */

@@ -7,7 +7,7 @@ import os, re, sys
 
 D = sys.argv[1] if len(sys.argv) > 1 else "daemon"
 RANK = {"main": 7, "server": 6, "verbs": 5, "subs": 4, "record": 4, "groups": 3,
-        "registry": 2, "client": 1}  # every other file: 0, the objects
+        "groups_cursor": 3, "groups_impl": 3, "groups_run": 3, "registry": 2, "client": 1}  # every other file: 0, the objects
 ROOMS = [r for r in RANK if r != "main"]
 
 

@@ -22,6 +22,7 @@ TESTS=(
 	"integration/daemon:python3 tests/integration/test_daemon.py $B"
 	"integration/services:python3 tests/integration/test_services.py $B"
 	"integration/inproc:python3 tests/integration/test_inproc.py $B"
+	"integration/model:python3 tests/integration/test_model.py $B"
 	"integration/robust:python3 tests/integration/test_robust.py $B"
 	"integration/regress:python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check"
 	"bench/smoke:python3 tests/bench/run_bench.py $B --smoke --out /dev/null"

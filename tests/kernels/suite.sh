@@ -15,7 +15,7 @@ fp() { "$B/featprof" --socket "$sock" "$@"; }
 cleanup() { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-"$B/featprofd" --socket "$sock" --state-dir "$tmp/state" > "$tmp/d.log" 2>&1 &
+"$B/featprofd" --socket "$sock" --group nogroup --state-dir "$tmp/state" > "$tmp/d.log" 2>&1 &
 fpd=$!
 for _ in $(seq 300); do [ -S "$sock" ] && break; kill -0 $fpd 2>/dev/null || break; sleep 1; done
 if [ ! -S "$sock" ]; then
@@ -120,6 +120,19 @@ fi
 echo "exit" >&"${SVC[1]}" 2>/dev/null
 kill "$svc_pid" 2>/dev/null
 wait "$svc_pid" 2>/dev/null
+
+# featprof run: a whole run from its exec, its forked child included, as nobody
+chmod 755 "$tmp"	# nobody reaches the socket (featprofd --group nogroup) ...
+mkdir -m 777 "$tmp/nobody"	# ... and writes its file
+if setpriv --reuid nobody --regid nogroup --clear-groups "$B/featprof" --socket "$sock" run \
+	--config A=1,B=1 -o "$tmp/nobody/run.json" -- "$B/tests/targets/configurable" A=1,B=1 20 \
+	> "$tmp/out" 2>&1; then
+	r=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s=%d" % (r["name"], r["count"]) for r in sorted(d["regions"], key=lambda r: r["name"]) if r["count"]))' "$tmp/nobody/run.json")
+	[ "$r" = "compress=300 encrypt=150 load=200 seal=100" ] &&
+		say run "ok $r (as nobody; encrypt in a forked child)" || say run "FAIL $r"
+else
+	say run "FAIL $(tail -1 "$tmp/out")"
+fi
 
 # in-process timing (a FEATPROF_INPROCESS build): no uprobe per event, so on every kernel;
 # exact counts, and off-CPU time from the scheduler programs

@@ -1,0 +1,1289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprof model FILE... [--predict K=V,...] [--json]      featprof model --plan FILE
+ *
+ * Performance-influence models from run files (featprof run -o FILE --config ...).
+ * White-box where featprof sees inside: each region's exclusive time is modelled over
+ * the options its features name, with every product of them that the runs tell apart,
+ * so an interaction term comes from a region that names both options (ConfigCrusher's
+ * local models per region). Black-box outside: the run's wall time less every region's
+ * exclusive time, linear in every option and in the interactions regions name. The
+ * run's wall time is the sum of the two; a feature's time the sum of its feature sets'
+ * models (sets partition the time in regions as regions do).
+ *
+ * Fits are least squares. A term's 95% interval has two parts: the random one from its
+ * model's residual spread (Student's t; none where the runs leave no residual, one run
+ * per combination), and the systematic one, featprof's stated uncertainty of each run's
+ * figure carried through the fit linearly (sum over runs of |weight| x 2 x uncertainty:
+ * the stated uncertainty is systematic, docs/TRACING.md, so it does not average out over
+ * runs and is added to the random part, not in quadrature; it covers the error within
+ * twice itself for 95% of figures, docs/COVERAGE.md). The leave-one-out error
+ * (MAPE of the wall time) refits every model without each run in turn; a black-box
+ * linear model of the wall time over all options is fitted and scored beside it.
+ *
+ * Options are the names given to featprof run --config. One whose values are all
+ * on/off, true/false, yes/no, enabled/disabled or 1/0 is binary (0 and 1); otherwise its
+ * values must be numbers and it is numeric: time is assumed linear in its value and an
+ * interaction is the product of the values (a region's model is multilinear). A region's
+ * options are those of its features that are options.
+ *
+ * --plan: from one run file's catalog, the fewest configurations (greedily) that give
+ * every region every combination of its options, and vary every option enough for the
+ * linear model outside regions (ConfigCrusher's compression, options treated as binary).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAXOPT 64	/* options */
+#define MAXP 64		/* terms of one model */
+
+struct opt {
+	char name[64];
+	bool numeric;
+	char on[16], off[16];	/* how the runs spell a binary option's values */
+};
+
+struct unit {			/* a region, or a feature set */
+	char *name;
+	int opts[MAXOPT], nopts;	/* its options (indices) */
+	double *y, *u2;			/* per run: its time, stated uncertainty squared */
+	bool set;
+	char **feats;			/* a set's features */
+	int nfeats;
+};
+
+struct fit {
+	int p, dof, n;
+	uint64_t mask[MAXP];	/* terms kept, over the unit's options' positions */
+	double beta[MAXP];
+	double cov[MAXP][MAXP];	/* random: residual variance x (X'X)^-1 */
+	double *h;		/* p x n: beta = h y (the weights of the runs used) */
+	double *u;		/* n: the runs' stated uncertainties */
+	int dropped;		/* terms the runs could not tell apart */
+	uint64_t dropped_mask[8];
+};
+
+struct model {
+	struct opt opt[MAXOPT];
+	int nopt, nruns, nunits;
+	char **files;
+	double (*x)[MAXOPT];	/* per run: coded option values */
+	double *wall;		/* per run */
+	double *out, *out_u2;	/* per run: time outside regions */
+	struct unit *units;
+	char *exe;
+};
+
+static const char *const binwords[][2] = {
+	{ "on", "off" }, { "true", "false" }, { "yes", "no" }, { "enabled", "disabled" },
+	{ "1", "0" },
+};
+
+/* 1 or 0 for a binary word (any case), -1 otherwise; the pair's index in *pair. */
+static int binary_value(const char *v, int *pair)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(binwords) / sizeof(binwords[0]); i++) {
+		if (!strcasecmp(v, binwords[i][0]) || !strcasecmp(v, binwords[i][1])) {
+			if (pair)
+				*pair = (int)i;
+			return !strcasecmp(v, binwords[i][0]);
+		}
+	}
+	return -1;
+}
+
+static bool number(const char *v, double *d)
+{
+	char *end;
+
+	errno = 0;
+	*d = strtod(v, &end);
+	return *v && !*end && !errno && isfinite(*d);
+}
+
+static int opt_index(const struct model *m, const char *name)
+{
+	int i;
+
+	for (i = 0; i < m->nopt; i++)
+		if (!strcmp(m->opt[i].name, name))
+			return i;
+	return -1;
+}
+
+/* --- least squares ------------------------------------------------------------------ */
+
+/* Student's t, two-sided 95%. */
+static double t975(int dof)
+{
+	static const double t[] = { 1.960, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+				    2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+				    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+				    2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
+
+	if (dof <= 0)	/* no residual: the stated uncertainty, taken as normal */
+		return 1.960;
+	return dof <= 30 ? t[dof] : 1.960 + 2.4 / dof;
+}
+
+/* A term's value for a run: the product of its options' values. */
+static double term(const double *x, const int *opts, uint64_t mask)
+{
+	double v = 1;
+	int b;
+
+	for (b = 0; b < 64; b++)
+		if (mask >> b & 1)
+			v *= x[opts[b]];
+	return v;
+}
+
+/* Inverts the p x p matrix a in place (Gauss-Jordan, partial pivoting); -1 if singular. */
+static int invert(double a[MAXP][MAXP], int p)
+{
+	static double inv[MAXP][MAXP];
+	int i, j, k;
+
+	for (i = 0; i < p; i++)
+		for (j = 0; j < p; j++)
+			inv[i][j] = i == j;
+	for (i = 0; i < p; i++) {
+		int piv = i;
+		double d;
+
+		for (k = i + 1; k < p; k++)
+			if (fabs(a[k][i]) > fabs(a[piv][i]))
+				piv = k;
+		if (fabs(a[piv][i]) < 1e-300)
+			return -1;
+		for (j = 0; j < p; j++) {
+			d = a[i][j], a[i][j] = a[piv][j], a[piv][j] = d;
+			d = inv[i][j], inv[i][j] = inv[piv][j], inv[piv][j] = d;
+		}
+		d = a[i][i];
+		for (j = 0; j < p; j++)
+			a[i][j] /= d, inv[i][j] /= d;
+		for (k = 0; k < p; k++) {
+			if (k == i || a[k][i] == 0)
+				continue;
+			d = a[k][i];
+			for (j = 0; j < p; j++)
+				a[k][j] -= d * a[i][j], inv[k][j] -= d * inv[i][j];
+		}
+	}
+	memcpy(a, inv, sizeof(inv));
+	return 0;
+}
+
+/*
+ * Fits y (per run; runs with use[i] only) with the candidate terms cand[0..nc) over the
+ * options opts: keeps, in the order given (main effects before interactions), each term
+ * whose column the kept ones do not already explain (Gram-Schmidt), then solves the
+ * normal equations.
+ */
+static void fit(const struct model *m, const int *opts, const uint64_t *cand, int nc,
+		const double *y, const double *u2, const bool *use, struct fit *f)
+{
+	int n = 0, i, j, k, c, idx[4096];
+	double *q = NULL, *v, a[MAXP][MAXP], xty[MAXP], rss = 0, s2r;
+
+	free(f->h);
+	free(f->u);
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < m->nruns && n < 4096; i++)
+		if (!use || use[i])
+			idx[n++] = i;
+	q = calloc((size_t)MAXP * (size_t)(n + 1), sizeof(double));
+	v = calloc((size_t)n + 1, sizeof(double));
+	for (c = 0; q && v && c < nc && f->p < MAXP && f->p < n; c++) {
+		double norm0 = 0, norm = 0, d;
+		int pass;
+
+		for (k = 0; k < n; k++) {
+			v[k] = term(m->x[idx[k]], opts, cand[c]);
+			norm0 += v[k] * v[k];
+		}
+		for (pass = 0; pass < 2; pass++)
+			for (j = 0; j < f->p; j++) {
+				for (d = 0, k = 0; k < n; k++)
+					d += q[j * n + k] * v[k];
+				for (k = 0; k < n; k++)
+					v[k] -= d * q[j * n + k];
+			}
+		for (k = 0; k < n; k++)
+			norm += v[k] * v[k];
+		if (norm0 == 0 || norm <= 1e-16 * norm0) {
+			if (f->dropped < 8)
+				f->dropped_mask[f->dropped] = cand[c];
+			f->dropped++;
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			q[f->p * n + k] = v[k] / sqrt(norm);
+		f->mask[f->p++] = cand[c];
+	}
+	for (; c < nc; c++) {	/* no room (more terms than runs) */
+		if (f->dropped < 8)
+			f->dropped_mask[f->dropped] = cand[c];
+		f->dropped++;
+	}
+	free(q);
+	free(v);
+	for (i = 0; i < f->p; i++) {
+		xty[i] = 0;
+		for (j = 0; j < f->p; j++)
+			a[i][j] = 0;
+		for (k = 0; k < n; k++) {
+			double ti = term(m->x[idx[k]], opts, f->mask[i]);
+
+			xty[i] += ti * y[idx[k]];
+			for (j = 0; j < f->p; j++)
+				a[i][j] += ti * term(m->x[idx[k]], opts, f->mask[j]);
+		}
+	}
+	f->h = calloc((size_t)f->p * (size_t)n + 1, sizeof(double));
+	f->u = calloc((size_t)n + 1, sizeof(double));
+	if (!f->p || !f->h || !f->u || invert(a, f->p)) {
+		f->p = 0;
+		return;
+	}
+	f->n = n;
+	for (k = 0; k < n; k++) {	/* h = (X'X)^-1 X' */
+		f->u[k] = u2 ? sqrt(u2[idx[k]]) : 0;
+		for (i = 0; i < f->p; i++)
+			for (j = 0; j < f->p; j++)
+				f->h[i * n + k] += a[i][j] * term(m->x[idx[k]], opts, f->mask[j]);
+	}
+	for (i = 0; i < f->p; i++)
+		for (f->beta[i] = 0, j = 0; j < f->p; j++)
+			f->beta[i] += a[i][j] * xty[j];
+	for (k = 0; k < n; k++) {
+		double r = y[idx[k]];
+
+		for (i = 0; i < f->p; i++)
+			r -= f->beta[i] * term(m->x[idx[k]], opts, f->mask[i]);
+		rss += r * r;
+	}
+	f->dof = n - f->p;
+	s2r = f->dof > 0 ? rss / f->dof : 0;
+	for (i = 0; i < f->p; i++)
+		for (j = 0; j < f->p; j++)
+			f->cov[i][j] = a[i][j] * s2r;
+}
+
+/* The systematic part of the 95% interval of sum_i w[i] beta[i]: twice the runs' stated
+ * uncertainties, through h. */
+static double systematic(const struct fit *f, const double *w)
+{
+	double s = 0, g;
+	int i, k;
+
+	for (k = 0; k < f->n; k++) {
+		for (g = 0, i = 0; i < f->p; i++)
+			g += w[i] * f->h[i * f->n + k];
+		s += 2 * fabs(g) * f->u[k];
+	}
+	return s;
+}
+
+/* The fit's value at x (coded options), its random variance and systematic bound. */
+static double predict(const struct fit *f, const int *opts, const double *x, double *var,
+		      double *sys)
+{
+	double t[MAXP], val = 0;
+	int i, j;
+
+	for (i = 0; i < f->p; i++) {
+		t[i] = term(x, opts, f->mask[i]);
+		val += f->beta[i] * t[i];
+	}
+	for (*var = 0, i = 0; i < f->p; i++)
+		for (j = 0; j < f->p; j++)
+			*var += t[i] * f->cov[i][j] * t[j];
+	if (sys)
+		*sys += systematic(f, t);
+	return val;
+}
+
+static void fit_free(struct fit *f)
+{
+	free(f->h);
+	free(f->u);
+	f->h = f->u = NULL;
+}
+
+/* Every product of a unit's options (all of them up to 6 options; beyond, pairs at most),
+ * main effects first. */
+static int candidates(int nopts, uint64_t *cand)
+{
+	int order, nc = 0, maxorder = nopts <= 6 ? nopts : 2;
+	uint64_t s, lim = 1ull << (nopts < 20 ? nopts : 20);	/* beyond: not modelled */
+
+	for (order = 0; order <= maxorder; order++)
+		for (s = 0; s < lim; s++)
+			if (__builtin_popcountll(s) == order && nc < MAXP)
+				cand[nc++] = s;
+	return nc;
+}
+
+/* The outside model's and the black-box model's terms: the intercept, each option. */
+static int linear_terms(int nopt, int *opts, uint64_t *cand)
+{
+	int i;
+
+	cand[0] = 0;
+	for (i = 0; i < nopt && i + 1 < MAXP; i++) {
+		opts[i] = i;
+		cand[i + 1] = 1ull << i;
+	}
+	return i + 1;
+}
+
+/* --- reading run files --------------------------------------------------------------- */
+
+static struct unit *unit_get(struct model *m, const char *name, bool set)
+{
+	struct unit *u;
+	int i;
+
+	for (i = 0; i < m->nunits; i++)
+		if (m->units[i].set == set && !strcmp(m->units[i].name, name))
+			return &m->units[i];
+	u = realloc(m->units, sizeof(*u) * (size_t)(m->nunits + 1));
+	if (!u)
+		return NULL;
+	m->units = u;
+	u = &m->units[m->nunits++];
+	memset(u, 0, sizeof(*u));
+	u->name = strdup(name);
+	u->set = set;
+	u->y = calloc((size_t)m->nruns, sizeof(double));
+	u->u2 = calloc((size_t)m->nruns, sizeof(double));
+	return u->name && u->y && u->u2 ? u : NULL;
+}
+
+/* A set's name: its features joined by '+'. */
+static void set_name(struct json_object *fl, char *buf, size_t len)
+{
+	size_t k;
+
+	buf[0] = 0;
+	for (k = 0; fl && k < json_object_array_length(fl); k++) {
+		if (k)
+			strncat(buf, "+", len - strlen(buf) - 1);
+		strncat(buf, json_object_get_string(json_object_array_get_idx(fl, k)),
+			len - strlen(buf) - 1);
+	}
+}
+
+/* The unit's features (once): its options among them. */
+static void unit_features(struct model *m, struct unit *u, struct json_object *fl)
+{
+	size_t k;
+
+	if (u->nfeats || !fl)
+		return;
+	u->feats = calloc(json_object_array_length(fl) + 1, sizeof(char *));
+	for (k = 0; u->feats && k < json_object_array_length(fl); k++) {
+		const char *f = json_object_get_string(json_object_array_get_idx(fl, k));
+		int o = opt_index(m, f);
+
+		u->feats[u->nfeats++] = strdup(f);
+		if (o >= 0 && u->nopts < MAXOPT)
+			u->opts[u->nopts++] = o;
+	}
+}
+
+/* Run r's regions and sets into the units; the time outside regions. */
+static int read_units(struct model *m, int r, struct json_object *st)
+{
+	struct json_object *regs = geta(st, "regions"), *sets = geta(st, "feature_sets");
+	double in = 0, in_u2 = 0;
+	char name[1024];
+	size_t k;
+
+	for (k = 0; regs && k < json_object_array_length(regs); k++) {
+		struct json_object *o = json_object_array_get_idx(regs, k);
+		struct unit *u = unit_get(m, gets_(o, "name"), false);
+		double unc = getd(o, "exclusive_uncertainty_ns");
+
+		if (!u)
+			return -1;
+		unit_features(m, u, geta(o, "features"));
+		u->y[r] = getd(o, "exclusive_ns");
+		u->u2[r] = unc * unc;
+		in += u->y[r];
+		in_u2 += unc * unc;
+	}
+	for (k = 0; sets && k < json_object_array_length(sets); k++) {
+		struct json_object *o = json_object_array_get_idx(sets, k);
+		struct unit *u;
+		double unc = getd(o, "uncertainty_ns");
+
+		set_name(geta(o, "features"), name, sizeof(name));
+		if (!(u = unit_get(m, name, true)))
+			return -1;
+		unit_features(m, u, geta(o, "features"));
+		u->y[r] = getd(o, "ns");
+		u->u2[r] = unc * unc;
+	}
+	m->out[r] = m->wall[r] - in;
+	m->out_u2[r] = in_u2;
+	return 0;
+}
+
+/* The options of the first file; the others must give the same. */
+static int read_options(struct model *m, struct json_object **docs, int n)
+{
+	struct json_object *cfg = json_object_object_get(json_object_object_get(docs[0], "run"),
+							 "config");
+	int i, r;
+
+	json_object_object_foreach(cfg, key, val) {
+		(void)val;
+		if (m->nopt == MAXOPT) {
+			fprintf(stderr, "featprof model: more than %d options\n", MAXOPT);
+			return -1;
+		}
+		snprintf(m->opt[m->nopt++].name, sizeof(m->opt[0].name), "%s", key);
+	}
+	for (r = 0; r < n; r++) {
+		struct json_object *c = json_object_object_get(
+			json_object_object_get(docs[r], "run"), "config");
+
+		for (i = 0; i < m->nopt; i++)
+			if (!json_object_object_get_ex(c, m->opt[i].name, NULL) ||
+			    json_object_object_length(c) != m->nopt) {
+				fprintf(stderr, "featprof model: %s: its options differ from %s's "
+					"(each run must give the same options to --config)\n",
+					m->files[r], m->files[0]);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* Codes every run's value of option i (and the prediction's, pv): binary if all are
+ * binary words, else numbers. */
+static int code_option(struct model *m, struct json_object **docs, int i, const char *pv,
+		       double *px)
+{
+	struct opt *o = &m->opt[i];
+	int r, pair = 4, bin = 1;
+	double d;
+
+	for (r = 0; r <= m->nruns; r++) {
+		const char *v = r < m->nruns
+			? gets_(json_object_object_get(json_object_object_get(docs[r], "run"),
+						       "config"), o->name)
+			: pv;
+
+		if (v && binary_value(v, r < m->nruns && bin ? &pair : NULL) < 0)
+			bin = 0;
+	}
+	o->numeric = !bin;
+	snprintf(o->on, sizeof(o->on), "%s", binwords[pair][0]);
+	snprintf(o->off, sizeof(o->off), "%s", binwords[pair][1]);
+	for (r = 0; r <= m->nruns; r++) {
+		const char *v = r < m->nruns
+			? gets_(json_object_object_get(json_object_object_get(docs[r], "run"),
+						       "config"), o->name)
+			: pv;
+		double *dst = r < m->nruns ? &m->x[r][i] : &px[i];
+
+		if (!v)
+			continue;
+		if (bin)
+			*dst = binary_value(v, NULL);
+		else if (number(v, &d))
+			*dst = d;
+		else {
+			fprintf(stderr, "featprof model: option %s: '%s' is neither binary "
+				"(on/off, true/false, yes/no, 1/0) nor a number\n", o->name, v);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static struct json_object *read_run(const char *file)
+{
+	struct json_object *d = json_object_from_file(file), *r;
+
+	if (!d || !json_object_object_get_ex(d, "run", &r) ||
+	    !json_object_object_get_ex(r, "wall_ns", NULL) || !geta(d, "regions")) {
+		fprintf(stderr, "featprof model: %s: not a file of featprof run -o%s\n", file,
+			d ? "" : " (not JSON)");
+		json_object_put(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The prediction's configuration (K=V,...) into values per option; NULL if none. */
+static int predict_values(const struct model *m, struct json_object *given,
+			  const char **pv)
+{
+	int i;
+
+	json_object_object_foreach(given, key, val) {
+		(void)val;
+		if (opt_index(m, key) < 0) {
+			fprintf(stderr, "featprof model: --predict: '%s' is not an option of the "
+				"runs\n", key);
+			return -1;
+		}
+	}
+	for (i = 0; i < m->nopt; i++) {
+		pv[i] = json_object_object_get_ex(given, m->opt[i].name, NULL)
+			? gets_(given, m->opt[i].name) : NULL;
+		if (!pv[i]) {
+			fprintf(stderr, "featprof model: --predict: no value for option %s\n",
+				m->opt[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- the models ---------------------------------------------------------------------- */
+
+/* All models fitted with the runs in use: per region (and set), outside, black-box. */
+struct fits {
+	struct fit *unit;	/* per unit */
+	struct fit out, bb;
+	int lin_opts[MAXOPT];
+};
+
+static uint64_t global_mask(uint64_t local, const int *opts);
+
+/* The outside model's terms: the intercept, each option, and each interaction a region
+ * names (what interacts in a region's code may interact around it: its set-up, its
+ * allocations), so that such time does not lean on the main effects. */
+static int outside_terms(const struct model *m, int *opts, uint64_t *cand)
+{
+	int n = linear_terms(m->nopt, opts, cand), i, j, k, nc;
+	uint64_t c[MAXP];
+
+	for (i = 0; i < m->nunits; i++) {
+		nc = m->units[i].set ? 0 : candidates(m->units[i].nopts, c);
+		for (k = 0; k < nc; k++) {
+			uint64_t g = global_mask(c[k], m->units[i].opts);
+
+			for (j = 0; j < n && cand[j] != g; j++)
+				;
+			if (j == n && n < MAXP && __builtin_popcountll(g) >= 2)
+				cand[n++] = g;
+		}
+	}
+	return n;
+}
+
+static void fit_all(const struct model *m, const bool *use, struct fits *F)
+{
+	uint64_t cand[MAXP];
+	int i, nc;
+
+	for (i = 0; i < m->nunits; i++) {
+		nc = candidates(m->units[i].nopts, cand);
+		fit(m, m->units[i].opts, cand, nc, m->units[i].y, m->units[i].u2, use,
+		    &F->unit[i]);
+	}
+	nc = outside_terms(m, F->lin_opts, cand);
+	fit(m, F->lin_opts, cand, nc, m->out, m->out_u2, use, &F->out);
+	nc = linear_terms(m->nopt, F->lin_opts, cand);
+	fit(m, F->lin_opts, cand, nc, m->wall, NULL, use, &F->bb);
+}
+
+/* The smallest residual dof of a and b (0: neither has residuals). */
+static int min_dof(int a, int b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* The white-box wall time at x: the regions' models and the outside one; its random
+ * variance, systematic bound and dof. */
+static double predict_wall(const struct model *m, const struct fits *F, const double *x,
+			   double *var, double *sys, int *dof)
+{
+	double v, s;
+	int i;
+
+	*sys = 0;
+	s = predict(&F->out, F->lin_opts, x, var, sys);
+	*dof = F->out.dof;
+	for (i = 0; i < m->nunits; i++) {
+		if (m->units[i].set)
+			continue;
+		s += predict(&F->unit[i], m->units[i].opts, x, &v, sys);
+		*var += v;
+		*dof = min_dof(*dof, F->unit[i].dof);
+	}
+	return s;
+}
+
+static void fits_free(const struct model *m, struct fits *F)
+{
+	int i;
+
+	for (i = 0; F->unit && i < m->nunits; i++)
+		fit_free(&F->unit[i]);
+	fit_free(&F->out);
+	fit_free(&F->bb);
+	free(F->unit);
+}
+
+/* Leave-one-out MAPE (%) of the white-box and the black-box models' wall time. */
+static void loo(const struct model *m, double *wb, double *bb)
+{
+	bool *use = calloc((size_t)m->nruns, sizeof(bool));
+	struct fits F = { .unit = calloc((size_t)m->nunits + 1, sizeof(struct fit)) };
+	int i, k, dof;
+	double var, sys;
+
+	*wb = *bb = 0;
+	for (i = 0; use && F.unit && i < m->nruns; i++) {
+		for (k = 0; k < m->nruns; k++)
+			use[k] = k != i;
+		fit_all(m, use, &F);
+		*wb += fabs(predict_wall(m, &F, m->x[i], &var, &sys, &dof) - m->wall[i]) /
+		       m->wall[i];
+		*bb += fabs(predict(&F.bb, F.lin_opts, m->x[i], &var, NULL) - m->wall[i]) /
+		       m->wall[i];
+	}
+	*wb *= 100.0 / m->nruns;
+	*bb *= 100.0 / m->nruns;
+	free(use);
+	fits_free(m, &F);
+}
+
+static struct json_object *ci_json(double v, double half)
+{
+	struct json_object *a = json_object_new_array();
+
+	json_object_array_add(a, json_object_new_double(v - half));
+	json_object_array_add(a, json_object_new_double(v + half));
+	return a;
+}
+
+/* A term of the model: an option set (global mask) and its influence summed. */
+struct term {
+	uint64_t opts;
+	double ns, var, sys;	/* influence, random variance, systematic bound */
+	int dof;		/* smallest residual dof among its parts (0: none) */
+	char where[512];
+	struct json_object *parts;	/* per model: where, influence_ns, ci95_ns */
+};
+
+static struct term *term_get(struct term *t, int *n, uint64_t opts)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (t[i].opts == opts)
+			return &t[i];
+	memset(&t[*n], 0, sizeof(t[0]));
+	t[*n].opts = opts;
+	t[*n].parts = json_object_new_array();
+	return &t[(*n)++];
+}
+
+static void term_add(struct term *t, const struct fit *f, int i, const char *where)
+{
+	double w[MAXP] = { 0 }, sys;
+	struct json_object *o = json_object_new_object();
+
+	w[i] = 1;
+	sys = systematic(f, w);
+	t->ns += f->beta[i];
+	t->var += f->cov[i][i];
+	t->sys += sys;
+	t->dof = min_dof(t->dof, f->dof);
+	json_object_object_add(o, "where", json_object_new_string(where));
+	json_object_object_add(o, "influence_ns", json_object_new_double(f->beta[i]));
+	json_object_object_add(o, "ci95_ns", ci_json(f->beta[i], t975(f->dof) *
+							   sqrt(f->cov[i][i]) + sys));
+	json_object_array_add(t->parts, o);
+	if (strlen(t->where) + strlen(where) + 3 < sizeof(t->where))
+		snprintf(t->where + strlen(t->where), sizeof(t->where) - strlen(t->where),
+			 "%s%s", t->where[0] ? ", " : "", where);
+}
+
+/* A local mask (over opts) as a global one. */
+static uint64_t global_mask(uint64_t local, const int *opts)
+{
+	uint64_t g = 0;
+	int b;
+
+	for (b = 0; b < 64; b++)
+		if (local >> b & 1)
+			g |= 1ull << opts[b];
+	return g;
+}
+
+static int cmp_term(const void *a, const void *b)
+{
+	const struct term *x = a, *y = b;
+	int px = __builtin_popcountll(x->opts), py = __builtin_popcountll(y->opts);
+
+	if (px != py)
+		return px - py;
+	return x->opts < y->opts ? -1 : x->opts > y->opts;
+}
+
+/* The white-box terms: each region's and the outside model's, summed by option set. */
+static int white_terms(const struct model *m, const struct fits *F, struct term *t)
+{
+	int n = 0, i, j;
+
+	for (i = 0; i < m->nunits; i++) {
+		const struct fit *f = &F->unit[i];
+
+		for (j = 0; !m->units[i].set && j < f->p; j++)
+			term_add(term_get(t, &n, global_mask(f->mask[j], m->units[i].opts)), f, j,
+				 m->units[i].name);
+	}
+	for (j = 0; j < F->out.p; j++)
+		term_add(term_get(t, &n, global_mask(F->out.mask[j], F->lin_opts)), &F->out, j,
+			 "(outside regions)");
+	qsort(t, (size_t)n, sizeof(*t), cmp_term);
+	return n;
+}
+
+static void mask_names(const struct model *m, uint64_t mask, const char *sep, char *buf,
+		       size_t len)
+{
+	int b;
+
+	buf[0] = 0;
+	for (b = 0; b < m->nopt; b++)
+		if (mask >> b & 1)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? sep : "",
+				 m->opt[b].name);
+	if (!buf[0])
+		snprintf(buf, len, "(base)");
+}
+
+static struct json_object *opts_json(const struct model *m, uint64_t mask)
+{
+	struct json_object *a = json_object_new_array();
+	int b;
+
+	for (b = 0; b < m->nopt; b++)
+		if (mask >> b & 1)
+			json_object_array_add(a, json_object_new_string(m->opt[b].name));
+	return a;
+}
+
+static struct json_object *terms_json(const struct model *m, const struct term *t, int n)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+		double half = t975(t[i].dof) * sqrt(t[i].var) + t[i].sys;
+
+		json_object_object_add(o, "options", opts_json(m, t[i].opts));
+		json_object_object_add(o, "influence_ns", json_object_new_double(t[i].ns));
+		json_object_object_add(o, "ci95_ns", ci_json(t[i].ns, half));
+		json_object_object_add(o, "where", json_object_new_string(t[i].where));
+		json_object_object_add(o, "parts", json_object_get(t[i].parts));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* The black-box model's terms, as terms. */
+static int black_terms(const struct fits *F, struct term *t)
+{
+	int n = 0, j;
+
+	for (j = 0; j < F->bb.p; j++)
+		term_add(term_get(t, &n, global_mask(F->bb.mask[j], F->lin_opts)), &F->bb, j,
+			 "wall");
+	qsort(t, (size_t)n, sizeof(*t), cmp_term);
+	return n;
+}
+
+/* Terms a region's runs could not tell apart: said once, so a user measures more. */
+static struct json_object *not_estimable(const struct model *m, const struct fits *F,
+					 bool print)
+{
+	struct json_object *a = json_object_new_array();
+	char buf[512];
+	int i, k;
+
+	for (i = 0; i < m->nunits; i++) {
+		const struct fit *f = &F->unit[i];
+
+		for (k = 0; !m->units[i].set && k < f->dropped && k < 8; k++) {
+			struct json_object *o = json_object_new_object();
+			uint64_t g = global_mask(f->dropped_mask[k], m->units[i].opts);
+
+			json_object_object_add(o, "region",
+					       json_object_new_string(m->units[i].name));
+			json_object_object_add(o, "options", opts_json(m, g));
+			json_object_array_add(a, o);
+			mask_names(m, g, "*", buf, sizeof(buf));
+			if (print)
+				printf("note: region %s: the runs cannot tell term %s apart "
+				       "(measure the configurations of featprof model --plan)\n",
+				       m->units[i].name, buf);
+		}
+	}
+	return a;
+}
+
+static const char *fmt(double ns, char *b, size_t len)
+{
+	double a = fabs(ns);
+
+	if (a >= 1e9)
+		snprintf(b, len, "%.3f s", ns / 1e9);
+	else if (a >= 1e6)
+		snprintf(b, len, "%.3f ms", ns / 1e6);
+	else if (a >= 1e3)
+		snprintf(b, len, "%.2f us", ns / 1e3);
+	else
+		snprintf(b, len, "%.0f ns", ns);
+	return b;
+}
+
+static void print_terms(const struct model *m, const struct term *t, int n, const char *title)
+{
+	char b1[40], b2[40], b3[48], names[512];
+	int i;
+
+	printf("\n%-28s %12s %14s  %s\n", title, "INFLUENCE", "95% INTERVAL", "WHERE");
+	for (i = 0; i < n; i++) {
+		mask_names(m, t[i].opts, "*", names, sizeof(names));
+		snprintf(b3, sizeof(b3), "± %s",
+			 fmt(t975(t[i].dof) * sqrt(t[i].var) + t[i].sys, b2, 40));
+		printf("%-28s %12s %14s  %s\n", names, fmt(t[i].ns, b1, sizeof(b1)), b3,
+		       t[i].where);
+	}
+}
+
+/* The prediction at x: wall time (white-box and black-box) and each feature's time. */
+static struct json_object *prediction(const struct model *m, const struct fits *F,
+				      const double *x, struct json_object *given, bool print)
+{
+	struct json_object *o = json_object_new_object(), *fa = json_object_new_array();
+	char **names = NULL, b1[40], b2[40], b3[40];
+	int i, k, j, nf = 0, dof;
+	double var, sys, wall = predict_wall(m, F, x, &var, &sys, &dof), bvar;
+	double bb = predict(&F->bb, F->lin_opts, x, &bvar, NULL);
+	double half = t975(dof) * sqrt(var) + sys;
+
+	json_object_object_add(o, "config", json_object_get(given));
+	json_object_object_add(o, "wall_ns", json_object_new_double(wall));
+	json_object_object_add(o, "wall_ci95_ns", ci_json(wall, half));
+	json_object_object_add(o, "black_box_wall_ns", json_object_new_double(bb));
+	json_object_object_add(o, "black_box_wall_ci95_ns",
+			       ci_json(bb, t975(F->bb.dof) * sqrt(bvar)));
+	if (print)
+		printf("\nprediction: wall %s ± %s (black-box linear: %s)\n\n%-28s %12s %14s\n",
+		       fmt(wall, b1, 40), fmt(half, b2, 40), fmt(bb, b3, 40), "FEATURE", "TIME",
+		       "95% INTERVAL");
+	/* the features, in the order the sets name them first */
+	for (i = 0; i < m->nunits; i++)
+		for (k = 0; m->units[i].set && k < m->units[i].nfeats; k++) {
+			for (j = 0; j < nf && strcmp(names[j], m->units[i].feats[k]); j++)
+				;
+			if (j == nf && (names = realloc(names, sizeof(char *) * (size_t)(nf + 1))))
+				names[nf++] = m->units[i].feats[k];
+		}
+	for (j = 0; names && j < nf; j++) {
+		struct json_object *f = json_object_new_object();
+		double ns = 0, v2 = 0, v, sy = 0;
+		int d = 0;
+
+		for (i = 0; i < m->nunits; i++) {
+			const struct unit *u = &m->units[i];
+
+			for (k = 0; u->set && k < u->nfeats && strcmp(u->feats[k], names[j]); k++)
+				;
+			if (!u->set || k == u->nfeats)
+				continue;
+			ns += predict(&F->unit[i], u->opts, x, &v, &sy);
+			v2 += v;
+			d = min_dof(d, F->unit[i].dof);
+		}
+		json_object_object_add(f, "name", json_object_new_string(names[j]));
+		json_object_object_add(f, "ns", json_object_new_double(ns));
+		json_object_object_add(f, "ci95_ns", ci_json(ns, t975(d) * sqrt(v2) + sy));
+		json_object_array_add(fa, f);
+		if (print)
+			printf("%-28s %12s %14s\n", names[j], fmt(ns, b1, 40),
+			       (snprintf(b3, 40, "± %s", fmt(t975(d) * sqrt(v2) + sy, b2, 40)),
+				b3));
+	}
+	free(names);
+	json_object_object_add(o, "features", fa);
+	return o;
+}
+
+static void model_free(struct model *m)
+{
+	int i, k;
+
+	for (i = 0; i < m->nunits; i++) {
+		free(m->units[i].name);
+		free(m->units[i].y);
+		free(m->units[i].u2);
+		for (k = 0; k < m->units[i].nfeats; k++)
+			free(m->units[i].feats[k]);
+		free(m->units[i].feats);
+	}
+	free(m->units);
+	free(m->x);
+	free(m->wall);
+	free(m->out);
+	free(m->out_u2);
+	free(m->exe);
+}
+
+/* Reads the files into m; px: the prediction's coded values (given: its K=V). */
+static int model_read(struct model *m, char **files, int n, struct json_object *given,
+		      double *px)
+{
+	struct json_object **docs = calloc((size_t)n, sizeof(*docs));
+	const char *pv[MAXOPT] = { 0 };
+	int r, i, ret = -1;
+
+	m->files = files;
+	m->nruns = n;
+	m->x = calloc((size_t)n, sizeof(*m->x));
+	m->wall = calloc((size_t)n, sizeof(double));
+	m->out = calloc((size_t)n, sizeof(double));
+	m->out_u2 = calloc((size_t)n, sizeof(double));
+	for (r = 0; docs && r < n; r++)
+		if (!(docs[r] = read_run(files[r])))
+			goto out;
+	if (!docs || !m->x || !m->wall || !m->out || !m->out_u2 || read_options(m, docs, n) ||
+	    (given && predict_values(m, given, pv)))
+		goto out;
+	for (i = 0; i < m->nopt; i++)
+		if (code_option(m, docs, i, pv[i], px))
+			goto out;
+	for (r = 0; r < n; r++) {
+		m->wall[r] = getd(json_object_object_get(docs[r], "run"), "wall_ns");
+		if (m->wall[r] <= 0 || read_units(m, r, docs[r])) {
+			fprintf(stderr, "featprof model: %s: no wall time\n", files[r]);
+			goto out;
+		}
+		if (!m->exe)
+			m->exe = strdup(gets_(docs[r], "exe"));
+	}
+	ret = 0;
+out:
+	for (r = 0; docs && r < n; r++)
+		json_object_put(docs[r]);
+	free(docs);
+	return ret;
+}
+
+/* --- the plan ------------------------------------------------------------------------ */
+
+struct pconf {
+	uint64_t val, set;	/* option values; which are fixed */
+};
+
+/* The rank of the design [1, options 0..upto] over the configurations. */
+static int design_rank(const struct pconf *c, int nc, int upto)
+{
+	double q[MAXOPT + 1][256], v[256];
+	int col, r = 0, k, j, n = nc < 256 ? nc : 256;
+
+	for (col = -1; col <= upto; col++) {
+		double norm0 = 0, norm = 0, d;
+
+		for (k = 0; k < n; k++) {
+			v[k] = col < 0 ? 1 : (double)(c[k].val >> col & 1);
+			norm0 += v[k] * v[k];
+		}
+		for (j = 0; j < r; j++) {
+			for (d = 0, k = 0; k < n; k++)
+				d += q[j][k] * v[k];
+			for (k = 0; k < n; k++)
+				v[k] -= d * q[j][k];
+		}
+		for (k = 0; k < n; k++)
+			norm += v[k] * v[k];
+		if (norm0 > 0 && norm > 1e-9 * norm0) {
+			for (k = 0; k < n; k++)
+				q[r][k] = v[k] / sqrt(norm);
+			r++;
+		}
+	}
+	return r;
+}
+
+/* Configurations giving each option set in sets[] every combination (first fit, the
+ * largest sets first), then every option made a column of its own for the linear model
+ * outside regions (a free value set, else one more configuration). */
+static int plan(const uint64_t *sets, int nsets, int nopt, struct pconf *c, int max)
+{
+	int nc = 0, s, i, k;
+
+	for (s = 0; s < nsets; s++) {
+		uint64_t S = sets[s], a = 0;
+
+		do {	/* every subset a of S: the options of S on in a, off elsewhere */
+			for (k = 0; k < nc; k++)
+				if (!((c[k].val ^ a) & c[k].set & S))
+					break;
+			if (k == nc && nc < max)
+				c[nc++] = (struct pconf){ 0, 0 };
+			if (k < nc) {
+				c[k].val = (c[k].val & ~S) | a;
+				c[k].set |= S;
+			}
+			a = (a - S) & S;
+		} while (a);
+	}
+	if (!nc)
+		c[nc++] = (struct pconf){ 0, 0 };
+	for (i = 0; i < nopt; i++) {
+		int want = design_rank(c, nc, i - 1) + 1;
+
+		for (k = 0; k < nc && design_rank(c, nc, i) < want; k++) {
+			if (c[k].set >> i & 1)
+				continue;
+			c[k].val |= 1ull << i;
+			c[k].set |= 1ull << i;
+			if (design_rank(c, nc, i) < want)
+				c[k].val &= ~(1ull << i);	/* stays fixed: off */
+		}
+		if (design_rank(c, nc, i) < want && nc < max)
+			c[nc++] = (struct pconf){ 1ull << i, 1ull << i };
+	}
+	return nc;
+}
+
+static int cmd_plan(const char *file, int json)
+{
+	struct json_object *d = read_run(file), *cfg, *out, *arr, *regs;
+	struct model m = { 0 };
+	uint64_t sets[4096];
+	struct pconf c[256];
+	int nsets = 0, nc, i, k, pair;
+	size_t r;
+
+	if (!d)
+		return 1;
+	cfg = json_object_object_get(json_object_object_get(d, "run"), "config");
+	json_object_object_foreach(cfg, key, val) {
+		if (m.nopt < MAXOPT) {
+			struct opt *o = &m.opt[m.nopt++];
+
+			pair = 4;
+			binary_value(json_object_get_string(val), &pair);
+			snprintf(o->name, sizeof(o->name), "%s", key);
+			snprintf(o->on, sizeof(o->on), "%s", binwords[pair][0]);
+			snprintf(o->off, sizeof(o->off), "%s", binwords[pair][1]);
+		}
+	}
+	regs = geta(d, "regions");
+	for (r = 0; regs && r < json_object_array_length(regs); r++) {
+		struct json_object *fl = geta(json_object_array_get_idx(regs, r), "features");
+		uint64_t s = 0;
+
+		for (k = 0; fl && k < (int)json_object_array_length(fl); k++) {
+			const char *f = json_object_get_string(json_object_array_get_idx(fl, k));
+			int o = opt_index(&m, f);
+
+			if (o < 0 && !json_object_object_length(cfg) && m.nopt < MAXOPT) {
+				o = m.nopt++;	/* no --config: the features are the options */
+				snprintf(m.opt[o].name, sizeof(m.opt[o].name), "%s", f);
+				snprintf(m.opt[o].on, sizeof(m.opt[o].on), "1");
+				snprintf(m.opt[o].off, sizeof(m.opt[o].off), "0");
+			}
+			if (o >= 0)
+				s |= 1ull << o;
+		}
+		for (k = 0; k < nsets && sets[k] != s; k++)
+			;
+		if (k == nsets && nsets < 4096)
+			sets[nsets++] = s;
+	}
+	for (i = 0; i < nsets; i++)	/* the largest first */
+		for (k = i + 1; k < nsets; k++)
+			if (__builtin_popcountll(sets[k]) > __builtin_popcountll(sets[i])) {
+				uint64_t t = sets[i];
+
+				sets[i] = sets[k];
+				sets[k] = t;
+			}
+	nc = plan(sets, nsets, m.nopt, c, 256);
+	out = json_object_new_object();
+	arr = json_object_new_array();
+	if (!json)
+		printf("featprof model --plan: %d configurations give each of %zu regions every "
+		       "combination of its options and vary each of %d options (all "
+		       "combinations: %.0f)\n", nc, regs ? json_object_array_length(regs) : 0,
+		       m.nopt, pow(2, m.nopt));
+	for (k = 0; k < nc; k++) {
+		struct json_object *o = json_object_new_object();
+		char line[4096] = "";
+
+		for (i = 0; i < m.nopt; i++) {
+			const char *v = c[k].val >> i & 1 ? m.opt[i].on : m.opt[i].off;
+
+			json_object_object_add(o, m.opt[i].name, json_object_new_string(v));
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s=%s",
+				 i ? "," : "", m.opt[i].name, v);
+		}
+		json_object_array_add(arr, o);
+		if (!json)
+			printf("  %s\n", line);
+	}
+	json_object_object_add(out, "configurations", arr);
+	json_object_object_add(out, "all_combinations", json_object_new_double(pow(2, m.nopt)));
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
+	json_object_put(out);
+	json_object_put(d);
+	return 0;
+}
+
+/* --- the command --------------------------------------------------------------------- */
+
+/* --predict's K=V,... into an object; NULL after a one-line error. */
+static struct json_object *parse_predict(const char *s)
+{
+	struct json_object *o = json_object_new_object();
+	char *dup = strdup(s), *save = NULL, *kv;
+
+	for (kv = dup ? strtok_r(dup, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (!eq || eq == kv || !eq[1]) {
+			fprintf(stderr, "featprof model: --predict takes NAME=VALUE[,...]: "
+				"'%s'\n", s);
+			json_object_put(o);
+			free(dup);
+			return NULL;
+		}
+		*eq = 0;
+		json_object_object_add(o, kv, json_object_new_string(eq + 1));
+	}
+	free(dup);
+	return o;
+}
+
+static int report_model(struct model *m, struct json_object *given, const double *px,
+			int json)
+{
+	struct fits F = { .unit = calloc((size_t)m->nunits + 1, sizeof(struct fit)) };
+	struct term *wt = calloc(4096, sizeof(*wt)), *bt = calloc(MAXOPT + 1, sizeof(*bt));
+	struct json_object *o = json_object_new_object(), *opts = json_object_new_array();
+	int nw, nb, i;
+	double wb, bbm;
+
+	if (!F.unit || !wt || !bt)
+		return 1;
+	fit_all(m, NULL, &F);
+	nw = white_terms(m, &F, wt);
+	nb = black_terms(&F, bt);
+	loo(m, &wb, &bbm);
+	for (i = 0; i < m->nopt; i++) {
+		struct json_object *x = json_object_new_object();
+
+		json_object_object_add(x, "name", json_object_new_string(m->opt[i].name));
+		json_object_object_add(x, "kind", json_object_new_string(
+					       m->opt[i].numeric ? "numeric" : "binary"));
+		json_object_array_add(opts, x);
+	}
+	if (!json) {
+		printf("featprof model: %d runs of %s, %d options, %d regions\n", m->nruns,
+		       m->exe && *m->exe ? m->exe : "?", m->nopt, m->nunits);
+		print_terms(m, wt, nw, "TERM (white-box)");
+		print_terms(m, bt, nb, "TERM (black-box linear)");
+		printf("\nleave-one-out error of the wall time (MAPE): white-box %.2f%%, black-box "
+		       "linear %.2f%%\n", wb, bbm);
+	}
+	json_object_object_add(o, "runs", json_object_new_int(m->nruns));
+	json_object_object_add(o, "options", opts);
+	json_object_object_add(o, "terms", terms_json(m, wt, nw));
+	json_object_object_add(o, "black_box_terms", terms_json(m, bt, nb));
+	json_object_object_add(o, "not_estimable", not_estimable(m, &F, !json));
+	json_object_object_add(o, "loo_mape_pct", json_object_new_object());
+	json_object_object_add(json_object_object_get(o, "loo_mape_pct"), "white_box",
+			       json_object_new_double(wb));
+	json_object_object_add(json_object_object_get(o, "loo_mape_pct"), "black_box_linear",
+			       json_object_new_double(bbm));
+	if (given)
+		json_object_object_add(o, "prediction", prediction(m, &F, px, given, !json));
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	fits_free(m, &F);
+	for (i = 0; i < nw; i++)
+		json_object_put(wt[i].parts);
+	for (i = 0; i < nb; i++)
+		json_object_put(bt[i].parts);
+	free(wt);
+	free(bt);
+	return 0;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	struct json_object *given = NULL;
+	char **files = calloc((size_t)argc, sizeof(char *));
+	int i, n = 0, json = 0, planf = 0, rc;
+	double px[MAXOPT] = { 0 };
+	struct model m = { 0 };
+
+	for (i = 1; files && i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--plan")) {
+			planf = 1;
+		} else if (!strcmp(argv[i], "--predict") && i + 1 < argc) {
+			json_object_put(given);
+			if (!(given = parse_predict(argv[++i])))
+				return free(files), 2;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: featprof model FILE... [--predict NAME=VALUE,...] [--json]\n"
+			       "       featprof model --plan FILE [--json]\n");
+			return free(files), 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "featprof model: unknown option or missing value '%s'\n",
+				argv[i]);
+			return free(files), json_object_put(given), 2;
+		} else {
+			files[n++] = argv[i];
+		}
+	}
+	if (!files || !n || (planf && (n != 1 || given))) {
+		fprintf(stderr, "featprof model: %s\n",
+			planf ? "--plan takes one run file"
+			      : "no run files (featprof run -o FILE)");
+		return free(files), json_object_put(given), 2;
+	}
+	if (planf)
+		rc = cmd_plan(files[0], json);
+	else if (n < 2) {
+		fprintf(stderr, "featprof model: one run: a model needs runs of several "
+			"configurations (featprof model --plan %s)\n", files[0]);
+		rc = 2;
+	} else
+		rc = model_read(&m, files, n, given, px) ? 1 : report_model(&m, given, px, json);
+	model_free(&m);
+	json_object_put(given);
+	free(files);
+	return rc;
+}

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprof run [--config K=V,...] [-o FILE] [--json] -- CMD ARGS...: perf stat for
+ * features. CMD runs as a child of this process and of this user; featprofd measures it
+ * from its exec on (a run: the child and whatever it forks, whatever they exec), so the
+ * first region event is counted, and this process reads the whole run's figures once
+ * the child has exited. Exit status: CMD's (128 + the signal that killed it; 127 if it
+ * could not be executed; 1 if nothing ran because featprofd refused).
+ *
+ * The file (-o) is the run_finish reply (stats --exe's keys, summed over the run's
+ * processes) plus "run": the command, the configuration given (--config: option name ->
+ * value, as text), wall_ns (from CMD's exec to its exit: its start-up and everything it
+ * did), exit_status. featprof model reads such files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct run_opts {
+	const char *out;
+	int json;
+	struct json_object *config;	/* option -> value (strings), in the order given */
+	char **cmd;
+};
+
+/* A name: letters, digits, '_', '-', '.'; a value: anything but ',' and '='. */
+static int config_add(struct json_object *cfg, const char *arg)
+{
+	char *s = strdup(arg), *save = NULL, *kv;
+	int ok = s != NULL;
+
+	for (kv = s ? strtok_r(s, ",", &save) : NULL; ok && kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+
+		ok = eq && eq > kv && eq[1] && !strchr(eq + 1, '=') &&
+		     strspn(kv, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+			     == (size_t)(eq - kv);
+		if (!ok)
+			break;
+		*eq = 0;
+		json_object_object_add(cfg, kv, json_object_new_string(eq + 1));
+	}
+	if (!ok)
+		fprintf(stderr, "featprof run: --config takes NAME=VALUE[,NAME=VALUE...]: '%s'\n",
+			arg);
+	free(s);
+	return ok ? 0 : -1;
+}
+
+/* 0, 1 for --help, -1 after a one-line error. */
+static int run_parse(int argc, char **argv, struct run_opts *o)
+{
+	int i;
+
+	o->config = json_object_new_object();
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return 1;
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+		} else if ((!strcmp(a, "--config") || !strcmp(a, "-o") ||
+			    !strcmp(a, "--output")) && i + 1 < argc) {
+			if (a[2] == 'c' && config_add(o->config, argv[i + 1]))
+				return -1;
+			if (a[2] != 'c')
+				o->out = argv[i + 1];
+			i++;
+		} else if (!strncmp(a, "--config=", 9)) {
+			if (config_add(o->config, a + 9))
+				return -1;
+		} else {
+			fprintf(stderr, "featprof run: unknown option or missing value '%s'\n", a);
+			return -1;
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "featprof run: no command (featprof run [OPTIONS] -- CMD ARGS)\n");
+		return -1;
+	}
+	o->cmd = argv + i;
+	return 0;
+}
+
+/* CMD's file as execvp would find it, made absolute and free of links; NULL after a
+ * one-line error. */
+static char *resolve(const char *cmd)
+{
+	const char *path = getenv("PATH"), *p;
+	char buf[PATH_MAX];
+	struct stat sb;
+
+	char *r;
+
+	if (strchr(cmd, '/')) {
+		if (!(r = realpath(cmd, NULL)))
+			fprintf(stderr, "featprof run: %s: %s\n", cmd, strerror(errno));
+		return r;
+	}
+	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd) <
+			    (int)sizeof(buf) && !stat(buf, &sb) && S_ISREG(sb.st_mode) &&
+		    !access(buf, X_OK))
+			return realpath(buf, NULL);
+		p += n + (p[n] == ':');
+	}
+	fprintf(stderr, "featprof run: %s: command not found\n", cmd);
+	return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The child: waits for the go (a byte on go[0]; EOF: no run), then execs; exec's errno
+ * goes to err[1]. */
+static void child(const int *go, const int *err, const char *file, char **cmd)
+{
+	char b;
+	int e;
+
+	close(go[1]);	/* else the EOF of a refused run never comes */
+	close(err[0]);
+	if (read(go[0], &b, 1) != 1)
+		_exit(127);
+	close(go[0]);
+	/* stopped by the kernel right after the exec, until the parent has had featprofd
+	 * attach a target of its own; where ptrace is refused (Yama's scope 3) it runs on,
+	 * measured by the file's link until that target is there */
+	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	execv(file, cmd);
+	e = errno;
+	if (write(err[1], &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* Starts the run of file in featprofd over fd with the child pid: the run's number, or
+ * 0 after a one-line error. */
+static int start(int fd, pid_t pid, const char *file)
+{
+	struct json_object *req = json_object_new_object(), *res;
+	int run;
+
+	json_object_object_add(req, "verb", json_object_new_string("run_start"));
+	json_object_object_add(req, "pid", json_object_new_int(pid));
+	json_object_object_add(req, "exe", json_object_new_string(file));
+	json_object_object_add(req, "all", json_object_new_boolean(1));
+	res = client_call(fd, "run", req);
+	run = res ? (int)geti(res, "run") : 0;
+	json_object_put(res);
+	return run;
+}
+
+/* The child stopped at its exec (SIGTRAP: we trace it): featprofd gives it its own
+ * target, then it goes on. Any other stop (a signal before the exec) is passed on. */
+static void attach_at_exec(int fd, int run, pid_t pid, int sig)
+{
+	struct json_object *req = json_object_new_object(), *res;
+
+	if (sig == SIGTRAP) {
+		json_object_object_add(req, "verb", json_object_new_string("run_attach"));
+		json_object_object_add(req, "run", json_object_new_int(run));
+		res = client_call(fd, "run", req);	/* if it fails, the file's link has it */
+		json_object_put(res);
+	} else {
+		json_object_put(req);
+	}
+	ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)(sig == SIGTRAP ? 0 : sig));
+}
+
+/* The run's figures with "run" added; NULL after a one-line error. */
+static struct json_object *finish(int fd, int run, const struct run_opts *o, uint64_t wall,
+				  int status)
+{
+	struct json_object *req = json_object_new_object(), *res, *r, *cmd;
+	int i;
+
+	json_object_object_add(req, "verb", json_object_new_string("run_finish"));
+	json_object_object_add(req, "run", json_object_new_int(run));
+	res = client_call(fd, "run", req);
+	if (!res)
+		return NULL;
+	r = json_object_new_object();
+	cmd = json_object_new_array();
+	for (i = 0; o->cmd[i]; i++)
+		json_object_array_add(cmd, json_object_new_string(o->cmd[i]));
+	json_object_object_add(r, "command", cmd);
+	json_object_object_add(r, "config", json_object_get(o->config));
+	json_object_object_add(r, "wall_ns", json_object_new_int64((int64_t)wall));
+	json_object_object_add(r, "exit_status", json_object_new_int(status));
+	json_object_object_add(res, "run", r);
+	return res;
+}
+
+static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
+{
+	struct json_object *r = json_object_object_get(res, "run");
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if (o->json)
+		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+	else {
+		cli_print_stats(res, pid, "featprof run:");
+		printf("\nwall %.3f ms from exec to exit, exit status %d\n",
+		       (double)geti(r, "wall_ns") / 1e6, (int)geti(r, "exit_status"));
+	}
+	fflush(stdout);
+	if (!o->out)
+		return 0;
+	f = fp_open_tmp(o->out, "run", tmp, sizeof(tmp));
+	if (!f)
+		return -1;
+	fprintf(f, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY));
+	return fp_close_tmp(f, tmp, o->out, "run", 1) ? -1 : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	int go[2], err[2], fd = -1, run, ws, e = 0, rc, status;
+	struct json_object *res;
+	char *file = NULL;
+	uint64_t t0;
+	pid_t pid;
+
+	rc = run_parse(argc, argv, &o);
+	if (rc == 1)
+		printf("usage: featprof run [--config NAME=VALUE,...] [-o FILE] [--json] -- CMD "
+		       "ARGS...\n");
+	if (rc || !(file = resolve(o.cmd[0])) || (fd = client_connect()) < 0) {
+		json_object_put(o.config);
+		free(file);
+		return rc == 1 ? 0 : rc < 0 ? 2 : 1;
+	}
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || (pid = fork()) < 0) {
+		fprintf(stderr, "featprof run: %s\n", strerror(errno));
+		return 1;
+	}
+	if (!pid)
+		child(go, err, file, o.cmd);
+	close(go[0]);
+	close(err[1]);
+	run = start(fd, pid, file);
+	if (!run) {	/* nothing runs: the child sees no go */
+		close(go[1]);
+		waitpid(pid, NULL, 0);
+		return 1;
+	}
+	signal(SIGINT, SIG_IGN);	/* the terminal's ^C is the child's to take */
+	signal(SIGQUIT, SIG_IGN);
+	t0 = now_ns();
+	if (write(go[1], "g", 1) != 1)
+		fprintf(stderr, "featprof run: %s\n", strerror(errno));
+	close(go[1]);
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSTOPPED(ws)) {	/* at its exec: from here on it is CMD */
+		attach_at_exec(fd, run, pid, WSTOPSIG(ws));
+		t0 = now_ns();
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (read(err[0], &e, sizeof(e)) > 0)
+		fprintf(stderr, "featprof run: %s: %s\n", o.cmd[0], strerror(e));
+	status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	res = finish(fd, run, &o, now_ns() - t0, status);
+	if (res)	/* a figure lost is said on stderr; the status stays CMD's */
+		report(res, &o, pid);
+	json_object_put(res);
+	json_object_put(o.config);
+	free(file);
+	close(fd);
+	return status;
+}

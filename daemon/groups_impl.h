@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The executable groups' state, shared by the files of that room (rank 3): groups.c
+ * (membership, the file's target, enable, stats, runs) and groups_cursor.c (the readers
+ * per interval). Nothing outside the room includes this.
+ */
+#ifndef FP_GROUPS_IMPL_H
+#define FP_GROUPS_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "groups.h"
+#include "wants.h"
+
+struct fp_client;
+struct fp_snapshot;
+struct fp_target;
+struct json_object;
+
+/* One member's figures at a cursor's last push (pid 0: the file's target). */
+struct member_prev {
+	pid_t pid;
+	struct fp_snapshot *snap;
+};
+
+struct fp_group_cursor {
+	int gi;
+	struct member_prev *mprev;
+	int nmprev;
+	struct json_object *pending;	/* members gone since the last push, summed */
+	uint64_t last_ns;
+	struct fp_group_cursor *next;	/* the group's cursors */
+};
+
+struct exe_group {
+	char *path;
+	uint64_t dev, ino;		/* stat(2) of path at enable */
+	int fd;				/* the file, open since the enable (-1: none) */
+	struct fp_target *file;		/* the file's target: one link per file, measuring
+					 * members without a target of their own */
+	struct json_object *file_gone;	/* figures of earlier file targets (followed again) */
+	struct fp_wants wants;
+	pid_t *live;			/* members attached now (their targets) */
+	int nlive;
+	pid_t *pending;			/* members waiting for a target of their own, one
+					 * per loop round; measured by the file's meanwhile */
+	int npending;
+	uint64_t summed;		/* members beyond FP_GROUP_OWN_MAX or the daemon's
+					 * room: measured by the file's target, in the sum only */
+	struct json_object *exited;	/* summed figures of members gone */
+	struct json_object *exited_procs;	/* the last ones' own figures */
+	uint64_t joined, missed, gone;	/* processes attached, gone before, exited */
+	bool ended;			/* disabled: not followed, figures kept */
+	int sample_hz;			/* sampling every member at this rate, else 0 */
+	bool sample_remote;		/* ... by the sampler thread (--remote) */
+	struct fp_group_cursor *cursors;
+	/* a run's process tree (featprof run), not every process of the file: */
+	pid_t run_pid;			/* its first process, else 0 */
+	uid_t run_uid;			/* who runs it ((uid_t)-1: the privileged) */
+	const struct fp_client *run_client;	/* the client that started it */
+};
+
+extern struct exe_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */
+
+/* t (a member or the file's target) is gone: its last interval joins each cursor's next
+ * push. */
+void fp_group__members_gone(struct exe_group *g, struct fp_target *t);
+/* The group's process counts, in stats --exe, every push and status. */
+void fp_group__keys(struct json_object *o, const struct exe_group *g);
+
+/* groups.c, for groups_run.c: */
+struct stat;
+void fp_group__free(struct exe_group *g);
+int fp_group__watch_map(const char *name);	/* the watcher's map of that name */
+int fp_group__own(int gi, pid_t pid);		/* pid a member with a target of its own */
+void fp_group__file_start(int gi);		/* the group's file target attached */
+/* A new group for path in the table, not yet followed; *gi its index, sb the file's. */
+enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
+			       struct stat *sb, char *msg, size_t msglen);
+void fp_group__end(struct exe_group *g);	/* not followed; members detached, summed */
+struct json_object *fp_group__stats(struct exe_group *g);	/* the group's figures */
+
+#endif
