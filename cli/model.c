@@ -44,6 +44,8 @@
 
 #define MAXOPT 64	/* options */
 #define MAXP 64		/* terms of one model */
+#define MAXTERMS 4096	/* terms of the whole model, summed by option set */
+#define MAXRUNS 4096
 
 struct opt {
 	char name[64];
@@ -194,13 +196,13 @@ static int invert(double a[MAXP][MAXP], int p)
 static void fit(const struct model *m, const int *opts, const uint64_t *cand, int nc,
 		const double *y, const double *u2, const bool *use, struct fit *f)
 {
-	int n = 0, i, j, k, c, idx[4096];
+	int n = 0, i, j, k, c, idx[MAXRUNS];
 	double *q = NULL, *v, a[MAXP][MAXP], xty[MAXP], rss = 0, s2r;
 
 	free(f->h);
 	free(f->u);
 	memset(f, 0, sizeof(*f));
-	for (i = 0; i < m->nruns && n < 4096; i++)
+	for (i = 0; i < m->nruns && n < MAXRUNS; i++)
 		if (!use || use[i])
 			idx[n++] = i;
 	q = calloc((size_t)MAXP * (size_t)(n + 1), sizeof(double));
@@ -692,6 +694,15 @@ static struct term *term_get(struct term *t, int *n, uint64_t opts)
 	for (i = 0; i < *n; i++)
 		if (t[i].opts == opts)
 			return &t[i];
+	if (*n == MAXTERMS) {	/* said once; the predictions keep them */
+		static bool said;
+
+		if (!said)
+			fprintf(stderr, "featprof model: more than %d terms: the rest are not "
+				"listed\n", MAXTERMS);
+		said = true;
+		return NULL;
+	}
 	memset(&t[*n], 0, sizeof(t[0]));
 	t[*n].opts = opts;
 	t[*n].parts = json_object_new_array();
@@ -701,8 +712,11 @@ static struct term *term_get(struct term *t, int *n, uint64_t opts)
 static void term_add(struct term *t, const struct fit *f, int i, const char *where)
 {
 	double w[MAXP] = { 0 }, sys;
-	struct json_object *o = json_object_new_object();
+	struct json_object *o;
 
+	if (!t)
+		return;
+	o = json_object_new_object();
 	w[i] = 1;
 	sys = systematic(f, w);
 	t->ns += f->beta[i];
@@ -1187,7 +1201,7 @@ static int report_model(struct model *m, struct json_object *given, const double
 			int json)
 {
 	struct fits F = { .unit = calloc((size_t)m->nunits + 1, sizeof(struct fit)) };
-	struct term *wt = calloc(4096, sizeof(*wt)), *bt = calloc(MAXOPT + 1, sizeof(*bt));
+	struct term *wt = calloc(MAXTERMS, sizeof(*wt)), *bt = calloc(MAXOPT + 1, sizeof(*bt));
 	struct json_object *o = json_object_new_object(), *opts = json_object_new_array();
 	int nw, nb, i;
 	double wb, bbm;
@@ -1267,6 +1281,10 @@ int cmd_model(int argc, char **argv)
 		} else {
 			files[n++] = argv[i];
 		}
+	}
+	if (n > MAXRUNS) {
+		fprintf(stderr, "featprof model: %d run files: at most %d\n", n, MAXRUNS);
+		return free(files), json_object_put(given), 2;
 	}
 	if (!files || !n || (planf && (n != 1 || given))) {
 		fprintf(stderr, "featprof model: %s\n",

@@ -18,6 +18,7 @@ TESTS=(
 	"unit/fuzz_smoke:tests/unit/fuzz_smoke.sh $B 20"
 	"unit/cli_list:tests/unit/cli_list.sh $B"
 	"unit/cli_diff:python3 tests/unit/cli_diff.py $B"
+	"unit/cli_model:python3 tests/unit/cli_model.py $B"
 	"integration/redzone:tests/integration/redzone.sh $B"
 	"integration/daemon:python3 tests/integration/test_daemon.py $B"
 	"integration/services:python3 tests/integration/test_services.py $B"

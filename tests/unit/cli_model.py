@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""featprof model and model --plan on made-up run files whose figures follow a known
+formula exactly (no daemon, no root): the fit recovers every coefficient, numeric options
+are linear in their value, an interaction comes only from a region that names both
+options, the plan gives every region every combination of its options and varies every
+option, bad files get one line. usage: cli_model.py BUILD_DIR"""
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+B = sys.argv[1]
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAILED: " + what)
+
+
+def model(*args):
+    return subprocess.run([B + "/featprof", "model"] + [str(a) for a in args],
+                          capture_output=True, text=True)
+
+
+def run_file(path, config, regions, outside):
+    """A run file: regions {name: (features, exclusive_ns)}, the wall time their sum plus
+    outside; one feature set per region (regions here do not nest)."""
+    regs = [{"name": n, "features": f, "count": 1, "exclusive_ns": ns,
+             "exclusive_uncertainty_ns": 0} for n, (f, ns) in regions.items()]
+    sets = [{"features": f, "ns": ns, "uncertainty_ns": 0} for f, ns in regions.values()
+            if ns]
+    doc = {"exe": "/made/up", "regions": regs, "feature_sets": sets,
+           "run": {"config": config, "wall_ns": outside + sum(ns for _, ns in
+                                                             regions.values()),
+                   "exit_status": 0, "command": ["x"]}}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def terms(out):
+    return {tuple(sorted(t["options"])): t for t in json.loads(out)["terms"]}
+
+
+def t_binary(t):
+    """Binary options X, Y, Z: r_x = 5 + 3 X, r_xy = 2 X Y (the interaction), outside
+    = 10 + 4 Z; each configuration once (no residual): exact, intervals of width 0."""
+    files = []
+    for x, y, z in itertools.product((0, 1), repeat=3):
+        p = os.path.join(t, "b%d%d%d.json" % (x, y, z))
+        run_file(p, {"X": "on" if x else "off", "Y": str(y), "Z": "true" if z else "false"},
+                 {"rx": (["X"], 5e6 + 3e6 * x), "rxy": (["X", "Y"], 2e6 * x * y)},
+                 10e6 + 4e6 * z)
+        files.append(p)
+    r = model(*files, "--json", "--predict", "X=on,Y=1,Z=false")
+    check(r.returncode == 0, "binary model: %r" % r.stderr)
+    m = json.loads(r.stdout)
+    tm = terms(r.stdout)
+    want = {(): 15e6, ("X",): 3e6, ("X", "Y"): 2e6, ("Z",): 4e6}
+    for k, v in want.items():
+        got = tm.get(k, {}).get("influence_ns")
+        check(got is not None and abs(got - v) < 1, "term %s = %s (want %g)" % (k, got, v))
+    check(all(abs(tm.get(k, {"influence_ns": 0})["influence_ns"]) < 1
+              for k in (("Y",), ("X", "Z"), ("Y", "Z"))), "no influence where none is")
+    parts = {p["where"]: p["influence_ns"] for p in tm.get(("X", "Y"), {}).get("parts", [])}
+    check(abs(parts.get("rxy", 0) - 2e6) < 1 and abs(parts.get("(outside regions)", 0)) < 1,
+          "the interaction in region rxy, none outside: %s" % parts)
+    p = m["prediction"]
+    check(abs(p["wall_ns"] - (15e6 + 3e6 + 2e6)) < 1, "predicted wall %g" % p["wall_ns"])
+    fx = {f["name"]: f["ns"] for f in p["features"]}
+    check(abs(fx.get("X", 0) - (8e6 + 2e6)) < 1, "feature X = rx + rxy: %s" % fx)
+    check(m["loo_mape_pct"]["white_box"] >= 0, "a LOO figure")
+    print("  binary: %d terms, prediction %.3f ms" % (len(tm), p["wall_ns"] / 1e6))
+
+
+def t_numeric(t):
+    """A numeric option N (threads, say) and a binary one: r = 1 + 0.5 N + 0.25 N B;
+    the model is linear in N's value; a replicate with noise gives a random part."""
+    files = []
+    for i, (n, b) in enumerate(itertools.product((1, 2, 4, 8), (0, 1))):
+        for rep, noise in enumerate((-1000, 1000)):
+            p = os.path.join(t, "n%d_%d_%d.json" % (n, b, rep))
+            run_file(p, {"N": str(n), "B": str(b)},
+                     {"r": (["N", "B"], 1e6 + 0.5e6 * n + 0.25e6 * n * b + noise)}, 2e6)
+            files.append(p)
+    r = model(*files, "--json", "--predict", "N=16,B=1")
+    check(r.returncode == 0, "numeric model: %r" % r.stderr)
+    m = json.loads(r.stdout)
+    kinds = {o["name"]: o["kind"] for o in m["options"]}
+    check(kinds == {"N": "numeric", "B": "binary"}, "kinds: %s" % kinds)
+    tm = terms(r.stdout)
+    check(abs(tm[("N",)]["influence_ns"] - 0.5e6) < 10, "N: per unit %g" %
+          tm[("N",)]["influence_ns"])
+    check(abs(tm[("B", "N")]["influence_ns"] - 0.25e6) < 10, "B*N %g" %
+          tm[("B", "N")]["influence_ns"])
+    lo, hi = tm[("N",)]["ci95_ns"]
+    check(lo < 0.5e6 < hi and hi - lo > 0, "N's interval from the replicates: %s" % [lo, hi])
+    w = m["prediction"]["wall_ns"]
+    check(abs(w - (3e6 + 8e6 + 4e6)) < 2000, "N=16 extrapolated linearly: %g" % w)
+
+
+def t_plan(t):
+    """ConfigCrusher-like: 10 options, regions naming at most two: every region gets every
+    combination of its options; every option varies independently for the outside model;
+    far fewer than 1,024 configurations."""
+    opts = ["O%d" % i for i in range(10)]
+    regions = {"r01": (["O0", "O1"], 1), "r23": (["O2", "O3"], 1), "r4": (["O4"], 1),
+               "r56": (["O5", "O6"], 1), "rbase": (["Core"], 1)}
+    p = os.path.join(t, "plan.json")
+    run_file(p, {o: "0" for o in opts}, regions, 1)
+    r = model("--plan", p, "--json")
+    check(r.returncode == 0, "plan: %r" % r.stderr)
+    confs = json.loads(r.stdout)["configurations"]
+    for name, (feats, _) in regions.items():
+        fo = [f for f in feats if f in opts]
+        seen = {tuple(c[f] for f in fo) for c in confs}
+        check(len(seen) == 2 ** len(fo), "%s: %d of %d combinations" % (name, len(seen),
+                                                                       2 ** len(fo)))
+    # the outside model: [1, O0..O9] of full rank
+    rows = [[1] + [int(c[o]) for o in opts] for c in confs]
+    rank, cols = 0, [list(x) for x in zip(*rows)]
+    basis = []
+    for v in cols:
+        for q in basis:
+            d = sum(a * b for a, b in zip(q, v))
+            v = [a - d * b for a, b in zip(v, q)]
+        nv = sum(a * a for a in v) ** 0.5
+        if nv > 1e-9:
+            basis.append([a / nv for a in v])
+            rank += 1
+    check(rank == 11, "every option varies independently: rank %d of 11" % rank)
+    print("  plan: %d configurations of 1024" % len(confs))
+    check(len(confs) <= 12, "at most 12 configurations: %d" % len(confs))
+
+
+def t_bad(t):
+    """Bad input: one line, nonzero."""
+    p = os.path.join(t, "bad.json")
+    with open(p, "w") as f:
+        f.write("{not json")
+    good = os.path.join(t, "b000.json")
+    for args, what in (([p, good], "not JSON"), ([good], "one file"),
+                       ([good, good, "--predict", "Q=1"], "unknown option"),
+                       ([good, good, "--predict", "X=on"], "missing values"),
+                       (["--plan"], "no file")):
+        r = model(*args)
+        check(r.returncode != 0 and r.stderr.count("\n") == 1,
+              "%s: one line: rc %d %r" % (what, r.returncode, r.stderr))
+    q = os.path.join(t, "other.json")
+    run_file(q, {"X": "1"}, {"rx": (["X"], 1)}, 1)
+    r = model(good, q)
+    check(r.returncode != 0 and "options differ" in r.stderr, "different options: %r" %
+          r.stderr)
+
+
+def main():
+    t = tempfile.mkdtemp(prefix="featprof-model-unit-")
+    for fn in (t_binary, t_numeric, t_plan, t_bad):
+        fn(t)
+    print("cli_model: %d failed" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
