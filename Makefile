@@ -127,7 +127,7 @@ $(O)/featprof-demo: examples/demo.c $(HDRS)
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
 	redzone redzone_bare regress regress_sampled service gated gated_always \
-	inproc service_ip libsite_ip.so site_shlib_ip configurable)
+	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
@@ -145,7 +145,9 @@ $(O)/tests/targets/gated: private TGT_EXTRA := -DFEATPROF_SAMPLING_GATED
 $(O)/tests/targets/gated_always: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/tests/targets/gated $(O)/tests/targets/gated_always: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: tests/targets/service.c
-$(O)/tests/targets/configurable: tests/targets/configurable.c
+$(O)/tests/targets/configurable $(O)/tests/targets/configurable_ip: tests/targets/configurable.c
+$(O)/tests/targets/configurable_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
+$(O)/tests/targets/configurable_ip: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: private TGT_LIBS := -ldl -lpthread
 # FEATPROF_INPROCESS builds (usdt/featprof_inprocess.h): the same sources, timed in-process
 $(O)/tests/targets/inproc: tests/targets/inproc.c

@@ -19,8 +19,10 @@ from test_daemon import check, cli, region  # noqa: E402
 TG = td.B + "/tests/targets/"
 OPTS = "ABCDE"
 UNIT_MS = 2.0
+PROG = "configurable"
 # configurable's known influences, in units (its header comment)
-TRUTH = {(): 25, ("A",): 30, ("B",): 15, ("A", "B"): 10, ("C",): 8, ("D",): 12, ("E",): 0}
+TRUTH = {(): 25, ("A",): 30, ("B",): 15, ("A", "B"): 10, ("C",): 20, ("D",): 12, ("E",): 0}
+INSTANCES = {"compress": 300, "encrypt": 150, "seal": 100, "cache": 200}
 
 
 def tmpdir():
@@ -33,11 +35,11 @@ def config(bits):
     return ",".join("%s=%d" % (o, b) for o, b in zip(OPTS, bits))
 
 
-def run(d, out, bits, user=None):
+def run(d, out, bits, user=None, prog=PROG, *extra):
     """featprof run of configurable under the configuration bits, -o out."""
     c = config(bits)
-    return cli(d, "run", "--config", c, "-o", out, "--", TG + "configurable", c,
-               int(UNIT_MS * 1000), user=user, timeout=60)
+    return cli(d, "run", "--config", c, "-o", out, "--", TG + prog, c,
+               int(UNIT_MS * 1000), *extra, user=user, timeout=60)
 
 
 def counts(f):
@@ -116,7 +118,7 @@ def t_run_user(d):
     r = run(d, t + "/u.json", (1, 0, 1, 0, 0), user="nobody")
     check(r.returncode == 0, "nobody's run: %r" % r.stderr)
     n, _ = counts(t + "/u.json")
-    check(n.get("compress") == 300 and n.get("cache") == 80, "nobody's run exact: %s" % n)
+    check(n.get("compress") == 300 and n.get("cache") == 200, "nobody's run exact: %s" % n)
     su = "/usr/bin/passwd"
     if os.path.exists(su) and os.stat(su).st_mode & 0o4000:
         r = cli(d, "run", "--", su, "--help", user="nobody")
@@ -133,10 +135,15 @@ def terms(m):
 def t_model(d):
     """From the planned configurations (each run twice): the known influences within 5%,
     their intervals covering them, E ~0, the interaction A*B named; held-out
-    configurations predicted within 5%, a black-box linear model beside."""
+    configurations predicted within 5%, a black-box linear model beside. The program is
+    the FEATPROF_INPROCESS build (its regions timed in the process: ~30 ns an event)."""
     t = tmpdir()
     os.environ["CONFIGURABLE_TRUTH"] = t + "/truth.jsonl"  # the program's own clock
-    check(run(d, t + "/first.json", (0,) * 5).returncode == 0, "first run")
+    # timed in the process (~30 ns an event, no trap), encrypt too: a forked child of
+    # such a build is measured by the file's link, by traps, whose error there (~0.6 us
+    # an instance) is beyond their stated uncertainty (docs/MODELS.md)
+    ip = "configurable_ip"
+    check(run(d, t + "/first.json", (0,) * 5, None, ip, "nofork").returncode == 0, "first run")
     r = cli(d, "model", "--plan", t + "/first.json", "--json")
     check(r.returncode == 0, "plan: %r" % r.stderr)
     plan = [tuple(int(c[o]) for o in OPTS) for c in json.loads(r.stdout)["configurations"]]
@@ -147,16 +154,21 @@ def t_model(d):
     files = []
     for i, bits in enumerate(plan * 2):
         f = "%s/p%d.json" % (t, i)
-        check(run(d, f, bits).returncode == 0, "run " + config(bits))
+        check(run(d, f, bits, None, ip, "nofork").returncode == 0, "run " + config(bits))
         files.append(f)
     del os.environ["CONFIGURABLE_TRUTH"]
     own = {}  # per region: the mean of what the program measured inside it, where it ran
+    reads = []  # its clock read's cost: an instance's own figure may miss two
     with open(t + "/truth.jsonl") as f:
         for line in f:
             for k, v in json.loads(line).items():
-                if k != "pid" and v > 0:
+                if k == "read_ns":
+                    reads.append(v)
+                elif k != "pid" and v > 0:
                     own.setdefault(k, []).append(v)
     own = {k: sum(v) / len(v) for k, v in own.items()}
+    read_ns = sorted(reads)[len(reads) // 2] if reads else 0  # the median run's
+    print("    the program's clock read: %d ns (median of %d runs)" % (read_ns, len(reads)))
     r = cli(d, "model", *files, "--json")
     check(r.returncode == 0, "model: %r" % r.stderr)
     m = json.loads(r.stdout)
@@ -179,6 +191,7 @@ def t_model(d):
         part = [p for p in (x or {}).get("parts", []) if p["where"] == home[opts]]
         lo, hi = part[0]["ci95_ns"] if part else (0, 0)
         spent = own.get(home[opts], want)
+        slack = 2 * read_ns * INSTANCES.get(home[opts], 0)  # the reference's own error
         print("    %-4s truth %6.2f ms  model %7.3f ms (%s %7.3f, measured inside %7.3f, "
               "95%% [%7.3f, %7.3f])  %s" % (
                   "*".join(opts), want / 1e6, got / 1e6, home[opts],
@@ -190,8 +203,9 @@ def t_model(d):
         else:
             check(x is not None and abs(got) <= 0.01 * 100 * UNIT_MS * 1e6,
                   "E ~0 (under 1% of a run)")
-        check(bool(part) and lo <= spent <= hi,
-              "%s: the interval of its part in %s covers it" % ("*".join(opts), home[opts]))
+        check(bool(part) and lo - slack <= spent <= hi + slack,
+              "%s: the interval of its part in %s covers it (+- %.1f us for the program's "
+              "own clock reads)" % ("*".join(opts), home[opts], slack / 1e3))
     check(("A", "B") in tm and "seal" in tm[("A", "B")]["where"],
           "the interaction A*B named, from region seal")
     check("(outside regions)" in tm.get(("D",), {}).get("where", ""),
@@ -203,7 +217,7 @@ def t_model(d):
                                                "black-box", "err"))
     for bits in held:
         f = "%s/h%s.json" % (t, "".join(map(str, bits)))
-        check(run(d, f, bits).returncode == 0, "held-out run")
+        check(run(d, f, bits, None, ip, "nofork").returncode == 0, "held-out run")
         with open(f) as fh:
             wall = json.load(fh)["run"]["wall_ns"]
         r = cli(d, "model", *files, "--predict", config(bits), "--json")

@@ -3,7 +3,7 @@
  * A configurable program with known performance influences, for featprof model
  * (docs/MODELS.md, tests/integration/test_model.py).
  *
- *	configurable [A=0|1,B=0|1,...] [UNIT_US]
+ *	configurable [A=0|1,B=0|1,...] [UNIT_US [nofork]]
  *
  * Options A, B, C, D, E (0 or 1, default 0); times in units of UNIT_US microseconds
  * (default 1000), spent spinning on the clock, so they hold under load, in this order;
@@ -12,17 +12,18 @@
  *	region load (feature Core)       20 units, always (200 instances)
  *	region compress (feature A)      30 units when A (300)
  *	region seal (features A, B)      10 units when A and B: the interaction (100)
- *	region cache (feature C)          8 units when C (80)
+ *	region cache (feature C)         20 units when C (200)
  *	region encrypt (feature B)       15 units when B, in a forked child the program
- *	                                  waits for (150)
+ *	                                  waits for (150; in the program itself with nofork)
  *	outside every region              5 units, and 12 more when D: an option that
  *	                                  influences only code outside regions
  *	E                                 no influence
- * So the run's time is 25 + 30 A + 15 B + 10 A B + 8 C + 12 D units plus start-up.
+ * So the run's time is 25 + 30 A + 15 B + 10 A B + 20 C + 12 D units plus start-up.
  * A spin ends at the first clock read past its deadline, later if an interrupt or the
  * hypervisor takes the CPU then: with $CONFIGURABLE_TRUTH set, each process appends to
  * that file a JSON line of the time it measured inside each region (its own clock reads
- * just inside the sites), the influences as they happened.
+ * just inside the sites), the influences as they happened, and what one clock read
+ * costs ("read_ns": each instance's own figure may miss up to two of them).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,7 +72,12 @@ static void report_truth(void)
 
 	if (!path || (fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
 		return;
-	n = snprintf(line, sizeof(line), "{\"pid\": %d", (int)getpid());
+	long long t0 = now(), t1;
+
+	for (k = 0; k < 1000; k++)
+		t1 = now();
+	n = snprintf(line, sizeof(line), "{\"pid\": %d, \"read_ns\": %lld", (int)getpid(),
+		     (t1 - t0) / 1000);
 	for (k = 0; k < 5; k++)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, ", \"%s\": %lld", names[k],
 			      truth[k]);
@@ -113,13 +119,14 @@ int main(int argc, char **argv)
 		body(2);
 		FP_END(seal);
 	}
-	for (i = 0; opt[2] && i < 80; i++) {
+	for (i = 0; opt[2] && i < 200; i++) {
 		FP_BEGIN(cache, "C");
 		body(3);
 		FP_END(cache);
 	}
 	if (opt[1]) {
-		pid_t pid = fork();
+		pid_t pid = argc > 3 && !strcmp(argv[3], "nofork") ? 0 : fork();
+		int child = pid == 0 && !(argc > 3 && !strcmp(argv[3], "nofork"));
 
 		if (pid == 0) {
 			for (i = 0; i < 150; i++) {
@@ -127,16 +134,19 @@ int main(int argc, char **argv)
 				body(4);
 				FP_END(encrypt);
 			}
-			memset(truth, 0, 4 * sizeof(truth[0]));	/* the parent's */
-			report_truth();
-			_exit(0);
+			if (child) {
+				memset(truth, 0, 4 * sizeof(truth[0]));	/* the parent's */
+				report_truth();
+				_exit(0);
+			}
 		}
-		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+		if (pid < 0 || (pid > 0 && waitpid(pid, NULL, 0) != pid))
 			return 1;
 	}
 	if (opt[3])
 		spin(120);
-	truth[4] = 0;	/* encrypt: the child's */
+	if (!(argc > 3 && !strcmp(argv[3], "nofork")))
+		truth[4] = 0;	/* encrypt: the child's */
 	report_truth();
 	return 0;
 }
