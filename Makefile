@@ -53,7 +53,7 @@ endif
 # --- objects ---------------------------------------------------------------------------
 HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program includes
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
-	$(O)/common/strays.o $(O)/common/request.o
+	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o) \
 	$(COMMON_OBJS)

@@ -45,7 +45,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -59,57 +58,11 @@
 
 /* --- the process's mappings ----------------------------------------------------------- */
 
-int fp_inproc_read_maps(pid_t pid, struct vma **out)
-{
-	char path[64], line[4200];
-	struct vma *v = NULL;
-	int n = 0, cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, ino;
-		unsigned maj, mnr;
-		char perms[8];
-		int at = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
-			   &maj, &mnr, &ino, &at) < 7)
-			continue;
-		if (n == cap) {
-			struct vma *g = realloc(v, (size_t)(cap = cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!g) {
-				free(v);
-				fclose(f);
-				return -ENOMEM;
-			}
-			v = g;
-		}
-		v[n] = (struct vma){ start, end, off, makedev(maj, mnr), ino, "" };
-		if (at > 0)
-			snprintf(v[n].name, sizeof(v[n].name), "%s", line + at);
-		v[n].name[strcspn(v[n].name, "\n")] = 0;
-		n++;
-	}
-	fclose(f);
-	*out = v;
-	return n;
-}
-
 /* The address at which the process maps offset off of obj's file, 0: not mapped. */
-static uint64_t addr_of(const struct vma *v, int nv, const struct fp_object *obj, uint64_t off)
+static uint64_t addr_of(const struct fp_vma *v, int nv, const struct fp_object *obj,
+			uint64_t off)
 {
-	int i;
-
-	for (i = 0; i < nv; i++)
-		if (v[i].dev == obj->dev && v[i].ino == obj->ino && off >= v[i].off &&
-		    off < v[i].off + (v[i].end - v[i].start))
-			return v[i].start + off - v[i].off;
-	return 0;
+	return fp_vma_addr(v, nv, obj->dev, obj->ino, off);
 }
 
 /* --- discovery ------------------------------------------------------------------------ */
@@ -117,10 +70,10 @@ static uint64_t addr_of(const struct vma *v, int nv, const struct fp_object *obj
 /* Adds the runtimes and gates of cat's objects from index o0 on. 0 or -errno. */
 static int scan(struct fp_inproc *ip, const struct fp_catalog *cat, int o0)
 {
-	struct vma *v = NULL;
+	struct fp_vma *v = NULL;
 	int nv = 0, o, s, ret = 0;
 
-	if (ip->pid && (nv = fp_inproc_read_maps(ip->pid, &v)) < 0)
+	if (ip->pid && (nv = fp_read_maps(ip->pid, &v)) < 0)
 		return nv;
 	for (o = o0; o < cat->nobjs && !ret; o++) {
 		const struct fp_object *obj = cat->objs[o];
@@ -335,10 +288,10 @@ static int configure(struct fp_inproc *ip, char *err, size_t errlen)
 
 int fp_inproc__remap(struct fp_inproc *ip, char *err, size_t errlen)
 {
-	struct vma *v = NULL;
+	struct fp_vma *v = NULL;
 	int nv, i, up = 0, ret = 0;
 
-	if (!ip->pid || (nv = fp_inproc_read_maps(ip->pid, &v)) < 0)
+	if (!ip->pid || (nv = fp_read_maps(ip->pid, &v)) < 0)
 		return 0;	/* gone: its exit is seen elsewhere */
 	for (i = 0; i < ip->nrts; i++) {	/* unloaded, or loaded again (here or elsewhere) */
 		struct rt *rt = &ip->rts[i];

@@ -12,6 +12,16 @@
 #include <sys/types.h>
 
 #include "featprof_bpf.h"
+#include "maps.h"
+
+/*
+ * How far the runtime's compensated cost may be off, as a share of it. Its calibration
+ * (daemon/ip_calibrate.c, in featprofd's own process) is steady within a start (sd ~1 ns)
+ * but moves between starts (bias 12.6 to 27 ns, pair 31 to 73 ns here), and in a target
+ * an instance measured up to ~20 ns more than the bias calibrated in that start
+ * (t_ip_accuracy): the whole cost, not the trap mode's tenth (FP_GAP_DRIFT_UNC).
+ */
+#define FP_IP_COST_UNC 1.0
 
 #define FP_IP_MAX_THREADS 4096	/* thread blocks followed per read */
 /* a field's address in the control block at addr in the process */
@@ -63,13 +73,6 @@ struct fp_inproc {
 	int noffs;
 };
 
-struct vma {
-	uint64_t start, end, off, dev, ino;
-	char name[64];
-};
-
-/* The process's mappings (/proc/PID/maps): their count, or -errno. */
-int fp_inproc_read_maps(pid_t pid, struct vma **out);
 /* len bytes at addr in process pid: 0 or -errno. */
 int fp_inproc_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* Off-CPU time: the threads' blocks made known to the scheduler programs. */

@@ -43,7 +43,7 @@ _Static_assert(offsetof(struct featprof_ip_thread, depth) == FP_IPT_STATE_OFF &&
 static int open_arena(struct fp_inproc *ip)
 {
 	struct featprof_ip_arena h;
-	struct vma *v = NULL;
+	struct fp_vma *v = NULL;
 	uint64_t a = 0, end = 0;
 	char path[96];
 	struct stat st;
@@ -57,7 +57,7 @@ static int open_arena(struct fp_inproc *ip)
 		return -ESRCH;
 	if (a <= 2)	/* not made yet (1: being made, 2: could not be) */
 		return -EAGAIN;
-	nv = fp_inproc_read_maps(ip->pid, &v);
+	nv = fp_read_maps(ip->pid, &v);
 	for (i = 0; i < nv && !end; i++)
 		if (v[i].start == a)
 			end = v[i].end;
@@ -264,13 +264,14 @@ static void add_fig(struct fp_snapshot *s, int r, const struct featprof_ip_fig *
 	for (k = 0; k < FP_IP_HIST; k++)
 		d->hist[k] += ld(&f->hist[k]);
 	/* the runtime's own cost: its bias per instance, a whole pair per nested one, as
-	 * the kernel charges a probe's (bpf/featprof.bpf.c "Cost"), a tenth for its drift */
+	 * the kernel charges a probe's (bpf/featprof.bpf.c "Cost"); uncertain by all of it
+	 * (FP_IP_COST_UNC) */
 	c = (double)count * b + (double)ndesc * p;
 	x = (double)count * b + (double)nchild * (p - b);
 	d->cost_ns += (uint64_t)(c > 0 ? c : 0);
 	d->xcost_ns += (uint64_t)(x > 0 ? x : 0);
-	d->unc_ns += (uint64_t)((double)count * bs + (double)ndesc * ps + FP_GAP_DRIFT_UNC * c);
-	d->xunc_ns += (uint64_t)((double)count * bs + (double)nchild * ps + FP_GAP_DRIFT_UNC * x);
+	d->unc_ns += (uint64_t)((double)count * bs + (double)ndesc * ps + FP_IP_COST_UNC * c);
+	d->xunc_ns += (uint64_t)((double)count * bs + (double)nchild * ps + FP_IP_COST_UNC * x);
 }
 
 /* Off-CPU time o of path entry e (of a thread's table, its parents in par, regions in
@@ -369,7 +370,7 @@ static int add_paths(const struct fp_inproc *ip, struct fp_snapshot *s,
 				       (double)(ev - ob) * cal->part_sd[FP_C_END_POST] +
 				       (double)cb * cal->part_sd[FP_C_BEGIN_PRE] +
 				       (double)(ev - cb) * cal->part_sd[FP_C_END_PRE] +
-				       FP_GAP_DRIFT_UNC * c);
+				       FP_IP_COST_UNC * c);
 		if (o)
 			add_off(s, f, e, par, reg, o);
 	}
