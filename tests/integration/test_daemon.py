@@ -1245,8 +1245,9 @@ def run_tests(d, tests, timed=()):
     failed). A test in timed compares measured times with a truth; on a shared 2-CPU
     machine the probe cost drifts between the daemon's calibration and the test
     (docs/BENCHMARKS.md: 2.8 to 4.6 us between starts), so when one fails, the daemon
-    calibrates again and the test runs once more; the first attempt's failures stay
-    printed, a second failure fails."""
+    calibrates again after a pause and the test runs once more, twice at most (a clean
+    clone here once failed t_accuracy twice in a row and passed minutes later); the
+    earlier attempts' failures stay printed, a third failure fails."""
     passed = failed = 0
     for t in tests:
         if ONLY and t.__name__ not in ONLY:
@@ -1254,10 +1255,13 @@ def run_tests(d, tests, timed=()):
         before = len(FAILS)
         print("  %s: %s" % (t.__name__, t.__doc__.splitlines()[0]), flush=True)
         run_one(d, t)
-        if len(FAILS) > before and t in timed:
+        for _ in range(2 if t in timed else 0):
+            if len(FAILS) == before:
+                break
             print("    %d timing check(s) failed: recalibrating and measuring once more"
                   % (len(FAILS) - before), flush=True)
             del FAILS[before:]
+            time.sleep(5)
             r = cli(d, "calibrate")
             print("    " + (r.stdout.strip().splitlines() or
                             ["calibrate: " + r.stderr.strip()])[0], flush=True)
