@@ -57,7 +57,7 @@ COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o) \
 	$(COMMON_OBJS)
-DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o subs.o record.o groups.o groups_cursor.o groups_run.o \
+DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o pool.o subs.o record.o groups.o groups_cursor.o groups_run.o \
 	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
 	log.o uprobe.o target_links.o sample.o sampler.o watch.o journal.o kernel.o \
 	ip_calibrate.o inproc.o inproc_read.o) $(COMMON_OBJS)

@@ -145,32 +145,53 @@ struct {
 	__type(value, struct fp_region_stats);
 } region_stats SEC(".maps");
 
-/* Both sized from user space before load. */
-struct {
+/* Each target's paths and their descriptions are maps of its own (made by the daemon),
+ * at its slot: a target's are read and emptied without walking another's. The two
+ * variables put the values' types in the object's BTF in full (an inner map's value
+ * alone leaves only a forward declaration, which libbpf cannot size). */
+static struct fp_path_val path_val_type __attribute__((used));
+static struct fp_path_node path_node_type __attribute__((used));
+struct path_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* as used: 8,192 a target x CPUs is a lot */
+	__uint(max_entries, FP_MAX_PATHS);
 	__type(key, __u64);
 	__type(value, struct fp_path_val);
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FP_POOL_SLOTS);
+	__type(key, __u32);
+	__array(values, struct path_map);
 } paths SEC(".maps");
 
-struct {
+struct node_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FP_MAX_PATHS);
 	__type(key, __u64);
 	__type(value, struct fp_path_node);
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FP_POOL_SLOTS);
+	__type(key, __u32);
+	__array(values, struct node_map);
 } path_nodes SEC(".maps");
 
+/* Per slot, FP_AN_MAX counters each. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FP_AN_MAX);
+	__uint(max_entries, FP_AN_MAX * FP_POOL_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } anomalies SEC(".maps");
 
 /*
- * featprof record: the daemon puts a ring buffer of the size it wants into record_rb[0]
- * and sets record_on; each completed instance is then one fp_event, or one
- * record_dropped when the ring is full. No wakeups: the daemon drains it on a timer.
+ * featprof record: the daemon puts a ring buffer of the size it wants into record_rb at
+ * the target's slot and sets its record_on; each completed instance is then one fp_event,
+ * or one record_dropped when the ring is full. No wakeups: the daemon drains it on a
+ * timer.
  */
 struct record_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -178,13 +199,18 @@ struct record_ring {
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(max_entries, FP_POOL_SLOTS);
 	__type(key, __u32);
 	__array(values, struct record_ring);
 } record_rb SEC(".maps");
 
-__u32 record_on = 0;
-__u64 record_dropped = 0;
+__u32 record_on[FP_POOL_SLOTS] = {};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FP_POOL_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} record_dropped SEC(".maps");
 
 /*
  * featprof sample: the sampled thread's region stack, read from its TLS at fsbase +
@@ -249,9 +275,10 @@ struct {
  * attached the member's own target, whose object (member_group = the group |
  * FP_MEMBER_OWN) measures it from the moment the daemon sets that bit in the map: one
  * map write hands a process over, so no event is counted twice or by neither. 0: a
- * pid target, no check.
+ * pid target, no check. Per slot: a file's target has an object of its own, a member's
+ * own target shares one with other processes' (daemon/pool.c).
  */
-__u32 member_group = 0;
+__u32 member_group[FP_POOL_SLOTS] = {};
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);	/* as watch.bpf.c's watched, whose fd it reuses */
@@ -263,10 +290,17 @@ struct {
  * In-process timing: the threads whose runtime registered its block (fp_ip_thread, at
  * the runtime's featprof:ip__thread site, or the daemon from the arena), and off-CPU
  * time by (block, path entry) (ip_switch). ip_active: set by the daemon while it
- * measures regions in the process; until then a switch costs nothing more.
+ * measures regions in one of the object's processes; until then a switch costs nothing
+ * more.
  */
 __u32 ip_active = 0;
-__u32 ip_arena_taken = 0;	/* the daemon has the process's arena: no more events */
+/* The processes whose arena the daemon has: no more events for their threads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FP_POOL_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} ip_arena_taken SEC(".maps");
 
 /* The watcher's ring (bpf/watch.bpf.c events; the daemon reuses its fd here): a process
  * that lives a few milliseconds after its first event must not exit before the daemon
@@ -291,8 +325,21 @@ struct {
 	__type(value, struct fp_ip_off);
 } ip_off SEC(".maps");
 
-__u64 disable_epoch = 0;
-__u32 link_gen = 0;	/* sites of the other generation are a link set being replaced */
+/*
+ * Per slot (the object's targets, daemon/pool.c): disables so far, the current link set's
+ * generation (sites of the other one are a link set being replaced), and the slot's
+ * occupant, a number the object never gives twice: a thread whose state was another
+ * occupant's (a process that exec'd, a slot given to another process) starts afresh.
+ */
+__u64 disable_epoch[FP_POOL_SLOTS] = {};
+__u32 link_gen[FP_POOL_SLOTS] = {};
+__u32 owner[FP_POOL_SLOTS] = {};
+/* The slot's first region entry: a region's index in its target's catalog is its index
+ * here less this, and that is the index of paths (FP_PATH_HASH, path_nodes) and recorded
+ * events, so that they are the same in every object and in the process (in-process
+ * timing hashes catalog indices too). */
+__u32 region_base[FP_POOL_SLOTS] = {};
+#define SLOT(s) ((__u64)(s) & (FP_POOL_SLOTS - 1))	/* 64-bit: kept bounded if spilled */
 
 /* The probe cost per attach point (0 the nop1, 1 the nop5: FP_COOKIE_OPT), gap bucket and
  * part (ns), and its spread, set by the daemon from its calibration (and again as the
@@ -303,11 +350,12 @@ __u32 gap_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
  * thread's previous event: it may cost more than its gap says (daemon/stats.h
  * FP_GAP_SHARED_UNC), per point, step and part. */
 __u32 shared_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
-__u32 last_probe_cpu = 0;	/* the CPU of the object's latest event, any thread */
+__u32 last_probe_cpu[FP_POOL_SLOTS] = {};	/* the CPU of the target's latest event */
 
-static __always_inline void count(__u32 what, __u64 n)
+static __always_inline void count(__u32 slot, __u32 what, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&anomalies, &what);
+	__u32 k = SLOT(slot) * FP_AN_MAX + what;
+	__u64 *v = bpf_map_lookup_elem(&anomalies, &k);
 
 	if (v)
 		*v += n;
@@ -333,33 +381,36 @@ static __always_inline __u32 log2_u64(__u64 v)
  * migration) stays out of the measured time. NULL: the thread's first event (no
  * interval to close), or the map is full (counted).
  */
-static __always_inline struct fp_path_val *open_set(struct fp_tstate *st)
+static __always_inline struct fp_path_val *open_set(struct fp_tstate *st, __u32 slot)
 {
 	struct fp_path_val *v, zero = {};
-	__u32 d = st->depth;
+	__u32 d = st->depth, s = SLOT(slot);
 	__u64 path = 0;
+	void *pm, *nm;
 
 	if (!st->last_kind || d > FP_MAX_DEPTH)
 		return NULL;
+	pm = bpf_map_lookup_elem(&paths, &s);
+	if (!pm)
+		return NULL;
 	if (d > 0)
 		path = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].path;
-	v = bpf_map_lookup_elem(&paths, &path);
+	v = bpf_map_lookup_elem(pm, &path);
 	if (v)
 		return v;
-	if (d > 0) {
-		struct fp_path_node node = {
-			.region = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].region,
-			.depth = d,
-		};
+	nm = bpf_map_lookup_elem(&path_nodes, &s);
+	if (d > 0 && nm) {
+		__u32 r = st->f[(d - 1) & (FP_MAX_DEPTH - 1)].region;
+		struct fp_path_node node = { .region = r - region_base[SLOT(slot)], .depth = d };
 
 		if (d > 1)
 			node.parent = st->f[(d - 2) & (FP_MAX_DEPTH - 1)].path;
-		bpf_map_update_elem(&path_nodes, &path, &node, BPF_NOEXIST);
+		bpf_map_update_elem(nm, &path, &node, BPF_NOEXIST);
 	}
-	bpf_map_update_elem(&paths, &path, &zero, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&paths, &path);
+	bpf_map_update_elem(pm, &path, &zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(pm, &path);
 	if (!v)
-		count(FP_AN_PATHS_FULL, 1);
+		count(slot, FP_AN_PATHS_FULL, 1);
 	return v;
 }
 
@@ -379,7 +430,7 @@ static __always_inline __u64 gap_log2(struct fp_tstate *st, __u64 now)
  * last_ctot, the total at now), its post part after.
  */
 static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *v, __u64 now,
-				      __u32 kind, __u32 opt)
+				      __u32 kind, __u32 opt, __u32 slot)
 {
 	__u32 pre = kind == FP_EV_BEGIN ? FP_PART_BEGIN_PRE : FP_PART_END_PRE;
 	__u32 cpu = bpf_get_smp_processor_id(), o = opt & 1;
@@ -397,12 +448,12 @@ static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *
 
 	/* another CPU's probe since (after a switch the event is cold: its own spread); the
 	 * variable is written only when it changes, so one CPU's probes leave it clean */
-	if (last_probe_cpu != cpu) {
+	if (last_probe_cpu[SLOT(slot)] != cpu) {
 		if (b != FP_GAP_COLD) {
 			xu = shared_sd[o][b][pre + 1];
 			u += shared_sd[o][b][pre];
 		}
-		last_probe_cpu = cpu;
+		last_probe_cpu[SLOT(slot)] = cpu;
 	}
 
 	if (v) {
@@ -451,7 +502,7 @@ static __always_inline long compact_step(struct fp_tstate *st, __u64 i, __u32 *o
 		*dropped += 1;
 		return 0;
 	}
-	*path = FP_PATH_HASH(*path, r);
+	*path = FP_PATH_HASH(*path, r - region_base[SLOT(st->slot)]);
 	st->f[o] = st->f[k];
 	st->f[o].path = *path;
 	*out += 1;
@@ -494,7 +545,7 @@ static __always_inline void apply_disables(struct fp_tstate *st, int ts)
 	}
 	st->depth = out;
 	if (dropped)
-		count(FP_AN_DISABLED_OPEN, dropped);
+		count(st->slot, FP_AN_DISABLED_OPEN, dropped);
 }
 
 /* The current thread's state, created on first use. */
@@ -529,17 +580,25 @@ static __always_inline struct fp_tstate *task_state_of(int ts, struct task_struc
 	return bpf_map_lookup_elem(&tstate_map, &tid);
 }
 
-static __always_inline struct fp_tstate *get_state(int ts)
+static __always_inline struct fp_tstate *get_state(int ts, __u32 slot)
 {
 	struct fp_tstate *st;
-	__u64 epoch = disable_epoch;
+	__u64 epoch = disable_epoch[SLOT(slot)];
+	__u32 own = owner[SLOT(slot)];
 
 	st = new_state(ts);
 	if (!st) {
-		count(FP_AN_NO_STATE, 1);
+		count(slot, FP_AN_NO_STATE, 1);
 		return NULL;
 	}
-	if (st->epoch != epoch) {
+	if (st->slot != slot || st->owner != own) {	/* new, or another occupant's */
+		st->depth = 0;
+		st->overflow = 0;
+		st->slot = slot;
+		st->owner = own;
+		st->epoch = epoch;
+		st->last_kind = 0;
+	} else if (st->epoch != epoch) {
 		apply_disables(st, ts);
 		st->epoch = epoch;
 		/* the interval since the thread's last event may span a time when its regions
@@ -549,7 +608,7 @@ static __always_inline struct fp_tstate *get_state(int ts)
 	return st;
 }
 
-static __always_inline int on_begin(__u32 region, __u32 gen, __u32 opt, int ts)
+static __always_inline int on_begin(__u32 slot, __u32 region, __u32 gen, __u32 opt, int ts)
 {
 	struct fp_region_info *info = bpf_map_lookup_elem(&region_info, &region);
 	struct fp_path_val *set;
@@ -558,15 +617,15 @@ static __always_inline int on_begin(__u32 region, __u32 gen, __u32 opt, int ts)
 	__u64 now, path = 0;
 	__u32 d, i;
 
-	st = get_state(ts);
+	st = get_state(ts, slot);
 	if (!st || !info)
 		return 0;
-	set = open_set(st);
+	set = open_set(st, slot);
 	d = st->depth;
 	if (d >= FP_MAX_DEPTH) {
 		st->overflow++;
-		count(FP_AN_OVERFLOW, 1);
-		close_set(st, set, bpf_ktime_get_ns(), FP_EV_BEGIN, opt);
+		count(slot, FP_AN_OVERFLOW, 1);
+		close_set(st, set, bpf_ktime_get_ns(), FP_EV_BEGIN, opt, slot);
 		return 0;
 	}
 	for (i = 0; i < FP_MAX_DEPTH; i++) {
@@ -576,7 +635,7 @@ static __always_inline int on_begin(__u32 region, __u32 gen, __u32 opt, int ts)
 			struct fp_region_stats *rs;
 
 			if (info->flags & FP_RI_NONEST) {	/* its end was missed */
-				count(FP_AN_BEGIN_TWICE, d - i);
+				count(slot, FP_AN_BEGIN_TWICE, d - i);
 				d = i;
 				break;
 			}
@@ -594,13 +653,13 @@ static __always_inline int on_begin(__u32 region, __u32 gen, __u32 opt, int ts)
 	fr->child_ns = 0;
 	fr->nchild = 0;
 	fr->ndesc = 0;
-	fr->path = FP_PATH_HASH(path, region);
+	fr->path = FP_PATH_HASH(path, region - region_base[SLOT(slot)]);
 	fr->off_pre0 = st->off_pre;
 	fr->off_blk0 = st->off_blk;
 	fr->child_pre = 0;
 	fr->child_blk = 0;
 	now = bpf_ktime_get_ns();	/* late: the rest of this program is outside */
-	close_set(st, set, now, FP_EV_BEGIN, opt);	/* the enclosing path's interval */
+	close_set(st, set, now, FP_EV_BEGIN, opt, slot);	/* the enclosing path's interval */
 	fr->start = now;
 	fr->cost0 = st->last_ctot;
 	fr->unc0 = st->last_utot;
@@ -612,18 +671,21 @@ static __always_inline int on_begin(__u32 region, __u32 gen, __u32 opt, int ts)
 	return 0;
 }
 
-static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 depth, __u64 now,
-				   __u64 st_ctot)
+static __always_inline void record(struct fp_frame *fr, __u32 slot, __u32 region, __u32 depth,
+				   __u64 now, __u64 st_ctot)
 {
-	__u32 zero = 0;
-	void *rb = bpf_map_lookup_elem(&record_rb, &zero);
+	__u32 s = SLOT(slot);
+	void *rb = bpf_map_lookup_elem(&record_rb, &s);
 	struct fp_event *e;
+	__u64 *dropped;
 
 	if (!rb)
 		return;
 	e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&record_dropped, 1);
+		dropped = bpf_map_lookup_elem(&record_dropped, &s);
+		if (dropped)
+			*dropped += 1;	/* per CPU */
 		return;
 	}
 	e->start = fr->start;
@@ -631,13 +693,13 @@ static __always_inline void record(struct fp_frame *fr, __u32 region, __u32 dept
 	e->cstart = fr->cost0;
 	e->cend = st_ctot;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
-	e->region = region;
+	e->region = region - region_base[SLOT(slot)];
 	e->depth = depth;
 	e->ndesc = fr->ndesc;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline int on_end(__u32 region, __u32 opt, int ts)
+static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
 {
 	struct fp_path_val *set;
 	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk, b, cost, unc, npre;	/* early */
@@ -646,11 +708,11 @@ static __always_inline int on_end(__u32 region, __u32 opt, int ts)
 	struct fp_frame *fr;
 	__u32 d, i, found = FP_MAX_DEPTH;
 
-	st = get_state(ts);
+	st = get_state(ts, slot);
 	if (!st)
 		return 0;
-	set = open_set(st);
-	close_set(st, set, now, FP_EV_END, opt);
+	set = open_set(st, slot);
+	close_set(st, set, now, FP_EV_END, opt, slot);
 	if (st->overflow) {	/* the innermost begins were not pushed: this ends one */
 		st->overflow--;
 		return 0;
@@ -667,11 +729,11 @@ static __always_inline int on_end(__u32 region, __u32 opt, int ts)
 		}
 	}
 	if (found >= FP_MAX_DEPTH) {
-		count(FP_AN_END_WITHOUT_BEGIN, 1);
+		count(slot, FP_AN_END_WITHOUT_BEGIN, 1);
 		return 0;
 	}
 	if (d - 1 - found)
-		count(FP_AN_ABANDONED, d - 1 - found);
+		count(slot, FP_AN_ABANDONED, d - 1 - found);
 	else if (set)	/* the ending region is the path's innermost */
 		set->count++;
 	barrier_var(found);	/* keep the mask: the verifier needs the bound */
@@ -728,8 +790,8 @@ static __always_inline int on_end(__u32 region, __u32 opt, int ts)
 	if (b > FP_HIST_BUCKETS - 1)
 		b = FP_HIST_BUCKETS - 1;
 	rs->hist[b]++;
-	if (record_on)
-		record(fr, region, found, now, st->last_ctot);
+	if (record_on[SLOT(slot)])
+		record(fr, slot, region, found, now, st->last_ctot);
 	return 0;
 }
 
@@ -753,15 +815,16 @@ static __always_inline __u64 site_cookie_of(struct pt_regs *ctx)
 static __always_inline int on_site(struct pt_regs *ctx, int ts)
 {
 	__u64 cookie = site_cookie_of(ctx);
-	__u32 region = FP_COOKIE_REGION(cookie), *en;
+	__u32 region = FP_COOKIE_REGION(cookie), slot = FP_COOKIE_SLOT(cookie), *en;
+	__u32 group = member_group[slot];
 
-	if (FP_COOKIE_GEN(cookie) != link_gen)
+	if (FP_COOKIE_GEN(cookie) != link_gen[slot])
 		return 0;
-	if (member_group) {
+	if (group) {
 		__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), *m;
 
 		m = bpf_map_lookup_elem(&members, &tgid);
-		if (!m || *m != member_group)
+		if (!m || *m != group)
 			return 0;	/* not the group's, or the other object's turn */
 	}
 	/* a region being disabled: its sites may fire until they are detached */
@@ -769,8 +832,8 @@ static __always_inline int on_site(struct pt_regs *ctx, int ts)
 	if (!en || !*en)
 		return 0;
 	if (FP_COOKIE_IS_END(cookie))
-		return on_end(region, FP_COOKIE_OPT(cookie), ts);
-	return on_begin(region, *en, FP_COOKIE_OPT(cookie), ts);
+		return on_end(slot, region, FP_COOKIE_OPT(cookie), ts);
+	return on_begin(slot, region, *en, FP_COOKIE_OPT(cookie), ts);
 }
 
 /* Attached per site (perf-event uprobe), or reached from a site's trampoline. */
@@ -976,12 +1039,15 @@ static __always_inline void on_exit(int ts)
 		st = bpf_map_lookup_elem(&tstate_map, &tid);
 	if (!st)
 		return;
-	if (st->epoch != disable_epoch) {	/* frames of disabled regions are not "inside" */
+	/* frames of disabled regions are not "inside"; a former occupant's are nobody's */
+	if (st->owner != owner[SLOT(st->slot)])
+		st->depth = 0;
+	else if (st->epoch != disable_epoch[SLOT(st->slot)]) {
 		apply_disables(st, ts);
-		st->epoch = disable_epoch;
+		st->epoch = disable_epoch[SLOT(st->slot)];
 	}
 	if (st->depth)
-		count(FP_AN_EXIT_INSIDE, st->depth);
+		count(st->slot, FP_AN_EXIT_INSIDE, st->depth);
 	if (ts == TS_MAP)
 		bpf_map_delete_elem(&tstate_map, &tid);
 }
@@ -1021,7 +1087,7 @@ int fp_ip_thread(struct pt_regs *ctx)
 	struct fp_ip_thread v = { .block = PT_REGS_PARM1(ctx), .tgid = (__u32)(id >> 32) };
 
 	bpf_map_update_elem(&ip_threads, &tid, &v, BPF_ANY);
-	if (!ip_arena_taken) {
+	if (!bpf_map_lookup_elem(&ip_arena_taken, &v.tgid)) {
 		struct fp_watch_event *e = bpf_ringbuf_reserve(&watch_events, sizeof(*e), 0);
 
 		if (e) {

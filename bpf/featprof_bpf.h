@@ -9,16 +9,20 @@
 #define FP_MAX_DEPTH 32		/* open regions per thread; a power of two */
 #define FP_HIST_BUCKETS 40	/* log2(ns) buckets: 1 ns .. ~18 minutes */
 #define FP_MAX_FEATURES 64	/* one bit each in a feature mask */
+#define FP_POOL_SLOTS 64	/* targets in one BPF object (daemon/pool.c); a power of two */
+#define FP_MAX_PATHS 8192	/* region paths per target (its own map in the object) */
 
 /*
- * The attach cookie of a site: which region, begin or end, the generation of the link
- * set it belongs to (see daemon/target.c) and whether it is attached at the optimized
- * nop5 (its cost is that point's). No map lookup needed.
+ * The attach cookie of a site: its target's slot in the object (daemon/pool.c), which
+ * region (the object's index: the target's first region plus the catalog's), begin or
+ * end, the generation of the link set it belongs to (see daemon/target.c) and whether it
+ * is attached at the optimized nop5 (its cost is that point's). No map lookup needed.
  */
-#define FP_COOKIE(region, is_end, gen, opt)                                                \
-	(((__u64)(region) << 3) | ((__u64)((opt) ? 1 : 0) << 2) |                         \
-	 ((__u64)((gen) & 1) << 1) | ((is_end) ? 1 : 0))
+#define FP_COOKIE(slot, region, is_end, gen, opt)                                          \
+	(((__u64)(slot) << 40) | ((__u64)((region) & 0xffffffffULL) << 3) |               \
+	 ((__u64)((opt) ? 1 : 0) << 2) | ((__u64)((gen) & 1) << 1) | ((is_end) ? 1 : 0))
 #define FP_COOKIE_REGION(c) ((__u32)((c) >> 3))
+#define FP_COOKIE_SLOT(c) ((__u32)((c) >> 40) & (FP_POOL_SLOTS - 1))
 #define FP_COOKIE_OPT(c) ((__u32)(((c) >> 2) & 1))
 #define FP_COOKIE_GEN(c) ((__u32)(((c) >> 1) & 1))
 #define FP_COOKIE_IS_END(c) ((c) & 1)
@@ -234,6 +238,7 @@ struct fp_tstate {
 	__u64 n_pre, last_npre;	/* preemptions inside regions (of off_pre), at the latest */
 	__u64 c_path;			/* the compaction's counters, thread state in a map */
 	__u32 c_out, c_dropped;		/* (bpf/featprof.bpf.c apply_disables) */
+	__u32 slot, owner;		/* whose state it is: its target's slot and occupant */
 	struct fp_frame f[FP_MAX_DEPTH];
 };
 

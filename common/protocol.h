@@ -97,6 +97,8 @@
  *     end - start - (cend - cstart)); calibration gap_points; per region "children"
  *     (direct nested instances, of "nested").
  *     The run_start, run_attach and run_finish verbs (featprof run).
+ *     status bpf_objects (privileged clients): objects, the BPF objects loaded for
+ *     targets, and targets, how many targets they hold (daemon/pool.c).
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

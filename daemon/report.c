@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "ip_calibrate.h"
+#include "pool.h"
 #include "report.h"
 
 static struct json_object *u64(uint64_t v)
@@ -307,6 +308,17 @@ struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct f
 }
 
 /* Calibration keys of hello, status and calibrate. */
+void fp_report_bpf_objects(struct json_object *o)
+{
+	struct json_object *b = json_object_new_object();
+	int nobj, ntgt;
+
+	fp_pool__counts(&nobj, &ntgt);
+	json_object_object_add(b, "objects", json_object_new_int(nobj));
+	json_object_object_add(b, "targets", json_object_new_int(ntgt));
+	json_object_object_add(o, "bpf_objects", b);
+}
+
 void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc)
 {
 	const struct fp_calibration *def = &dc->at[dc->optimized ? FP_AT_NOP5 : FP_AT_NOP1];

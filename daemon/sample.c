@@ -43,6 +43,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "notes.h"
+#include "pool.h"
 #include "sample.h"
 #include "sampler.h"
 
@@ -169,9 +170,9 @@ int fp_target__sample_reset(struct fp_target *t)
 	struct fp_sample_key k;
 	__u32 a;
 
-	if (!t->skel)
+	if (!t->sskel)
 		return 0;
-	mfd = bpf_map__fd(t->skel->maps.samples);
+	mfd = bpf_map__fd(t->sskel->maps.samples);
 	while (!bpf_map_get_next_key(mfd, NULL, &k))
 		if (bpf_map_delete_elem(mfd, &k))
 			return -errno;	/* else the same key would come back forever */
@@ -179,12 +180,12 @@ int fp_target__sample_reset(struct fp_target *t)
 		uint64_t zero[ncpu > 0 ? ncpu : 1];
 
 		memset(zero, 0, sizeof(zero));
-		ret = bpf_map__update_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), zero,
+		ret = bpf_map__update_elem(t->sskel->maps.sample_anomalies, &a, sizeof(a), zero,
 					   sizeof(zero), BPF_ANY);
 		if (ret)
 			return ret;
 	}
-	t->skel->bss->sample_session++;	/* threads' unmatched counts start again */
+	t->sskel->bss->sample_session++;	/* threads' unmatched counts start again */
 	t->sample_start_ns = fp_mono_ns();
 	return 0;
 }
@@ -211,17 +212,17 @@ static int remote_start(struct fp_target *t, int hz, char *err, size_t errlen)
 		       "CAP_SYS_NICE): samples on a CPU shared with a busy target thread wait "
 		       "for it",
 		       (int)t->pid);
-	t->skel->bss->sampler_tid = (uint32_t)tid;
-	t->sample_links[0] = bpf_program__attach(t->skel->progs.fp_sample_switch);
+	t->sskel->bss->sampler_tid = (uint32_t)tid;
+	t->sample_links[0] = bpf_program__attach(t->sskel->progs.fp_sample_switch);
 	if (!t->sample_links[0])
 		goto fail;
 	t->nsample_links = 1;
-	it = bpf_program__attach_iter(t->skel->progs.fp_sample_remote, &io);
+	it = bpf_program__attach_iter(t->sskel->progs.fp_sample_remote, &io);
 	if (!it)
 		goto fail;
 	t->sample_links[t->nsample_links++] = it;
 	t->sampler = fp_sampler_add(bpf_link__fd(it),
-				    (volatile uint64_t *)t->skel->bss->sample_cpus, hz);
+				    (volatile uint64_t *)t->sskel->bss->sample_cpus, hz);
 	if (!t->sampler)
 		goto fail;
 	return 0;
@@ -279,7 +280,7 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 			break;
 		}
 		g = realloc(t->sample_links, (size_t)(t->nsample_links + 1) * sizeof(*g));
-		l = g ? bpf_program__attach_perf_event(t->skel->progs.fp_sample, pfd) : NULL;
+		l = g ? bpf_program__attach_perf_event(t->sskel->progs.fp_sample, pfd) : NULL;
 		if (g)
 			t->sample_links = g;
 		if (!l) {
@@ -305,7 +306,7 @@ static int gate_start(struct fp_target *t, uint64_t gate_off, uint64_t sem_off, 
 	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
-	t->sample_gate = bpf_program__attach_uprobe_opts(t->skel->progs.fp_gate, t->pid, path,
+	t->sample_gate = bpf_program__attach_uprobe_opts(t->sskel->progs.fp_gate, t->pid, path,
 							 (size_t)gate_off, &uo);
 	if (t->sample_gate)
 		return 0;
@@ -332,11 +333,50 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 	free(t->sample_ids);
 	t->sample_ids = NULL;
 	t->nsample_ids = 0;
-	t->skel->bss->sample_tls_off = off;
-	t->skel->bss->sample_gated = gated;
-	t->skel->bss->sample_session++;
+	t->sskel->bss->sample_tls_off = off;
+	t->sskel->bss->sample_gated = gated;
+	t->sskel->bss->sample_session++;
 	t->sample_gated = gated;
 	return 0;
+}
+
+/*
+ * Sampling's programs and maps in an object of the target's own, made at its first
+ * session (targets' objects leave them out: daemon/pool.c). 0 or -errno (err filled).
+ */
+static int sample_object(struct fp_target *t, char *err, size_t errlen)
+{
+	const struct fp_kernel_caps *k = fp_kernel_caps();
+	struct bpf_program *p;
+	struct bpf_map *m;
+	char buf[128];
+	int ret;
+
+	if (t->sskel)
+		return 0;
+	t->sskel = featprof_bpf__open();
+	if (!t->sskel) {
+		snprintf(err, errlen, "pid %d: cannot open the sampler's BPF object", (int)t->pid);
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(p, t->sskel->obj)
+		bpf_program__set_autoload(p, fp_pool__sample_prog(bpf_program__name(p)));
+	bpf_object__for_each_map(m, t->sskel->obj)
+		if (!bpf_map__is_internal(m))
+			bpf_map__set_autocreate(m, fp_pool__sample_map(bpf_map__name(m)));
+	bpf_program__set_autoload(t->sskel->progs.fp_sample_remote, k->copy_from_user_task);
+	bpf_program__set_autoload(t->sskel->progs.fp_sample_switch, k->copy_from_user_task);
+	t->sskel->rodata->k_cookie = k->cookie;
+	t->sskel->rodata->k_switch_state = k->switch_state;
+	ret = featprof_bpf__load(t->sskel);
+	if (ret) {
+		libbpf_strerror(ret, buf, sizeof(buf));
+		snprintf(err, errlen, "pid %d: cannot load the sampler's BPF programs: %s",
+			 (int)t->pid, buf);
+		featprof_bpf__destroy(t->sskel);
+		t->sskel = NULL;
+	}
+	return ret;
 }
 
 int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, size_t errlen)
@@ -362,12 +402,14 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 	if (!ret)
 		ret = tls_offset(t->pid, &off, err, errlen);
 	if (!ret)
+		ret = sample_object(t, err, errlen);
+	if (!ret)
 		ret = session_start(t, off, gate_off != 0, err, errlen);
 	if (ret)
 		return ret;
-	__atomic_store_n(&t->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->sskel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
 	if (gate_off && (ret = gate_start(t, gate_off, sem_off, err, errlen))) {
-		__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&t->sskel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
 		return ret;
 	}
 	t->sample_remote = remote;
@@ -401,7 +443,7 @@ void fp_target__sample_stop(struct fp_target *t)
 		fp_sampler_remove(t->sampler);
 		t->sampler = NULL;
 	}
-	if (t->skel && !t->sample_last)
+	if (t->sskel && !t->sample_last)
 		t->sample_last = fp_sample_report(t);	/* the figures outlive the object */
 	bpf_link__destroy(t->sample_gate);	/* the gate falls: the stack drains */
 	t->sample_gate = NULL;
@@ -411,8 +453,8 @@ void fp_target__sample_stop(struct fp_target *t)
 	t->sample_links = NULL;
 	t->nsample_links = 0;
 	t->sample_stop_ns = fp_mono_ns();
-	if (t->skel)
-		__atomic_store_n(&t->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
+	if (t->sskel)
+		__atomic_store_n(&t->sskel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
 	if (t->sample_last)	/* the report was taken before the stop: fix its span */
 		json_object_object_add(t->sample_last, "active", json_object_new_boolean(0));
 }
@@ -454,9 +496,9 @@ void fp_target__sample_name(struct fp_target *t)
 	struct fp_sample_key key, prev;
 	int mfd, have, k;
 
-	if (!t->skel || !t->nsample_links)
+	if (!t->sskel || !t->nsample_links)
 		return;
-	mfd = bpf_map__fd(t->skel->maps.samples);
+	mfd = bpf_map__fd(t->sskel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key))
 		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
@@ -480,7 +522,7 @@ static struct json_object *figure(uint64_t c, uint64_t n, double period)
  * sampled: in a gated build, chiefly the regions that were open when the gate rose. */
 static uint64_t unmatched(struct fp_target *t)
 {
-	int mfd = bpf_map__fd(t->skel->maps.sample_threads), have = 0;
+	int mfd = bpf_map__fd(t->sskel->maps.sample_threads), have = 0;
 	struct fp_sample_thread v;
 	uint32_t k, prev = 0;
 	uint64_t n = 0;
@@ -489,7 +531,7 @@ static uint64_t unmatched(struct fp_target *t)
 		have = 1;
 		prev = k;
 		if (!bpf_map_lookup_elem(mfd, &k, &v) &&
-		    v.session == t->skel->bss->sample_session && v.last > v.base)
+		    v.session == t->sskel->bss->sample_session && v.last > v.base)
 			n += v.last - v.base;
 	}
 	return n;
@@ -647,7 +689,7 @@ static void report_anomalies(struct fp_target *t, struct json_object *o,
 	for (a = 0; a < FP_SA_MAX; a++) {
 		uint64_t v[ncpu > 0 ? ncpu : 1];
 
-		if (!bpf_map__lookup_elem(t->skel->maps.sample_anomalies, &a, sizeof(a), v,
+		if (!bpf_map__lookup_elem(t->sskel->maps.sample_anomalies, &a, sizeof(a), v,
 					  sizeof(v), 0))
 			for (k = 0; k < ncpu; k++)
 				an[a] += v[k];
@@ -677,14 +719,14 @@ struct json_object *fp_sample_report(struct fp_target *t)
 
 	if (t->sample_last)
 		return json_object_get(t->sample_last);
-	if (!t->skel || !t->sample_hz)
+	if (!t->sskel || !t->sample_hz)
 		return NULL;
 	tl.incl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.incl));
 	tl.excl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.excl));
 	tl.paths = json_object_new_array();
 	if (!tl.incl || !tl.excl || !tl.paths)
 		goto out;
-	mfd = bpf_map__fd(t->skel->maps.samples);
+	mfd = bpf_map__fd(t->sskel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key))
 		if (!bpf_map_lookup_elem(mfd, &key, &c))

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A target is one process: its probe catalog and one BPF object of its own (maps sized
- * to its regions, so one target's figures never mix with another's). Or one file: an
- * executable group's target (fp_target__new_file), attached with no pid filter and
- * measuring the members that the watcher's map says (daemon/groups.c). Enabling a region
- * attaches one uprobe per site, filtered to the process, with FP_COOKIE in the cookie
- * and the note's semaphore as ref_ctr_offset.
+ * A target is one process: its probe catalog and its place in a BPF object that other
+ * process targets share (daemon/pool.c: a slot, and a range of the object's region
+ * entries that are its alone, so one target's figures never mix with another's). Or one
+ * file: an executable group's target (fp_target__new_file), with an object of its own,
+ * attached with no pid filter and measuring the members that the watcher's map says
+ * (daemon/groups.c). Enabling a region attaches one uprobe per site, filtered to the
+ * process, with FP_COOKIE in the cookie and the note's semaphore as ref_ctr_offset.
  *
  * Where the kernel has it (Linux 6.6, daemon/uprobe_multi.c), all enabled sites of a target in one
  * object are one multi-uprobe link: one syscall attaches them all. Closing a uprobe link waits for
@@ -49,13 +50,12 @@
 #include "calibrate.h"
 #include "inproc.h"
 #include "kernel.h"
+#include "pool.h"
 #include "uprobe.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-
-static struct fp_target *loaded;	/* targets with an object: a list through next_loaded */
 
 void fp_target__release(struct fp_target *t)
 {
@@ -79,16 +79,9 @@ void fp_target__release(struct fp_target *t)
 		fp_target__record_stop(t);
 		fp_target__sample_stop(t);
 	}
-	if (t->skel) {	/* off the list of loaded objects */
-		struct fp_target **p = &loaded;
-
-		while (*p && *p != t)
-			p = &(*p)->next_loaded;
-		if (*p)
-			*p = t->next_loaded;
-	}
-	featprof_bpf__destroy(t->skel);
-	t->skel = NULL;
+	featprof_bpf__destroy(t->sskel);
+	t->sskel = NULL;
+	fp_pool__leave(t);
 }
 
 unsigned long long fp_start_time(pid_t pid)
@@ -186,7 +179,7 @@ static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, si
 static int fill_region_info(struct fp_target *t, int r)
 {
 	struct fp_region_info info = { 0 };
-	__u32 key = (__u32)r;
+	__u32 key = (__u32)(t->rbase + r);
 	int f;
 
 	for (f = 0; f < t->cat->nfeatures; f++)
@@ -205,69 +198,42 @@ static int region_capacity(int n)
 	return n * 2 + 64;
 }
 
-/* The watcher's map of processes, reused by every object (members), -1: none. */
-static int members_fd = -1;
-static int watch_ring_fd = -1;	/* the watcher's ring, reused likewise */
 static const struct fp_daemon_cal *costs_from;
 
 void fp_target__use_calibration(const struct fp_daemon_cal *dc)
 {
+	fp_pool__use_calibration(dc);
 	costs_from = dc;
-}
-
-/* Rounded to whole ns; a point not measured charges nothing (its figures stay raw). */
-static void set_costs(struct fp_target *t)
-{
-	int p, b, k;
-
-	if (!t->skel)
-		return;
-	for (p = 0; p < 2; p++) {
-		const struct fp_calibration *c =
-			costs_from ? &costs_from->at[p ? FP_AT_NOP5 : FP_AT_NOP1] : NULL;
-
-		for (b = 0; b < FP_GAP_SLOTS; b++) {
-			double ns[FP_C_N] = { 0 }, sd[FP_C_N] = { 0 };
-
-			if (c && c->valid)
-				fp_cal_step(c, b, ns, sd);
-			for (k = 0; k < FP_C_N; k++) {
-				struct featprof_bpf__bss *v = t->skel->bss;
-
-				v->gap_cost[p][b][k] = ns[k] > 0 ? (__u32)(ns[k] + 0.5) : 0;
-				v->gap_sd[p][b][k] = sd[k] > 0 ? (__u32)(sd[k] + 0.5) : 0;
-				v->shared_sd[p][b][k] =
-					ns[k] > 0 ? (__u32)(FP_GAP_SHARED_UNC * ns[k] + 0.5) : 0;
-			}
-		}
-	}
 }
 
 void fp_target__use_members_map(int fd)
 {
-	members_fd = fd;
+	fp_pool__use_members_map(fd);
 }
 
 void fp_target__use_watch_ring(int fd)
 {
-	watch_ring_fd = fd;
+	fp_pool__use_watch_ring(fd);
 }
 
 void fp_target__take_arena(struct fp_target *t)
 {
+	__u32 pid = (__u32)t->pid, one = 1;
+
 	if (t->ip && t->skel && !fp_inproc__take_arena(t->ip))
-		t->skel->bss->ip_arena_taken = 1;
+		bpf_map__update_elem(t->skel->maps.ip_arena_taken, &pid, sizeof(pid), &one,
+				     sizeof(one), BPF_ANY);
 }
 
 void fp_target__set_member_group(struct fp_target *t, uint32_t value)
 {
 	if (t->skel)
-		__atomic_store_n(&t->skel->bss->member_group, value, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&t->skel->bss->member_group[t->slot], value, __ATOMIC_SEQ_CST);
 }
 
 uint32_t fp_target__member_group(const struct fp_target *t)
 {
-	return t->skel ? t->skel->bss->member_group : 0;
+	return t->skel ? t->skel->bss->member_group[t->slot] : 0;
 }
 
 const struct fp_calibration *fp_target__ip_calibration(void)
@@ -277,10 +243,7 @@ const struct fp_calibration *fp_target__ip_calibration(void)
 
 void fp_target__costs_changed(void)
 {
-	struct fp_target *t;
-
-	for (t = loaded; t; t = t->next_loaded)
-		set_costs(t);
+	fp_pool__costs_changed();
 }
 
 /* In-process timing's part of the target: the runtime's calibration, the BPF object's
@@ -292,45 +255,6 @@ static void use_inproc(struct fp_target *t)
 			       bpf_program__fd(t->skel->progs.fp_ip_thread),
 			       bpf_map__fd(t->skel->maps.ip_threads),
 			       bpf_map__fd(t->skel->maps.ip_off), &t->skel->bss->ip_active);
-}
-
-/*
- * Which of the object's programs and maps this kernel gets (daemon/kernel.c, bpf/
- * featprof.bpf.c "Kernels"): thread state in task storage or a map keyed by thread id,
- * the attach cookie or trampolines, the multi-uprobe link or one link per site; the
- * remote sampler only where the kernel can copy another task's memory.
- */
-static void choose_programs(struct fp_target *t)
-{
-	const struct fp_kernel_caps *k = fp_kernel_caps();
-	struct featprof_bpf *s = t->skel;
-	bool map = !fp_kernel_task_storage();
-
-	t->ts_map = map;
-	t->multi = k->uprobe_multi && !map;	/* 6.6: task storage is there too */
-	if (t->multi)
-		bpf_program__set_expected_attach_type(s->progs.fp_site_multi,
-						      FP_ATTACH_UPROBE_MULTI);
-	bpf_program__set_autoload(s->progs.fp_site_multi, t->multi);
-	bpf_program__set_autoload(s->progs.fp_site, !map);
-	bpf_program__set_autoload(s->progs.fp_switch, !map);
-	bpf_program__set_autoload(s->progs.fp_wakeup, !map);
-	bpf_program__set_autoload(s->progs.fp_exit, !map);
-	bpf_program__set_autoload(s->progs.fp_site_map, map);
-	bpf_program__set_autoload(s->progs.fp_switch_map, map);
-	bpf_program__set_autoload(s->progs.fp_wakeup_map, map);
-	bpf_program__set_autoload(s->progs.fp_exit_map, map);
-	bpf_map__set_autocreate(s->maps.tstate, !map);
-	bpf_map__set_autocreate(s->maps.tstate_map, map);
-	bpf_map__set_autocreate(s->maps.tstate_zero, map);
-	/* a file's target measures every member's threads */
-	bpf_map__set_max_entries(s->maps.tstate_map, t->pid ? 16384 : 65536);
-	bpf_map__set_autocreate(s->maps.site_cookie, !k->cookie);
-	bpf_map__set_autocreate(s->maps.site_prog, !k->cookie);
-	bpf_program__set_autoload(s->progs.fp_sample_remote, k->copy_from_user_task);
-	bpf_program__set_autoload(s->progs.fp_sample_switch, k->copy_from_user_task);
-	s->rodata->k_cookie = k->cookie;
-	s->rodata->k_switch_state = k->switch_state;
 }
 
 int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp_tstate *st)
@@ -348,11 +272,9 @@ int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp
 
 /*
  * The part of a new target that is the same for a process and a file: the catalog from
- * t->proc's objects, the BPF object loaded and its always-on programs attached. who
+ * t->proc's objects, a slot in a BPF object (daemon/pool.c) and its region entries. who
  * names the target in messages. 0 or -errno with err filled.
  */
-static int attach_scheduler(struct fp_target *t, const char *who, char *err, size_t errlen);
-
 static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 {
 	int ret, r;
@@ -377,34 +299,13 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 	t->region_mask = calloc((size_t)t->cap_regions, sizeof(*t->region_mask));
 	t->links = calloc((size_t)t->cap_regions, sizeof(*t->links));
 	t->ip_on = calloc((size_t)t->cap_regions, 1);
-	t->skel = featprof_bpf__open();
-	if (!t->enabled || !t->region_mask || !t->links || !t->ip_on || !t->skel) {
-		snprintf(err, errlen, "%s: cannot open BPF object", who);
+	if (!t->enabled || !t->region_mask || !t->links || !t->ip_on) {
+		snprintf(err, errlen, "%s: out of memory", who);
 		return -ENOMEM;
 	}
-	choose_programs(t);
-	bpf_map__set_max_entries(t->skel->maps.region_info, (__u32)t->cap_regions);
-	bpf_map__set_max_entries(t->skel->maps.region_enabled, (__u32)t->cap_regions);
-	bpf_map__set_max_entries(t->skel->maps.region_stats, (__u32)t->cap_regions);
-	bpf_map__set_max_entries(t->skel->maps.paths, FP_MAX_PATHS);
-	bpf_map__set_max_entries(t->skel->maps.path_nodes, FP_MAX_PATHS);
-	if (members_fd < 0 || bpf_map__reuse_fd(t->skel->maps.members, members_fd))
-		bpf_map__set_max_entries(t->skel->maps.members, 1);	/* never looked at */
-	if (watch_ring_fd >= 0)	/* else its own, unread: arenas are taken at reads only */
-		bpf_map__reuse_fd(t->skel->maps.watch_events, watch_ring_fd);
-	ret = featprof_bpf__load(t->skel);
-	if (!ret) {
-		set_costs(t);
-		t->next_loaded = loaded;
-		loaded = t;
-	}
-	if (ret) {
-		char buf[128];
-
-		libbpf_strerror(ret, buf, sizeof(buf));
-		snprintf(err, errlen, "%s: cannot load BPF programs: %s", who, buf);
+	ret = fp_pool__join(t, t->cap_regions, who, err, errlen);
+	if (ret)
 		return ret;
-	}
 	for (r = 0; r < t->cat->nregions; r++) {
 		ret = fill_region_info(t, r);
 		if (ret) {
@@ -413,18 +314,11 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 			return ret;
 		}
 	}
-	if (!fp_kernel_caps()->cookie) {	/* the trampolines' tail-call target */
-		int key = 0, fd = bpf_program__fd(t->ts_map ? t->skel->progs.fp_site_map
-							     : t->skel->progs.fp_site);
-
+	if (!fp_kernel_caps()->cookie) {	/* per region and point, made at its attach */
 		t->tramp_fds = calloc((size_t)t->cap_regions * 4, sizeof(*t->tramp_fds));
-		ret = !t->tramp_fds ? -ENOMEM
-				    : bpf_map__update_elem(t->skel->maps.site_prog, &key,
-							   sizeof(key), &fd, sizeof(fd), BPF_ANY);
-		if (ret) {
-			snprintf(err, errlen, "%s: cannot set up the site trampolines: %s", who,
-				 strerror(-ret));
-			return ret;
+		if (!t->tramp_fds) {
+			snprintf(err, errlen, "%s: out of memory", who);
+			return -ENOMEM;
 		}
 	}
 	/* objects built with FEATPROF_INPROCESS: their regions can time themselves */
@@ -433,40 +327,6 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 		fp_log(FP_LOG_WARN, "%s: in-process timing not available: %s", who,
 		       strerror(errno));
 	use_inproc(t);
-	return attach_scheduler(t, who, err, errlen);
-}
-
-/* The always-on programs: thread exit, context switch, wakeup. 0 or -errno. */
-static int attach_scheduler(struct fp_target *t, const char *who, char *err, size_t errlen)
-{
-	bool ok_exit, ok_switch;
-	int ret;
-
-	if (t->ts_map) {
-		t->skel->links.fp_exit_map = bpf_program__attach(t->skel->progs.fp_exit_map);
-		t->skel->links.fp_switch_map = bpf_program__attach(t->skel->progs.fp_switch_map);
-		t->skel->links.fp_wakeup_map = bpf_program__attach(t->skel->progs.fp_wakeup_map);
-		ok_exit = t->skel->links.fp_exit_map != NULL;
-		ok_switch = t->skel->links.fp_switch_map && t->skel->links.fp_wakeup_map;
-	} else {
-		t->skel->links.fp_exit = bpf_program__attach(t->skel->progs.fp_exit);
-		t->skel->links.fp_switch = bpf_program__attach(t->skel->progs.fp_switch);
-		t->skel->links.fp_wakeup = bpf_program__attach(t->skel->progs.fp_wakeup);
-		ok_exit = t->skel->links.fp_exit != NULL;
-		ok_switch = t->skel->links.fp_switch && t->skel->links.fp_wakeup;
-	}
-	if (!ok_exit) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: cannot attach thread-exit program: %s", who,
-			 strerror(errno));
-		return ret;
-	}
-	if (!ok_switch) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: cannot attach the context-switch program: %s", who,
-			 strerror(errno));
-		return ret;
-	}
 	return 0;
 }
 
@@ -485,6 +345,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 	t->use_opt = use_opt;
 	t->defs = defs;
 	t->rec_fd = -1;
+	t->paths_fd = t->nodes_fd = -1;
 	t->start_time = fp_start_time(pid);
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
@@ -527,6 +388,7 @@ struct fp_target *fp_target__new_file(int fd, const char *path, int group, int u
 	}
 	t->pidfd = -1;
 	t->rec_fd = -1;
+	t->paths_fd = t->nodes_fd = -1;
 	t->use_opt = use_opt;
 	t->defs = defs;
 	t->group = group;

@@ -11,9 +11,6 @@
 #include "stats.h"
 #include "wants.h"
 
-/* Region paths kept per target (kernel map entries); beyond, counted as paths_full. */
-#define FP_MAX_PATHS 8192
-
 struct featprof_bpf;
 struct bpf_link;
 
@@ -43,7 +40,12 @@ struct fp_target {
 	char comm[32];
 	struct fp_proc *proc;
 	struct fp_catalog *cat;
-	struct featprof_bpf *skel;
+	struct featprof_bpf *skel;	/* its object's, shared (daemon/pool.c); NULL: none */
+	struct fp_pool *pool;
+	int slot;			/* its slot in the object */
+	int rbase;			/* its regions' first entry in the object's arrays */
+	int paths_fd, nodes_fd;		/* its path maps (at its slot), -1: none */
+	struct featprof_bpf *sskel;	/* sampling's object (daemon/sample.c), NULL: none */
 	uint8_t *enabled;		/* per region */
 	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
 	struct fp_rlinks *links;	/* per region, per-site mode */
@@ -53,7 +55,6 @@ struct fp_target {
 	int ip_regions;			/* how many are */
 	bool trap_only;			/* regions enabled from now on are trapped */
 	bool ts_map;			/* thread state in a map keyed by tid (old kernels) */
-	struct fp_target *next_loaded;	/* the loaded objects (fp_target__costs_changed) */
 	int *tramp_fds;			/* no attach cookie: per (region, point, end) the
 					 * trampoline (daemon/uprobe.c), 0: not made yet */
 	int *set_fds;			/* multi mode: the current link set, one per object */

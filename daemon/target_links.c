@@ -61,8 +61,8 @@ static uint64_t site_offset(const struct fp_target *t, const struct fp_site *sit
 static int attach_trampoline(struct fp_target *t, uint64_t cookie, const char *path,
 			     uint64_t off, uint64_t ref)
 {
-	uint64_t k = (uint64_t)FP_COOKIE_REGION(cookie) << 2 | FP_COOKIE_OPT(cookie) << 1 |
-		     FP_COOKIE_IS_END(cookie);
+	uint64_t k = (uint64_t)(FP_COOKIE_REGION(cookie) - (uint32_t)t->rbase) << 2 |
+		     FP_COOKIE_OPT(cookie) << 1 | FP_COOKIE_IS_END(cookie);
 	int *fd;
 
 	if (k >= (uint64_t)t->cap_regions * 4)
@@ -96,7 +96,8 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 		uint64_t off = site_offset(t, site);
 
-		opts.bpf_cookie = FP_COOKIE(region, reg->sites[s].kind == FP_KIND_END, 0,
+		opts.bpf_cookie = FP_COOKIE(t->slot, t->rbase + region,
+					    reg->sites[s].kind == FP_KIND_END, 0,
 					    off != site->loc_off);
 		opts.ref_ctr_offset = site->sem_off;
 		if (t->tramp_fds) {	/* no attach cookie: the site's trampoline */
@@ -167,7 +168,8 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 				site = &obj->sites[reg->sites[s].site];
 				offs[k] = site_offset(t, site);
 				refs[k] = site->sem_off;
-				cookies[k] = FP_COOKIE(r, reg->sites[s].kind == FP_KIND_END, gen,
+				cookies[k] = FP_COOKIE(t->slot, t->rbase + r,
+						       reg->sites[s].kind == FP_KIND_END, gen,
 						       offs[k] != site->loc_off);
 				k++;
 			}
@@ -198,7 +200,7 @@ out:
 /* An array map's update of a valid index does not fail; checked all the same. */
 static int set_flag(struct fp_target *t, int region, int on)
 {
-	__u32 key = (__u32)region, val = on ? ++t->enable_gen : 0;
+	__u32 key = (__u32)(t->rbase + region), val = on ? ++t->enable_gen : 0;
 
 	if (on && !val)	/* 2^32 enables: 0 means disabled */
 		val = ++t->enable_gen;
@@ -344,7 +346,7 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 			free(want);
 			return ret;
 		}
-		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
 	}
 	n = count_sites(t, want) ? build_set(t, want, t->gen + 1, &fds, err, errlen) : 0;
 	if (n < 0) {
@@ -354,7 +356,7 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 		return n;
 	}
 	t->gen++;
-	__atomic_store_n(&t->skel->bss->link_gen, t->gen & 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->skel->bss->link_gen[t->slot], t->gen & 1, __ATOMIC_SEQ_CST);
 	if (on && (ret = set_enabled_flags(t, sel, 1)))	/* attached, but not counted */
 		log_warn(t, "cannot enable regions in the map", ret);
 	close_set(t->set_fds, t->nset_fds);	/* the one grace-period wait */
@@ -405,7 +407,7 @@ static int set_region_links(struct fp_target *t, int region, int on, char *err, 
 				 (int)t->pid, strerror(-ret));
 			return ret;
 		}
-		__atomic_add_fetch(&t->skel->bss->disable_epoch, 1, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
 		detach_links(l);
 		t->attached_sites -= t->cat->regions[region].nsites;
 	}

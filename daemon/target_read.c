@@ -27,7 +27,7 @@ static void read_regions(struct fp_target *t, struct fp_snapshot *s,
 
 	for (r = 0; r < t->cat->nregions; r++) {
 		struct fp_region_fig *d = &s->regions[r];
-		__u32 rk = (__u32)r;
+		__u32 rk = (__u32)(t->rbase + r);
 
 		if (bpf_map__lookup_elem(t->skel->maps.region_stats, &rk, sizeof(rk), rs,
 					 sizeof(*rs) * (size_t)ncpu, 0))
@@ -70,8 +70,7 @@ static void read_regions(struct fp_target *t, struct fp_snapshot *s,
 static int read_paths(struct fp_target *t, struct fp_snapshot *s, struct fp_path_val *pv,
 		      int ncpu)
 {
-	int map_fd = bpf_map__fd(t->skel->maps.paths), c;
-	int node_fd = bpf_map__fd(t->skel->maps.path_nodes);
+	int map_fd = t->paths_fd, node_fd = t->nodes_fd, c;
 	__u64 key, next, *prev = NULL;
 
 	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
@@ -144,7 +143,7 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 	if (fp_snapshot__derive_fsets(s, t->region_mask, t->cat->nregions))
 		goto nomem;
 	for (k = 0; k < FP_AN_MAX; k++) {
-		__u32 ak = (__u32)k;
+		__u32 ak = (__u32)(t->slot * FP_AN_MAX + k);
 
 		if (bpf_map__lookup_elem(t->skel->maps.anomalies, &ak, sizeof(ak), an,
 					 sizeof(*an) * (size_t)ncpu, 0))
@@ -180,18 +179,18 @@ int fp_target__reset(struct fp_target *t)
 	if (!zero)
 		return -ENOMEM;
 	for (r = 0; r < t->cat->nregions && !ret; r++) {
-		__u32 rk = (__u32)r;
+		__u32 rk = (__u32)(t->rbase + r);
 
 		ret = bpf_map__update_elem(t->skel->maps.region_stats, &rk, sizeof(rk), zero,
 					   sizeof(struct fp_region_stats) * (size_t)ncpu, BPF_ANY);
 	}
 	for (k = 0; k < FP_AN_MAX && !ret; k++) {
-		__u32 ak = (__u32)k;
+		__u32 ak = (__u32)(t->slot * FP_AN_MAX + k);
 
 		ret = bpf_map__update_elem(t->skel->maps.anomalies, &ak, sizeof(ak), zero,
 					   sizeof(__u64) * (size_t)ncpu, BPF_ANY);
 	}
-	fd = bpf_map__fd(t->skel->maps.paths);	/* path_nodes stay: they describe */
+	fd = t->paths_fd;	/* path_nodes stay: they describe */
 	while (!ret && bpf_map_get_next_key(fd, NULL, &key) == 0)
 		if (bpf_map_delete_elem(fd, &key))
 			ret = -errno;
@@ -208,8 +207,9 @@ int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
 			    size_t errlen)
 {
-	__u32 key = 0;
-	int ret;
+	__u32 key = (__u32)t->slot;
+	int ret, ncpu = libbpf_num_possible_cpus();
+	uint64_t *zero;
 
 	if (!t->skel || t->rec_fd >= 0) {
 		snprintf(err, errlen, "pid %d: %s", (int)t->pid,
@@ -243,8 +243,12 @@ int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 		return ret;
 	}
 	t->rec_dropped = 0;
-	__atomic_store_n(&t->skel->bss->record_dropped, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&t->skel->bss->record_on, 1, __ATOMIC_SEQ_CST);
+	zero = calloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zero));
+	if (zero)
+		bpf_map__update_elem(t->skel->maps.record_dropped, &key, sizeof(key), zero,
+				     sizeof(*zero) * (size_t)ncpu, BPF_ANY);
+	free(zero);
+	__atomic_store_n(&t->skel->bss->record_on[t->slot], 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -253,18 +257,34 @@ int fp_target__record_drain(struct fp_target *t)
 	return t->rec_rb ? ring_buffer__consume(t->rec_rb) : 0;
 }
 
+/* Events the ring had no room for, summed over CPUs. */
+static uint64_t record_dropped(struct fp_target *t)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	__u32 key = (__u32)t->slot;
+	uint64_t *v, n = 0;
+
+	v = calloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*v));
+	if (v && !bpf_map__lookup_elem(t->skel->maps.record_dropped, &key, sizeof(key), v,
+				       sizeof(*v) * (size_t)ncpu, 0))
+		for (c = 0; c < ncpu; c++)
+			n += v[c];
+	free(v);
+	return n;
+}
+
 uint64_t fp_target__record_halt(struct fp_target *t)
 {
-	__u32 key = 0;
+	__u32 key = (__u32)t->slot;
 
 	if (t->rec_fd < 0)
 		return 0;
-	if (t->skel && __atomic_load_n(&t->skel->bss->record_on, __ATOMIC_SEQ_CST)) {
-		__atomic_store_n(&t->skel->bss->record_on, 0, __ATOMIC_SEQ_CST);
+	if (t->skel && __atomic_load_n(&t->skel->bss->record_on[t->slot], __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&t->skel->bss->record_on[t->slot], 0, __ATOMIC_SEQ_CST);
 		/* a program that saw record_on may still be writing to the ring it looked
 		 * up: it stays mapped here, and later drains take those events too */
 		bpf_map__delete_elem(t->skel->maps.record_rb, &key, sizeof(key), 0);
-		t->rec_dropped = __atomic_load_n(&t->skel->bss->record_dropped, __ATOMIC_SEQ_CST);
+		t->rec_dropped = record_dropped(t);
 	}
 	return t->rec_dropped;
 }

@@ -550,8 +550,10 @@ static enum fp_status do_status(struct fp_client *c, struct request *r,
 	*res = json_object_new_object();
 	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
 	json_object_object_add(*res, "targets", targets_of(c));
-	if (fp_peer_privileged(&c->peer))
+	if (fp_peer_privileged(&c->peer)) {
 		json_object_object_add(*res, "executables", fp_groups_status());
+		fp_report_bpf_objects(*res);	/* the BPF objects targets share */
+	}
 	if (w)	/* dlopen, exec, fork events lost to a full ring */
 		json_object_object_add(*res, "watch_events_lost",
 				       json_object_new_int64((int64_t)fp_watch__lost(w)));

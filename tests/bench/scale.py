@@ -71,10 +71,12 @@ def main():
                   "%d in the sum only; service_work %d (sent %d)" %
                   (time.time() - t0, g["processes_live"], g["processes_summed"], n, 2 * N))
         ms, rc = status_ms(d)
-        print("featprofd: %d descriptors, %s; status %.0f ms" % (
-            len(os.listdir("/proc/%d/fd" % d.p.pid)),
-            [x for x in open("/proc/%d/status" % d.p.pid)
-             if x.startswith("VmRSS")][0].split(None, 1)[1].strip(), ms))
+        objs = json.loads(td.cli(d, "status", "--json").stdout)["bpf_objects"]
+        print("featprofd: %d descriptors, %s; status %.0f ms; %d BPF objects hold %d "
+              "targets" % (len(os.listdir("/proc/%d/fd" % d.p.pid)),
+                           [x for x in open("/proc/%d/status" % d.p.pid)
+                            if x.startswith("VmRSS")][0].split(None, 1)[1].strip(), ms,
+                           objs["objects"], objs["targets"]))
     finally:
         for p in procs:
             p.kill()

@@ -658,6 +658,92 @@ def t_exe_many(d):
             p.wait()
 
 
+def t_shared_objects(d):
+    """Process targets share BPF objects (daemon/pool.c): a target costs a few descriptors
+    and no BPF load; each target's figures are its own, also in a slot another target
+    left (its counts start at zero, the leaver's stay as they were)."""
+    def start():
+        p = subprocess.Popen([B + "/tests/targets/service"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        p.stdout.readline()
+        return p
+
+    def fds(kind=""):
+        n = 0
+        for f in os.listdir("/proc/%d/fd" % d.p.pid):
+            try:
+                n += kind in os.readlink("/proc/%d/fd/%s" % (d.p.pid, f))
+            except OSError:
+                pass
+        return n
+
+    def objects():
+        return json.loads(cli(d, "status", "--json").stdout)["bpf_objects"]
+
+    def work(ps, base):
+        for i, p in enumerate(ps):
+            p.stdin.write("work %d\n" % (base + i))
+            p.stdin.flush()
+        for p in ps:
+            p.stdout.readline()
+
+    def counts(ps):
+        return [next(r["count"] for r in td.stats(d, p.pid)["regions"]
+                     if r["name"] == "service_work") for p in ps]
+
+    procs = [start() for _ in range(12)]
+    later = []
+    try:
+        b0, p_before = objects(), fds("bpf-prog")
+        check(cli(d, "enable", procs[0].pid, "--all").returncode == 0, "enable the first")
+        o0, f0, p0 = objects(), fds(), fds("bpf-prog")
+        for p in procs[1:]:
+            check(cli(d, "enable", p.pid, "--all").returncode == 0, "enable %d" % p.pid)
+        o1, f1, p1 = objects(), fds(), fds("bpf-prog")
+        per = (f1 - f0) / 11.0
+        new = o1["objects"] - b0["objects"]
+        print("    12 targets: BPF objects %d -> %d, their targets %d -> %d; programs loaded "
+              "%d -> %d; %.1f descriptors a target after the first, objects included"
+              % (b0["objects"], o1["objects"], b0["targets"], o1["targets"], p_before, p1,
+                 per))
+        # an object of each target's own: ~35 descriptors and a load of its programs each
+        check(o1["targets"] - b0["targets"] == 12 and new < 12, "objects are shared")
+        check(p1 - p_before == 0 if new == 0 else (p1 - p_before) % new == 0,
+              "programs are loaded per object, not per target")
+        check(per < 20, "a target costs its links and maps, not an object (%.1f)" % per)
+        work(procs, 10)
+        want = [10 + i for i in range(12)]
+        got = counts(procs)
+        print("    service_work per target: %s (sent %s)" % (got, want))
+        check(got == want, "each target counts its own process's work exactly")
+        for p in procs[:6]:   # their slots and ranges are given back
+            p.kill()
+            p.wait()
+        time.sleep(0.5)
+        later = [start() for _ in range(6)]
+        for p in later:
+            check(cli(d, "enable", p.pid, "--all").returncode == 0, "enable %d" % p.pid)
+        work(later + procs[6:], 100)
+        got_new = counts(later)
+        got_old = counts(procs[6:])
+        got_gone = counts(procs[:6])
+        print("    in the slots given again: %s (sent 100..105); the others %s; the exited "
+              "ones %s" % (got_new, got_old, got_gone))
+        check(got_new == [100 + i for i in range(6)],
+              "a target in a slot another left starts from zero")
+        check(got_old == [16 + i + 106 + i for i in range(6)], "the others go on exactly")
+        check(got_gone == want[:6], "the exited targets keep their figures")
+        for p in later + procs[6:]:
+            cli(d, "detach", p.pid)
+        o2 = objects()
+        print("    after every target left: %s" % o2)
+        check(o2["targets"] <= o0["targets"] - 1, "the slots are given back")
+    finally:
+        for p in procs + later:
+            p.kill()
+            p.wait()
+
+
 # --- breakpoints left behind ----------------------------------------------------------
 
 def many_target():
@@ -764,7 +850,7 @@ def t_left_behind(d):
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
          t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_user_limits,
-         t_user_output, t_exe_many,
+         t_user_output, t_exe_many, t_shared_objects,
          t_left_behind]
 
 
