@@ -597,7 +597,12 @@ def t_user_output(d):
         print("    %d of nobody's clients dropped as not reading" % dropped)
         print("    8 clients of nobody sent %d status requests and read nothing: daemon RSS "
               "%d kB (idle %d kB); root's status took %.2f s" % (sent, peak, idle, took))
-        check(peak < idle + 64 * 1024, "memory bounded (%d kB)" % peak)
+        # the user's 32 MiB of queued replies, up to 1 MiB more for each client under the
+        # per-client check (daemon/client.c make_room), and buffers of dropped clients
+        # the allocator has not given back yet: 50-66 MB above idle measured here (one
+        # run at +64 MB failed the older bound of 64); without the per-user limit each
+        # client may queue its own 16 MiB, 128 MiB for these 8
+        check(peak < idle + 80 * 1024, "memory bounded (%d kB)" % peak)
         check(r.returncode == 0 and took < 2, "root answered meanwhile (%.2f s)" % took)
     finally:
         hog.stdin.write("\n")
