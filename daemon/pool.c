@@ -8,9 +8,10 @@
  * range of the object's region arrays, where its regions' entries lie (region_info,
  * region_enabled, region_stats at rbase + the catalog's index); the slot keys what is per
  * target in the object (its link generation, disable epoch, anomalies, record ring,
- * member group: bpf/featprof.bpf.c) and holds the target's own path maps, so a target's
- * paths are read and emptied without walking another's. A site's cookie carries both
- * (FP_COOKIE). A target then costs its links, its pidfd and two maps.
+ * member group: bpf/featprof.bpf.c) and holds path maps of the slot's own, so a target's
+ * paths are read and emptied without walking another's (made at the slot's first use and
+ * emptied for each later occupant). A site's cookie carries both (FP_COOKIE). A target
+ * then costs its links, its pidfd and its slot's two maps.
  *
  * Thread state (task storage, or the map by thread id) is the object's: a thread belongs
  * to one process, and a state made for a slot's former occupant (an exec, a slot given
@@ -19,7 +20,8 @@
  * An executable group's file target keeps an object of its own (attached with no pid
  * filter, its thread state must not be a member's own target's: daemon/groups.c hands a
  * process from one to the other by one map write). Objects are made as targets need
- * room: the first shared one holds 256 region entries, each further one twice the last's
+ * room, and a target goes to the oldest object with room (holes fill before a new
+ * object): the first shared one holds 256 region entries, each further one twice the last's
  * up to 4,096 (the per-CPU region figures are allocated whole: 4,096 entries are ~2 MB a
  * CPU); a target bigger than that gets an object its size. The last target to leave an
  * object destroys it.
@@ -56,6 +58,10 @@ struct fp_pool {
 	int ntargets;
 	uint32_t occupants;	/* the last occupant number given (never 0) */
 	__u32 inner_btf[2][2];	/* paths', path_nodes' inner map: BTF key, value type ids */
+	/* the path maps at each slot (paths, path_nodes), made at its first use and kept for
+	 * its later occupants (emptied): installing a map in an array of maps, or taking it
+	 * out, waits for an RCU grace period (~10 ms here), twice a target otherwise */
+	int slot_fd[FP_POOL_SLOTS][2];
 	struct fp_pool *next;
 };
 
@@ -224,8 +230,14 @@ static int attach_scheduler(struct fp_pool *p, const char *who, char *err, size_
 
 static void destroy(struct fp_pool *p)
 {
+	int s, k;
+
 	if (!p)
 		return;
+	for (s = 0; s < FP_POOL_SLOTS; s++)
+		for (k = 0; k < 2; k++)
+			if (p->slot_fd[s][k] >= 0)
+				close(p->slot_fd[s][k]);
 	featprof_bpf__destroy(p->skel);
 	free(p->rused);
 	free(p);
@@ -234,10 +246,12 @@ static void destroy(struct fp_pool *p)
 /* A new object of cap region entries, loaded and its scheduler programs attached. */
 static struct fp_pool *make(int cap, bool own, const char *who, char *err, size_t errlen)
 {
-	struct fp_pool *p = calloc(1, sizeof(*p));
+	struct fp_pool *p = calloc(1, sizeof(*p)), **pp;
 	char buf[128];
 	int ret, i;
 
+	if (p)
+		memset(p->slot_fd, -1, sizeof(p->slot_fd));
 	if (!p || !(p->rused = calloc((size_t)cap, 1)) || !(p->skel = featprof_bpf__open())) {
 		snprintf(err, errlen, "%s: cannot open BPF object", who);
 		destroy(p);
@@ -283,8 +297,9 @@ static struct fp_pool *make(int cap, bool own, const char *who, char *err, size_
 	ret = attach_scheduler(p, who, err, errlen);
 	if (ret)
 		goto fail;
-	p->next = pools;
-	pools = p;
+	for (pp = &pools; *pp; pp = &(*pp)->next)	/* oldest first: their holes fill first */
+		;
+	*pp = p;
 	return p;
 fail:
 	destroy(p);
@@ -388,31 +403,45 @@ static int inner_like(struct fp_pool *p, int which, enum bpf_map_type type, cons
 	return bpf_map_create(type, name, sizeof(__u64), vsize, FP_MAX_PATHS, &o);
 }
 
-/* The target's own path maps, installed at its slot. */
-static int own_maps(struct fp_pool *p, struct fp_target *t)
+/* Every key of the hash map fd deleted. */
+static int empty(int fd)
 {
-	__u32 k = (__u32)t->slot;
+	__u64 k;
 
-	t->paths_fd = inner_like(p, 0, BPF_MAP_TYPE_PERCPU_HASH, "fp_paths",
-				 sizeof(struct fp_path_val));
-	t->nodes_fd = inner_like(p, 1, BPF_MAP_TYPE_HASH, "fp_path_nodes",
-				 sizeof(struct fp_path_node));
-	if (t->paths_fd < 0 || t->nodes_fd < 0)
-		return -errno;
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.paths), &k, &t->paths_fd, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd(p->skel->maps.path_nodes), &k, &t->nodes_fd,
-				BPF_ANY))
-		return -errno;
+	while (!bpf_map_get_next_key(fd, NULL, &k))
+		if (bpf_map_delete_elem(fd, &k))
+			return -errno;	/* else the same key would come back forever */
 	return 0;
 }
 
-static void close_own_maps(struct fp_target *t)
+/* The path maps at slot: made and installed at its first use, emptied after. */
+static int slot_maps(struct fp_pool *p, int slot)
 {
-	if (t->paths_fd >= 0)
-		close(t->paths_fd);
-	if (t->nodes_fd >= 0)
-		close(t->nodes_fd);
-	t->paths_fd = t->nodes_fd = -1;
+	int *fd = p->slot_fd[slot], k, ret;
+	__u32 key = (__u32)slot;
+
+	if (fd[0] >= 0 && fd[1] >= 0) {	/* a former occupant's paths go */
+		ret = empty(fd[0]);
+		return ret ? ret : empty(fd[1]);
+	}
+	for (k = 0; k < 2; k++) {
+		if (fd[k] < 0)
+			fd[k] = k ? inner_like(p, 1, BPF_MAP_TYPE_HASH, "fp_path_nodes",
+					       sizeof(struct fp_path_node))
+				  : inner_like(p, 0, BPF_MAP_TYPE_PERCPU_HASH, "fp_paths",
+					       sizeof(struct fp_path_val));
+		if (fd[k] < 0)
+			return -errno;
+		if (bpf_map_update_elem(bpf_map__fd(k ? p->skel->maps.path_nodes
+						      : p->skel->maps.paths),
+					&key, &fd[k], BPF_ANY)) {
+			ret = -errno;
+			close(fd[k]);
+			fd[k] = -1;
+			return ret;
+		}
+	}
+	return 0;
 }
 
 int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size_t errlen)
@@ -428,14 +457,13 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size
 	t->slot = slot;
 	t->rbase = base;
 	ret = clean(p, slot, base, cap);
-	if (!ret && (ret = own_maps(p, t)))
+	if (!ret && (ret = slot_maps(p, slot)))
 		snprintf(err, errlen, "%s: cannot install its path maps in the BPF object: %s",
 			 who, strerror(-ret));
 	else if (ret)
 		snprintf(err, errlen, "%s: cannot clean its entries in the BPF object: %s", who,
 			 strerror(-ret));
 	if (ret) {
-		close_own_maps(t);
 		if (!p->ntargets) {
 			struct fp_pool **pp = &pools;
 
@@ -456,6 +484,8 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size
 	p->skel->bss->member_group[slot] = 0;
 	p->skel->bss->link_gen[slot] = 0;
 	p->skel->bss->record_on[slot] = 0;
+	t->paths_fd = p->slot_fd[slot][0];
+	t->nodes_fd = p->slot_fd[slot][1];
 	t->pool = p;
 	t->skel = p->skel;
 	t->ts_map = p->ts_map;
@@ -466,7 +496,7 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size
 void fp_pool__leave(struct fp_target *t)
 {
 	struct fp_pool *p = t->pool, **pp;
-	__u32 k = (__u32)t->slot, zero = 0, pid = (__u32)t->pid;
+	__u32 zero = 0, pid = (__u32)t->pid;
 	int i;
 
 	if (!p)
@@ -483,12 +513,10 @@ void fp_pool__leave(struct fp_target *t)
 	if (!++p->occupants)	/* states of its threads are nobody's from here */
 		p->occupants = 1;
 	__atomic_store_n(&p->skel->bss->owner[t->slot], p->occupants, __ATOMIC_SEQ_CST);
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.record_rb), &k);
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.paths), &k);
-	bpf_map_delete_elem(bpf_map__fd(p->skel->maps.path_nodes), &k);
+	/* its record ring went at the recording's halt; its path maps stay at the slot */
 	if (pid)
 		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.ip_arena_taken), &pid);
-	close_own_maps(t);
+	t->paths_fd = t->nodes_fd = -1;
 	p->slots &= ~(1ULL << t->slot);
 	memset(p->rused + t->rbase, 0, (size_t)t->cap_regions);
 	t->pool = NULL;

@@ -692,9 +692,17 @@ def t_shared_objects(d):
         for p in ps:
             p.stdout.readline()
 
-    def counts(ps):
-        return [next(r["count"] for r in td.stats(d, p.pid)["regions"]
-                     if r["name"] == "service_work") for p in ps]
+    def counts(ps, paths=False):
+        out = []
+        for p in ps:
+            s = td.stats(d, p.pid)
+            if paths:   # the path maps at the slot: a former occupant's paths gone
+                out.append(sum(x["count"] for x in s["paths"]
+                               if x["path"] == ["service_work"]))
+            else:
+                out.append(next(r["count"] for r in s["regions"]
+                                if r["name"] == "service_work"))
+        return out
 
     procs = [start() for _ in range(12)]
     later = []
@@ -736,6 +744,9 @@ def t_shared_objects(d):
               "ones %s" % (got_new, got_old, got_gone))
         check(got_new == [100 + i for i in range(6)],
               "a target in a slot another left starts from zero")
+        paths_new = counts(later, paths=True)
+        print("    their region paths' counts: %s" % paths_new)
+        check(paths_new == got_new, "and so do its region paths")
         check(got_old == [16 + i + 106 + i for i in range(6)], "the others go on exactly")
         check(got_gone == want[:6], "the exited targets keep their figures")
         for p in later + procs[6:]:
