@@ -307,6 +307,25 @@ fail:
 	return NULL;
 }
 
+/* p off the list of objects, and destroyed: it holds no target. */
+static void forget(struct fp_pool *p)
+{
+	struct fp_pool **pp;
+
+	for (pp = &pools; *pp != p; pp = &(*pp)->next)
+		;
+	*pp = p->next;
+	destroy(p);
+}
+
+/* A number no occupant of p's slots had (never 0, which a new thread state holds). */
+static uint32_t next_occupant(struct fp_pool *p)
+{
+	if (!++p->occupants)
+		p->occupants = 1;
+	return p->occupants;
+}
+
 /* The first free range of n entries in p, or -1. */
 static int find_range(const struct fp_pool *p, int n)
 {
@@ -464,22 +483,14 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size
 		snprintf(err, errlen, "%s: cannot clean its entries in the BPF object: %s", who,
 			 strerror(-ret));
 	if (ret) {
-		if (!p->ntargets) {
-			struct fp_pool **pp = &pools;
-
-			while (*pp != p)
-				pp = &(*pp)->next;
-			*pp = p->next;
-			destroy(p);
-		}
+		if (!p->ntargets)	/* made for this target */
+			forget(p);
 		return ret;
 	}
 	p->slots |= 1ULL << slot;
 	memset(p->rused + base, 1, (size_t)cap);
 	p->ntargets++;
-	if (!++p->occupants)
-		p->occupants = 1;
-	p->skel->bss->owner[slot] = p->occupants;
+	p->skel->bss->owner[slot] = next_occupant(p);
 	p->skel->bss->region_base[slot] = (__u32)base;
 	p->skel->bss->member_group[slot] = 0;
 	p->skel->bss->link_gen[slot] = 0;
@@ -495,7 +506,7 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size
 
 void fp_pool__leave(struct fp_target *t)
 {
-	struct fp_pool *p = t->pool, **pp;
+	struct fp_pool *p = t->pool;
 	__u32 zero = 0, pid = (__u32)t->pid;
 	int i;
 
@@ -510,9 +521,8 @@ void fp_pool__leave(struct fp_target *t)
 	}
 	__atomic_store_n(&p->skel->bss->member_group[t->slot], 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&p->skel->bss->record_on[t->slot], 0, __ATOMIC_SEQ_CST);
-	if (!++p->occupants)	/* states of its threads are nobody's from here */
-		p->occupants = 1;
-	__atomic_store_n(&p->skel->bss->owner[t->slot], p->occupants, __ATOMIC_SEQ_CST);
+	/* states of its threads are nobody's from here */
+	__atomic_store_n(&p->skel->bss->owner[t->slot], next_occupant(p), __ATOMIC_SEQ_CST);
 	/* its record ring went at the recording's halt; its path maps stay at the slot */
 	if (pid)
 		bpf_map_delete_elem(bpf_map__fd(p->skel->maps.ip_arena_taken), &pid);
@@ -521,10 +531,6 @@ void fp_pool__leave(struct fp_target *t)
 	memset(p->rused + t->rbase, 0, (size_t)t->cap_regions);
 	t->pool = NULL;
 	t->skel = NULL;
-	if (--p->ntargets)
-		return;
-	for (pp = &pools; *pp != p; pp = &(*pp)->next)
-		;
-	*pp = p->next;
-	destroy(p);
+	if (!--p->ntargets)
+		forget(p);
 }
