@@ -287,6 +287,44 @@ struct {
 } members SEC(".maps");
 
 /*
+ * Handover, per thread: the map write above hands a process over at one instant, but
+ * its threads may be inside regions that the file's object began; their ends must not
+ * reach an object that never saw the begins (one instance lost on each side). So the
+ * file's object keeps held[tid] = group while a member's thread has a region open under
+ * it (written when its stack goes from empty to one frame, removed when it empties),
+ * and a thread so held stays the file's object's after the handover until its outermost
+ * region ends; the file's object then marks it released, and the member's own object
+ * measures it from its next event. Which object's program runs first at one probe is
+ * not fixed, so the member's object may meet the releasing event itself after the
+ * mark: an end it has no frame for, then, is the file's, not an anomaly. One map write
+ * at each outermost begin and end of threads measured by a file's link; nothing for
+ * pid targets. The watcher's map (watch.bpf.c), its entries removed at thread exit.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);	/* as watch.bpf.c's held, whose fd it reuses */
+	__type(key, __u32);
+	__type(value, __u32);
+} held SEC(".maps");
+
+enum {
+	HAND_NONE,	/* a pid target, or a member's own object measuring its own */
+	HAND_FILE,	/* the file's object, a member without a target of its own */
+	HAND_FILE_HELD,	/* the file's object, a held thread of a member with its own */
+	HAND_RELEASED,	/* the member's object at its first event after the release */
+};
+
+/* The event's HAND_* (a group's object), from on_site to the begin or end it calls. Kept
+ * in a map, not passed: a constant argument would have the verifier walk those bodies
+ * once per value, past its limit of a million instructions. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} hand_now SEC(".maps");
+
+/*
  * In-process timing: the threads whose runtime registered its block (fp_ip_thread, at
  * the runtime's featprof:ip__thread site, or the daemon from the arena), and off-CPU
  * time by (block, path entry) (ip_switch). ip_active: set by the daemon while it
@@ -340,6 +378,17 @@ __u32 owner[FP_POOL_SLOTS] = {};
  * timing hashes catalog indices too). */
 __u32 region_base[FP_POOL_SLOTS] = {};
 #define SLOT(s) ((__u64)(s) & (FP_POOL_SLOTS - 1))	/* 64-bit: kept bounded if spilled */
+
+/* HAND_NONE unless slot is a group's object. */
+static __always_inline __u32 hand_of(__u32 slot)
+{
+	__u32 zero = 0, *h;
+
+	if (!member_group[SLOT(slot)])
+		return HAND_NONE;
+	h = bpf_map_lookup_elem(&hand_now, &zero);
+	return h ? *h : HAND_NONE;
+}
 
 /* The probe cost per attach point (0 the nop1, 1 the nop5: FP_COOKIE_OPT), gap bucket and
  * part (ns), and its spread, set by the daemon from its calibration (and again as the
@@ -668,6 +717,11 @@ static __always_inline int on_begin(__u32 slot, __u32 region, __u32 gen, __u32 o
 	fr->npre0 = st->n_pre;
 	fr->child_npre = 0;
 	st->depth = d + 1;
+	if (d == 0 && hand_of(slot) == HAND_FILE) {	/* the file's until it ends */
+		__u32 tid = (__u32)bpf_get_current_pid_tgid(), g = member_group[SLOT(slot)];
+
+		bpf_map_update_elem(&held, &tid, &g, BPF_ANY);
+	}
 	return 0;
 }
 
@@ -699,23 +753,22 @@ static __always_inline void record(struct fp_frame *fr, __u32 slot, __u32 region
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
+/* An end at now on st: its frame (and those above it) off the stack, its instance
+ * added to the region's figures. */
+static __always_inline void end_frame(struct fp_tstate *st, __u64 now, __u32 slot,
+				      __u32 region, __u32 opt)
 {
-	struct fp_path_val *set;
-	__u64 now = bpf_ktime_get_ns(), incl, excl, pre, blk, b, cost, unc, npre;	/* early */
+	__u64 incl, excl, pre, blk, b, cost, unc, npre;
 	struct fp_region_stats *rs;
-	struct fp_tstate *st;
+	struct fp_path_val *set;
 	struct fp_frame *fr;
 	__u32 d, i, found = FP_MAX_DEPTH;
 
-	st = get_state(ts, slot);
-	if (!st)
-		return 0;
 	set = open_set(st, slot);
 	close_set(st, set, now, FP_EV_END, opt, slot);
 	if (st->overflow) {	/* the innermost begins were not pushed: this ends one */
 		st->overflow--;
-		return 0;
+		return;
 	}
 	d = st->depth;
 	for (i = 0; i < FP_MAX_DEPTH; i++) {
@@ -729,8 +782,9 @@ static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
 		}
 	}
 	if (found >= FP_MAX_DEPTH) {
-		count(slot, FP_AN_END_WITHOUT_BEGIN, 1);
-		return 0;
+		if (hand_of(slot) != HAND_RELEASED)	/* else the file's object ended it */
+			count(slot, FP_AN_END_WITHOUT_BEGIN, 1);
+		return;
 	}
 	if (d - 1 - found)
 		count(slot, FP_AN_ABANDONED, d - 1 - found);
@@ -764,7 +818,7 @@ static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
 	}
 	rs = bpf_map_lookup_elem(&region_stats, &region);
 	if (!rs)
-		return 0;
+		return;
 	if (!rs->count || incl < rs->min_ns)
 		rs->min_ns = incl;
 	if (incl > rs->max_ns)
@@ -792,6 +846,30 @@ static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
 	rs->hist[b]++;
 	if (record_on[SLOT(slot)])
 		record(fr, slot, region, found, now, st->last_ctot);
+}
+
+static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
+{
+	__u64 now = bpf_ktime_get_ns();	/* early */
+	struct fp_tstate *st;
+	__u32 tid, v, hand;
+
+	st = get_state(ts, slot);
+	if (!st)
+		return 0;
+	end_frame(st, now, slot, region, opt);
+	if (st->depth)
+		return 0;
+	hand = hand_of(slot);
+	if (hand != HAND_FILE && hand != HAND_FILE_HELD)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	if (hand == HAND_FILE) {	/* no region open: the thread's next event decides */
+		bpf_map_delete_elem(&held, &tid);
+	} else {			/* the member's own object from its next event */
+		v = member_group[SLOT(slot)] | FP_HELD_RELEASED;
+		bpf_map_update_elem(&held, &tid, &v, BPF_ANY);
+	}
 	return 0;
 }
 
@@ -812,19 +890,48 @@ static __always_inline __u64 site_cookie_of(struct pt_regs *ctx)
 	return v;
 }
 
+/* A group's object at a member's probe (member_group, Handover above): whether it
+ * measures the event, and how. */
+#define HAND_SKIP 255
+static __always_inline __u32 group_turn(__u32 group)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = (__u32)(id >> 32), tid = (__u32)id, *m, *h;
+
+	m = bpf_map_lookup_elem(&members, &tgid);
+	if (!m || (*m & ~FP_MEMBER_OWN) != (group & ~FP_MEMBER_OWN))
+		return HAND_SKIP;	/* not the group's */
+	if (!(group & FP_MEMBER_OWN)) {	/* the file's object */
+		if (*m == group)
+			return HAND_FILE;
+		h = bpf_map_lookup_elem(&held, &tid);
+		return h && *h == group ? HAND_FILE_HELD : HAND_SKIP;
+	}
+	if (*m != group)
+		return HAND_SKIP;	/* the file's turn */
+	h = bpf_map_lookup_elem(&held, &tid);
+	if (!h)
+		return HAND_NONE;
+	if (!(*h & FP_HELD_RELEASED))
+		return HAND_SKIP;	/* held by the file's object */
+	bpf_map_delete_elem(&held, &tid);
+	return HAND_RELEASED;
+}
+
 static __always_inline int on_site(struct pt_regs *ctx, int ts)
 {
 	__u64 cookie = site_cookie_of(ctx);
 	__u32 region = FP_COOKIE_REGION(cookie), slot = FP_COOKIE_SLOT(cookie), *en;
-	__u32 group = member_group[slot];
+	__u32 group = member_group[slot], zero = 0, *hand;
 
 	if (FP_COOKIE_GEN(cookie) != link_gen[slot])
 		return 0;
 	if (group) {
-		__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), *m;
-
-		m = bpf_map_lookup_elem(&members, &tgid);
-		if (!m || *m != group)
+		hand = bpf_map_lookup_elem(&hand_now, &zero);
+		if (!hand)
+			return 0;
+		*hand = group_turn(group);
+		if (*hand == HAND_SKIP)
 			return 0;	/* not the group's, or the other object's turn */
 	}
 	/* a region being disabled: its sites may fire until they are detached */
@@ -1048,6 +1155,8 @@ static __always_inline void on_exit(int ts)
 	}
 	if (st->depth)
 		count(st->slot, FP_AN_EXIT_INSIDE, st->depth);
+	if (member_group[SLOT(st->slot)])	/* a tid is used again */
+		bpf_map_delete_elem(&held, &tid);
 	if (ts == TS_MAP)
 		bpf_map_delete_elem(&tstate_map, &tid);
 }

@@ -180,6 +180,13 @@ enum fp_watch_kind {
  * daemon has attached a target of its own to it, which it marks with FP_MEMBER_OWN.
  */
 #define FP_MEMBER_OWN 0x80000000u
+/*
+ * The watcher's map of threads that the file's object holds (tid -> value): a member's
+ * thread with a region open under the file's link stays the file's until its outermost
+ * region ends, whenever the member got a target of its own meanwhile (bpf/featprof.bpf.c
+ * "Handover"). The group's number while held; with FP_HELD_RELEASED once released.
+ */
+#define FP_HELD_RELEASED 0x40000000u
 #define FP_MAX_GROUPS 16	/* groups: executables (--exe) and runs (featprof run) */
 
 /* An executable profiled as a whole: the kernel's dev_t (major << 20 | minor) and inode. */

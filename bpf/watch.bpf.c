@@ -31,6 +31,15 @@ struct {
 	__type(value, __u32);
 } watched SEC(".maps");
 
+/* Threads of members held by their group's file object (featprof_bpf.h FP_HELD_RELEASED):
+ * written and read by the targets' objects only (the daemon reuses its fd there). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} held SEC(".maps");
+
 /* Executables profiled as a whole: the file (kernel dev_t, inode) -> its group. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

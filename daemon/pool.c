@@ -67,7 +67,7 @@ struct fp_pool {
 
 static struct fp_pool *pools;
 static const struct fp_daemon_cal *costs_from;
-static int members_fd = -1;
+static int members_fd = -1, held_fd = -1;
 static int watch_ring_fd = -1;
 
 void fp_pool__use_calibration(const struct fp_daemon_cal *dc)
@@ -75,9 +75,10 @@ void fp_pool__use_calibration(const struct fp_daemon_cal *dc)
 	costs_from = dc;
 }
 
-void fp_pool__use_members_map(int fd)
+void fp_pool__use_members_maps(int members, int held)
 {
-	members_fd = fd;
+	members_fd = members;
+	held_fd = held;
 }
 
 void fp_pool__use_watch_ring(int fd)
@@ -266,6 +267,8 @@ static struct fp_pool *make(int cap, bool own, const char *who, char *err, size_
 	bpf_map__set_max_entries(p->skel->maps.region_stats, (__u32)cap);
 	if (members_fd < 0 || bpf_map__reuse_fd(p->skel->maps.members, members_fd))
 		bpf_map__set_max_entries(p->skel->maps.members, 1);	/* never looked at */
+	if (held_fd < 0 || bpf_map__reuse_fd(p->skel->maps.held, held_fd))
+		bpf_map__set_max_entries(p->skel->maps.held, 1);
 	if (watch_ring_fd >= 0)	/* else its own, unread: arenas are taken at reads only */
 		bpf_map__reuse_fd(p->skel->maps.watch_events, watch_ring_fd);
 	for (i = 0; i < 2; i++) {	/* libbpf lets the templates go at load */

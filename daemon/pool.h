@@ -24,9 +24,9 @@ void fp_pool__leave(struct fp_target *t);
  * "Cost"), now and whenever it changes (fp_pool__costs_changed). */
 void fp_pool__use_calibration(const struct fp_daemon_cal *dc);
 void fp_pool__costs_changed(void);
-/* The watcher's map of processes and its ring, reused by every object made from now on
- * (members, watch_events); -1: none. */
-void fp_pool__use_members_map(int fd);
+/* The watcher's maps of processes and of held threads and its ring, reused by every
+ * object made from now on (members, held, watch_events); -1: none. */
+void fp_pool__use_members_maps(int members, int held);
 void fp_pool__use_watch_ring(int fd);
 /* Whether a program or map of the object is sampling's (daemon/sample.c loads those in
  * an object of their own, targets' objects leave them out). */

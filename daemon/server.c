@@ -177,7 +177,8 @@ static void open_watch(struct server *s)
 	if (add_fd(s, fp_watch__fd(s->watch), EV_WATCH))
 		fp_log(FP_LOG_WARN, "cannot poll the watcher: %s", strerror(errno));
 	/* membership of executable groups, checked in BPF */
-	fp_target__use_members_map(fp_watch__map_fd(s->watch, "watched"));
+	fp_target__use_members_maps(fp_watch__map_fd(s->watch, "watched"),
+				    fp_watch__map_fd(s->watch, "held"));
 	fp_target__use_watch_ring(fp_watch__map_fd(s->watch, "events"));
 }
 

@@ -206,9 +206,9 @@ void fp_target__use_calibration(const struct fp_daemon_cal *dc)
 	costs_from = dc;
 }
 
-void fp_target__use_members_map(int fd)
+void fp_target__use_members_maps(int members, int held)
 {
-	fp_pool__use_members_map(fd);
+	fp_pool__use_members_maps(members, held);
 }
 
 void fp_target__use_watch_ring(int fd)

@@ -114,9 +114,10 @@ void fp_target__use_calibration(const struct fp_daemon_cal *dc);
 void fp_target__costs_changed(void);
 /* The in-process runtime's cost (the calibration's), NULL: none measured. */
 const struct fp_calibration *fp_target__ip_calibration(void);
-/* The watcher's map of processes, which every object loaded from now on reuses for its
- * membership check (a group's file target and members); -1: none. */
-void fp_target__use_members_map(int fd);
+/* The watcher's maps of processes and of held threads, which every object loaded from
+ * now on reuses for its membership check (a group's file target and members, and a
+ * member's handover thread by thread); -1: none. */
+void fp_target__use_members_maps(int members, int held);
 /* The watcher's ring, into which every object loaded from now on reports a process's new
  * in-process arena (FP_WATCH_ARENA); -1: none. */
 void fp_target__use_watch_ring(int fd);

@@ -663,6 +663,36 @@ def t_exe_many(d):
             p.wait()
 
 
+def t_exe_handover(d):
+    """--exe over processes that are always inside a region, started at once: the file's
+    link measures each from its exec, and each member is handed over to a target of its
+    own while a nap is open. Every instance is counted exactly once (the open one
+    measured by the file's link to its end), with no anomaly on either side."""
+    exe = os.path.join(TMP, "service-naps")
+    subprocess.run(["cp", B + "/tests/targets/service", exe], check=True)
+    nproc, naps, ms = 40, 40, 50
+    r = cli(d, "enable", "--exe", exe, "--all")
+    check(r.returncode == 0, "enable --exe: %r" % r.stderr)
+    procs = [subprocess.Popen([exe, "naps", str(naps), str(ms)]) for _ in range(nproc)]
+    rcs = [p.wait(60) for p in procs]
+    check(rcs == [0] * nproc, "every process exited 0: %s" % rcs)
+    for _ in range(100):
+        g = json.loads(cli(d, "stats", "--exe", exe, "--json").stdout)
+        if not g["processes_live"] and not g["processes_pending"]:
+            break
+        time.sleep(0.1)
+    n = sum(x["count"] for x in g["regions"] if x["name"] == "service_nap")
+    an = {k: v for k, v in g.get("anomalies", {}).items() if v}
+    print("    %d processes x %d naps: %d counted; joined %d, summed %d, missed %d; "
+          "anomalies %s" % (nproc, naps, n, g["processes_joined"], g["processes_summed"],
+                            g["processes_missed"], an or "none"))
+    check(g["processes_joined"] > 0, "some members got targets of their own (%d)"
+          % g["processes_joined"])
+    check(n == nproc * naps, "every instance counted once: %d of %d" % (n, nproc * naps))
+    check(not an, "no anomaly: %s" % an)
+    cli(d, "disable", "--exe", exe, "--all")
+
+
 def t_shared_objects(d):
     """Process targets share BPF objects (daemon/pool.c): a target costs a few descriptors
     and no BPF load; each target's figures are its own, also in a slot another target
@@ -866,7 +896,7 @@ def t_left_behind(d):
 
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
          t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_user_limits,
-         t_user_output, t_exe_many, t_shared_objects,
+         t_user_output, t_exe_many, t_exe_handover, t_shared_objects,
          t_left_behind]
 
 

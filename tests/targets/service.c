@@ -13,6 +13,8 @@
  *                     (lib_begin_export) and ended here: one region across two objects
  *   dlclose           dlclose every handle dlopen gave; "dlclosed K, mapped" or
  *                     "dlclosed K, unmapped": whether the last library is still mapped
+ * Or, with arguments "naps N MS": N instances of service_nap [Service], each a sleep of
+ * MS ms, back to back (a worker always inside a region), then exit.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -51,13 +53,27 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-int main(void)
+/* Always inside a region: the instance open when a process joins its own target. */
+static void naps(long n, long ms)
+{
+	for (long i = 0; i < n; i++) {
+		FP_BEGIN(service_nap, "Service");
+		sleep_ms(ms);
+		FP_END(service_nap);
+	}
+}
+
+int main(int argc, char **argv)
 {
 	void (*begin_export)(void) = NULL;
 	static void *handles[4096];
 	char line[4096], last[2048] = "";
 	int nhandles = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "naps")) {
+		naps(atol(argv[2]), atol(argv[3]));
+		return 0;
+	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
