@@ -133,7 +133,7 @@ SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
 	fp_gated fp_inproc) $(O)/bench/gap_cost
-UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats)
+UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats test_merge)
 
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
 $(O)/tests/targets/site_c: private TGT_EXTRA := -std=c99
@@ -216,6 +216,9 @@ $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes: $(O)/tests/unit/%: \
 $(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/stats.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ -lm
+$(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/merge.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_JSON)
 
 $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/notes.h common/seterr.h
 	$(call msg,FUZZ,$@)

@@ -10,6 +10,7 @@ TESTS=(
 	"unit/layers:tests/unit/layers.sh"
 	"unit/notes:$B/tests/unit/test_notes $B"
 	"unit/stats:$B/tests/unit/test_stats"
+	"unit/merge:$B/tests/unit/test_merge"
 	"unit/systemd_units:tests/unit/systemd_units.sh $B"
 	"unit/readelf_oracle:tests/unit/readelf_oracle.sh $B"
 	"unit/disasm:tests/unit/disasm.sh"
