@@ -244,6 +244,9 @@ $(O)/tests/unit/fuzz_request: tests/unit/fuzz_request.c common/request.c common/
 deps:
 	$(Q)scripts/install-deps.sh
 
+demo-deps:
+	$(Q)scripts/install-deps.sh --demo
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_TARGETS) $(UNIT_BINS) \
 		$(O)/tests/unit/fuzz_notes $(O)/tests/unit/fuzz_regdefs \
@@ -279,7 +282,7 @@ bench:
 	$(Q)python3 tests/bench/coverage.py $(O) --repeats 1 --out docs/COVERAGE.md
 
 # The main job on the built-in demo target (see README).
-demo: deps
+demo: demo-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(O)
 
@@ -298,6 +301,6 @@ install: all
 clean:
 	rm -rf $(O)
 
-.PHONY: all deps check format-check demo bench install clean kernel-check
+.PHONY: all deps demo-deps check format-check demo bench install clean kernel-check
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

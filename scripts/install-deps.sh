@@ -1,13 +1,32 @@
 #!/bin/sh
-# Install the Debian 12 packages that building, testing and the demo need.
-# Idempotent: installs only what is missing, and runs apt-get update only then.
-# Extra package names may be given as arguments (make bench adds bcc).
+# Install the Debian 12 packages that building and the demo need (--demo), or those and
+# everything the tests use (the default: make check). Idempotent: installs only what is
+# missing, and runs apt-get update only then. Extra package names may be given as
+# arguments (make bench adds bcc, make kernel-check QEMU). --list prints the names only.
 set -eu
 
-PKGS="make gcc g++ clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-libjson-c-dev pkg-config binutils libclang-rt-14-dev bpftrace systemd procps
-util-linux iproute2 python3 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
-postgresql-15 openjdk-17-jre-headless $*"
+# build (clang for the BPF objects, bpftool for skeletons and vmlinux.h) and the demo
+DEMO_PKGS="make gcc clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
+libjson-c-dev pkg-config binutils procps"
+# the tests: C++ and fuzzer targets, third-party programs and tools compared against
+TEST_PKGS="g++ libclang-rt-14-dev bpftrace systemd util-linux iproute2 python3
+systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
+postgresql-15 openjdk-17-jre-headless"
+
+PKGS="$DEMO_PKGS $TEST_PKGS"
+list=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--demo) PKGS="$DEMO_PKGS" ;;
+	--list) list=1 ;;
+	*) PKGS="$PKGS $1" ;;
+	esac
+	shift
+done
+if [ -n "$list" ]; then
+	echo $PKGS
+	exit 0
+fi
 
 missing=""
 for p in $PKGS; do

@@ -5,6 +5,7 @@ instrumented targets, figures checked through the real CLI and the protocol.
 Needs root. usage: test_daemon.py BUILD_DIR [TEST...]"""
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -91,10 +92,50 @@ class Client:
         self.s.close()
 
 
+# Programs run as another user: copies in a folder anyone may read. A checkout in a
+# private directory (0700, as Debian's adduser makes every home, and /root) is out of
+# that user's reach; so is a Python under /root (pyenv): Debian's, which make check
+# installs.
+USER_BIN = tempfile.mkdtemp(prefix="featprof-bin-")
+os.chmod(USER_BIN, 0o755)
+USER_PY = "/usr/bin/python3"
+_user_copies = {}
+
+
+def reachable(path):
+    """Whether any user may run the program at path (every folder above it searchable)."""
+    path = os.path.realpath(path)
+    if os.stat(path).st_mode & 0o005 != 0o005:
+        return False
+    while path != "/":
+        path = os.path.dirname(path)
+        if not os.stat(path).st_mode & 0o001:
+            return False
+    return True
+
+
+def for_user(path):
+    """path, or a copy of the program that any user can run (made once)."""
+    if path not in _user_copies and reachable(path):
+        _user_copies[path] = path
+    if path not in _user_copies:
+        dst = os.path.join(USER_BIN, "%d-%s" % (len(_user_copies), os.path.basename(path)))
+        shutil.copy2(path, dst)
+        os.chmod(dst, 0o755)
+        _user_copies[path] = dst
+    return _user_copies[path]
+
+
+def as_user(user, cmd):
+    """cmd run as user (its program a copy that user can run)."""
+    return (["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups",
+             for_user(cmd[0])] + cmd[1:])
+
+
 def cli(d, *args, user=None, timeout=30):
     cmd = [B + "/featprof", "--socket", d.sock] + [str(a) for a in args]
     if user:
-        cmd = ["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups"] + cmd
+        cmd = as_user(user, cmd)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
@@ -102,7 +143,7 @@ class Target:
     def __init__(self, mode, *args, user=None):
         cmd = [B + "/tests/targets/truth", mode] + [str(a) for a in args]
         if user:
-            cmd = ["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups"] + cmd
+            cmd = as_user(user, cmd)
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
         assert line.startswith("ready "), line
@@ -537,9 +578,8 @@ def t_metrics(d):
         mine.result()
         live.go()
         check(cli(d, "enable", other.pid, "Cache").returncode == 0, "root enables its own")
-        mp = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
-                               "--clear-groups", B + "/featprof", "--socket", d.sock,
-                               "metrics", "--listen", "127.0.0.1:%d" % port],
+        mp = subprocess.Popen(as_user("nobody", [B + "/featprof", "--socket", d.sock,
+                                                 "metrics", "--listen", "127.0.0.1:%d" % port]),
                               stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)
         body = http_get("http://127.0.0.1:%d/metrics" % port)
@@ -1103,7 +1143,7 @@ def t_unprivileged(d):
         # the kernel decides: a process of nobody's that made itself non-dumpable (what
         # setuid helpers and agents holding secrets do) is refused, root still allowed
         nd = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
-                               "--clear-groups", "/usr/bin/python3", "-c",
+                               "--clear-groups", USER_PY, "-c",
                                "import ctypes,sys,time; ctypes.CDLL(None).prctl(4,0,0,0,0); "
                                "print('ready', flush=True); time.sleep(60)"],
                               stdout=subprocess.PIPE, text=True)

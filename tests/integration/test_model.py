@@ -38,7 +38,8 @@ def config(bits):
 def run(d, out, bits, user=None, prog=PROG, *extra):
     """featprof run of configurable under the configuration bits, -o out."""
     c = config(bits)
-    return cli(d, "run", "--config", c, "-o", out, "--", TG + prog, c,
+    exe = td.for_user(TG + prog) if user else TG + prog
+    return cli(d, "run", "--config", c, "-o", out, "--", exe, c,
                int(UNIT_MS * 1000), *extra, user=user, timeout=60)
 
 

@@ -474,8 +474,7 @@ def t_user_limits(d):
     """One unprivileged user cannot lock root out: a quarter of the client slots per uid,
     slots kept for root, a quarter of the subscriptions, and a client that pipelines
     10,000 requests does not delay another's."""
-    hog = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
-                            "--clear-groups", sys.executable, "-c", HOG, d.sock, "80"],
+    hog = subprocess.Popen(td.as_user("nobody", [td.USER_PY, "-c", HOG, d.sock, "80"]),
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         got = json.loads(hog.stdout.readline())
@@ -490,8 +489,7 @@ def t_user_limits(d):
         hog.stdin.flush()
         hog.wait(10)
     # subscriptions: a quarter per uid
-    t = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
-                          "--clear-groups", B + "/tests/targets/truth", "spin"],
+    t = subprocess.Popen(td.as_user("nobody", [B + "/tests/targets/truth", "spin"]),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     t.stdout.readline()
     try:
@@ -511,8 +509,7 @@ for i in range(300):
     codes[c] = codes.get(c, 0) + 1
 print(json.dumps(codes))
 """
-        r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
-                            "--clear-groups", sys.executable, "-c", sub, d.sock, str(t.pid)],
+        r = subprocess.run(td.as_user("nobody", [td.USER_PY, "-c", sub, d.sock, str(t.pid)]),
                            capture_output=True, text=True, timeout=60)
         codes = json.loads(r.stdout) if r.returncode == 0 else {}
         print("    nobody asked for 300 subscriptions: %s" % codes)
@@ -581,9 +578,9 @@ def t_user_output(d):
     w = threading.Thread(target=watch)
     w.start()
     log0 = len(d.logtext())
-    hog = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
-                            "--clear-groups", sys.executable, "-c", NOREAD, d.sock, "8",
-                            "20000"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    hog = subprocess.Popen(td.as_user("nobody", [td.USER_PY, "-c", NOREAD, d.sock, "8",
+                                                 "20000"]),
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(2)
         t0 = time.time()

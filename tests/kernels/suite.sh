@@ -124,8 +124,10 @@ wait "$svc_pid" 2>/dev/null
 # featprof run: a whole run from its exec, its forked child included, as nobody
 chmod 755 "$tmp"	# nobody reaches the socket (featprofd --group nogroup) ...
 mkdir -m 777 "$tmp/nobody"	# ... and writes its file
-if setpriv --reuid nobody --regid nogroup --clear-groups "$B/featprof" --socket "$sock" run \
-	--config A=1,B=1 -o "$tmp/nobody/run.json" -- "$B/tests/targets/configurable" A=1,B=1 20 \
+# copies nobody can run: the checkout may be in a private (0700) directory
+cp "$B/featprof" "$B/tests/targets/configurable" "$tmp/nobody/"
+if setpriv --reuid nobody --regid nogroup --clear-groups "$tmp/nobody/featprof" --socket "$sock" \
+	run --config A=1,B=1 -o "$tmp/nobody/run.json" -- "$tmp/nobody/configurable" A=1,B=1 20 \
 	> "$tmp/out" 2>&1; then
 	r=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s=%d" % (r["name"], r["count"]) for r in sorted(d["regions"], key=lambda r: r["name"]) if r["count"]))' "$tmp/nobody/run.json")
 	[ "$r" = "compress=300 encrypt=150 load=200 seal=100" ] &&
