@@ -233,7 +233,7 @@ int fp_inproc_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : errno ? -errno : -EIO;
 }
 
-static int poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
+int fp_inproc_poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec l = { (void *)buf, len }, r = { (void *)(uintptr_t)addr, len };
 
@@ -268,14 +268,22 @@ static int configure(struct fp_inproc *ip, char *err, size_t errlen)
 		return -ENOENT;	/* no object with a runtime is mapped */
 	ret = fp_inproc_peek(ip->pid, ip->primary, &c, sizeof(c));
 	if (!ret && !c.configured) {	/* the clock: once per process, never changed */
-		ret = poke(ip->pid, CTL_FIELD(ip->primary, clock), &clk->clock, 4);
-		ret = ret ? ret : poke(ip->pid, CTL_FIELD(ip->primary, tsc_mult), &clk->mult, 8);
-		ret = ret ? ret : poke(ip->pid, CTL_FIELD(ip->primary, tsc_shift), &clk->shift, 4);
-		ret = ret ? ret : poke(ip->pid, CTL_FIELD(ip->primary, configured), &one, 4);
+		uint64_t p = ip->primary;
+
+		ret = fp_inproc_poke(ip->pid, CTL_FIELD(p, clock), &clk->clock, 4);
+		ret = ret ? ret : fp_inproc_poke(ip->pid, CTL_FIELD(p, tsc_mult), &clk->mult, 8);
+		ret = ret ? ret : fp_inproc_poke(ip->pid, CTL_FIELD(p, tsc_shift), &clk->shift, 4);
+		ret = ret ? ret : fp_inproc_poke(ip->pid, CTL_FIELD(p, configured), &one, 4);
+	}
+	if (!ret) {	/* the runtime waits for the arena at exit until it is held */
+		uint32_t h = ip->arena ? FP_IP_HANDOVER_HELD : FP_IP_HANDOVER_WANTED;
+
+		ret = fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, handover), &h, 4);
 	}
 	for (i = 0; i < ip->nrts && !ret; i++)
 		if (!ip->rts[i].told && ip->rts[i].ctl) {
-			ret = poke(ip->pid, CTL_FIELD(ip->rts[i].ctl, primary), &ip->primary, 8);
+			ret = fp_inproc_poke(ip->pid, CTL_FIELD(ip->rts[i].ctl, primary),
+					     &ip->primary, 8);
 			ip->rts[i].told = !ret;
 		}
 	if (ret) {
@@ -315,7 +323,7 @@ int fp_inproc__remap(struct fp_inproc *ip, char *err, size_t errlen)
 		up |= g->fd >= 0;
 		if (g->desc && g->fd >= 0 &&	/* the kernel raised it in a new mapping */
 		    (fp_inproc_peek(ip->pid, at_gen, &gen, 4) || gen != g->gen))
-			ret = poke(ip->pid, at_gen, &g->gen, 4);
+			ret = fp_inproc_poke(ip->pid, at_gen, &g->gen, 4);
 	}
 	free(v);
 	if (!ret && up && !(ret = configure(ip, err, errlen)))
@@ -333,7 +341,7 @@ static void new_epoch(struct fp_inproc *ip)
 
 	if (ip->primary && !fp_inproc_peek(ip->pid, CTL_FIELD(ip->primary, epoch), &e, 8)) {
 		e++;
-		poke(ip->pid, CTL_FIELD(ip->primary, epoch), &e, 8);
+		fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, epoch), &e, 8);
 	}
 }
 
@@ -371,7 +379,8 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errle
 		if (g->region != r || g->fd >= 0 || !g->desc)
 			continue;
 		g->gen = gen;
-		ret = poke(ip->pid, g->desc + offsetof(struct featprof_ipr, gen), &gen, 4);
+		ret = fp_inproc_poke(ip->pid, g->desc + offsetof(struct featprof_ipr, gen), &gen,
+				     4);
 		if (ret) {
 			snprintf(err, errlen, "pid %d: cannot write a region's generation: %s",
 				 (int)ip->pid, strerror(-ret));

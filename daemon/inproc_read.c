@@ -88,6 +88,9 @@ static int open_arena(struct fp_inproc *ip)
 	}
 	ip->arena_fd = fd;
 	ip->arena_base = a;
+	/* held: a runtime waiting at exit for it may go (usdt/featprof.h FP_IP_HANDOVER_*) */
+	fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, handover),
+		       &(uint32_t){ FP_IP_HANDOVER_HELD }, 4);
 	return 0;
 }
 

@@ -446,6 +446,17 @@ struct featprof_ip_arena {
 	char names[FP_IP_IDS][FP_IP_NAME];
 };
 
+/*
+ * The arena's handover at exit: featprofd writes WANTED into the primary's block when it
+ * configures the process, HELD once it has opened the arena (which then outlives the
+ * process). A process that exits normally with WANTED and a gate up waits, at most
+ * FEATPROF_IP_HANDOVER_MS, for HELD: its figures are not lost by exiting before
+ * featprofd saw its first event. A forked child starts again from NONE.
+ */
+#define FP_IP_HANDOVER_NONE 0
+#define FP_IP_HANDOVER_WANTED 1
+#define FP_IP_HANDOVER_HELD 2
+
 /* An object's control block (symbol featprof_ip_ctl, hidden, in .data). */
 struct featprof_ip_ctl {
 	unsigned int magic, version;
@@ -454,7 +465,9 @@ struct featprof_ip_ctl {
 							 * object of the process uses */
 	volatile unsigned int configured, clock;	/* FP_IP_CLOCK_* */
 	volatile unsigned long long tsc_mult;
-	volatile unsigned int tsc_shift, pad;
+	volatile unsigned int tsc_shift;
+	/* the primary's: FP_IP_HANDOVER_*, whether featprofd has the arena (once 0, unused) */
+	volatile unsigned int handover;
 	volatile unsigned long long epoch;	/* bumped when gates were lowered */
 	/* the primary's: the arena, made at the process's first event (1 while making) */
 	struct featprof_ip_arena *volatile arena;

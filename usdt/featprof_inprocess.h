@@ -78,6 +78,12 @@
 #define MAP_ANONYMOUS 0x20	/* Linux's, hidden by ISO C modes */
 #endif
 
+/* How long, at most, a process that exits while featprofd measures it waits for
+ * featprofd to take its arena (FP_IP_HANDOVER_WANTED): ms. */
+#ifndef FEATPROF_IP_HANDOVER_MS
+#define FEATPROF_IP_HANDOVER_MS 2000
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -319,6 +325,7 @@ __attribute__((weak, visibility("hidden"), unused)) void __fp_ip_forked(void)
 
 	if (!a || a == (struct featprof_ip_arena *)1 || a == (struct featprof_ip_arena *)2)
 		return;
+	p->handover = FP_IP_HANDOVER_NONE;	/* featprofd asks again if it measures it */
 	if (!__fp_ip_map(a, a, a->used < a->size ? a->used : a->size)) {
 		/* no file of its own: stop measuring here rather than write the parent's */
 		p->arena = (struct featprof_ip_arena *)2;
@@ -540,9 +547,39 @@ __fp_ip_epoch(struct featprof_ip_ctl *p, struct featprof_ip_thread *t)
 	t->epoch = p->epoch;
 }
 
-/* The object is unloaded (dlclose): its descriptors leave the arena's table, so nothing
- * reads them once they are gone; their names stay, and the ids with them. Every
- * translation unit lists it: it runs more than once, and may. */
+/* Whether a gate of a region with an id is up: featprofd is alive and measures. */
+static inline int __fp_ip_measured(struct featprof_ip_arena *a)
+{
+	unsigned int i, n = a->next_id < FP_IP_IDS ? a->next_id : FP_IP_IDS;
+
+	for (i = 0; i < n; i++)
+		if (a->regions[i] && a->regions[i]->gate)
+			return 1;
+	return 0;
+}
+
+/* At exit (or this object's dlclose): while featprofd wants the arena, has not opened it
+ * yet, and still measures, wait for it (in 100 us steps, FEATPROF_IP_HANDOVER_MS at
+ * most): a process that exits within a millisecond of its first event would otherwise
+ * take its figures with it. featprofd takes the arena at the first thread's
+ * featprof:ip__thread event, so this waits only for a process that is that quick. */
+static inline void __fp_ip_hand_over(struct featprof_ip_ctl *p, struct featprof_ip_arena *a)
+{
+	struct timespec step = { 0, 100000 };
+	long n;
+
+	for (n = 0; n < FEATPROF_IP_HANDOVER_MS * 10L; n++) {
+		if (__atomic_load_n(&p->handover, __ATOMIC_ACQUIRE) != FP_IP_HANDOVER_WANTED ||
+		    !__fp_ip_measured(a))
+			return;
+		nanosleep(&step, 0);
+	}
+}
+
+/* The object is unloaded (dlclose) or the process exits: the arena handed over, then
+ * its descriptors leave the arena's table, so nothing reads them once they are gone;
+ * their names stay, and the ids with them. Every translation unit lists it: it runs more
+ * than once, and may. */
 __attribute__((weak, visibility("hidden"), destructor, unused)) void __fp_ip_unload(void)
 {
 	struct featprof_ip_ctl *p = featprof_ip_ctl.primary;
@@ -551,6 +588,7 @@ __attribute__((weak, visibility("hidden"), destructor, unused)) void __fp_ip_unl
 
 	if (!a || a == (struct featprof_ip_arena *)1 || a == (struct featprof_ip_arena *)2)
 		return;
+	__fp_ip_hand_over(p, a);
 	while (__atomic_exchange_n(&a->id_lock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 	n = a->next_id < FP_IP_IDS ? a->next_id : FP_IP_IDS;
