@@ -517,6 +517,8 @@ static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *
 		v->npre += st->n_pre - st->last_npre;
 	}
 	st->last_npre = st->n_pre;
+	st->ev_ts[st->nev & (FP_EV_LOG - 1)] = now;
+	st->nev++;
 	st->last_ts = now;
 	st->last_kind = kind;
 	st->last_pre = st->off_pre;

@@ -227,6 +227,7 @@ struct fp_frame {
  * during calibration (lookup by pidfd): last_ts is then the timestamp of the thread's
  * latest event, which is how the probes' cost is split around it.
  */
+#define FP_EV_LOG 16
 struct fp_tstate {
 	__u32 depth;
 	__u32 overflow;		/* begins not pushed because the stack was full */
@@ -246,6 +247,11 @@ struct fp_tstate {
 	__u64 c_path;			/* the compaction's counters, thread state in a map */
 	__u32 c_out, c_dropped;		/* (bpf/featprof.bpf.c apply_disables) */
 	__u32 slot, owner;		/* whose state it is: its target's slot and occupant */
+	/* the timestamps of the thread's latest FP_EV_LOG events, the latest at
+	 * (nev - 1) % FP_EV_LOG: the calibration reads a sequence of probes with no system
+	 * call between them (daemon/calibrate.c) */
+	__u32 nev, pad_ev;
+	__u64 ev_ts[FP_EV_LOG];
 	struct fp_frame f[FP_MAX_DEPTH];
 };
 

@@ -9,11 +9,17 @@
  * return to user space). daemon/stats.c subtracts those parts from region and
  * feature-set times. They are measured directly: bpf_ktime_get_ns and
  * clock_gettime(CLOCK_MONOTONIC) read the same clock, so the thread reads the clock
- * right before and right after each site, then reads back the event's timestamp from
- * its own task storage (map lookup by pidfd, outside the timed windows):
+ * right before and right after each site, then reads back the events' timestamps from
+ * its own task storage (map lookup by pidfd), where the program keeps the last
+ * FP_EV_LOG of them:
  *	begin_pre = K_begin - t_before_begin, begin_post = t_after_begin - K_begin,
  *	end_pre = K_end - t_before_end, end_post = t_after_end - K_end,
  * each less half a clock read (the windows hold one clock_gettime besides the probe).
+ * The read is a system call, so it comes after a whole sequence of probes, never between
+ * two of them: probes that follow one leave the kernel's paths colder than a program's
+ * own code does (with a read after each probe, the pair measured 1.65 us where the
+ * truth targets' probes cost 1.1 us here, and every region came out over-compensated:
+ * -2.4% on 10 us, -20% on 1 us).
  * The timed sites belong to an inner region nested in an outer one, with busy work
  * between probes as in a running program (an empty region in a tight loop costs less
  * than one entered after user code ran a while), so the pair cost is what a nested
@@ -38,8 +44,15 @@
  * steps interpolated between calibration points: daemon/stats.c fp_cal_step). Point 0
  * is the rounds above; the other points are measured the same way with their work before
  * each begin and inside each region (fewer instances: they take longer), the cold point
- * with a 1 ms sleep in both places. Each point's value is its median round, its spread
- * their standard deviation.
+ * with a 1 ms sleep in both places, and FP_CAL_ONCE with none: regions back to back, a
+ * clock read between any two probes (the end of one region and the begin of the next;
+ * 1.07 us a pair here, as point 0's). Each point is labelled with the gaps its probes
+ * had as the kernel saw them (their geometric mean, from the timestamps: 0.55 us at
+ * once, 3.6 us for point 0's 3 us of work). Each point's value is its median round, its
+ * spread their standard deviation. The points' rounds are measured in turn, not one
+ * point after another: a probe's cost here moves between levels from one second to the
+ * next (a pair 1.07 or 1.9 us, each steady for a calibration's length), and points
+ * measured seconds apart would disagree by that.
 
  *
  * Attach point: where the kernel optimizes nop5 uprobes (it maps [uprobes-trampoline]
@@ -81,6 +94,8 @@
 #define STALL_NS 100e3
 #define COLD_SLEEP_US 1000
 #define GAP_SLEEP (-1.0)	/* a gap that is a sleep: the cold point */
+#define GAP_ONCE (-2.0)		/* probes at once: point FP_CAL_ONCE */
+#define ONCE_CHAIN 7		/* its regions back to back: 14 events, in the log */
 
 /* Per calibration point (0 is the rounds above): the work before each begin and inside
  * each region; rounds and instances per round. */
@@ -92,10 +107,12 @@ static const struct {
 	{ 60e3, 15, 24 },
 	{ 600e3, 9, 12 },
 	{ 4e6, 7, 6 },
+	{ GAP_ONCE, 15, 4 * (ONCE_CHAIN - 1) },
 	{ GAP_SLEEP, 9, 12 },
 };
 #define GAP_MAX_ROUNDS ROUNDS
-_Static_assert(FP_CAL_COLD == FP_CAL_POINTS - 1 && FP_CAL_COLD == FP_CAL_GAPS, "points");
+_Static_assert(FP_CAL_COLD == FP_CAL_POINTS - 1 && FP_CAL_COLD == FP_CAL_GAPS &&
+		       FP_CAL_ONCE == FP_CAL_GAPS - 1, "points");
 
 /* The regions of the daemon's own catalog a calibration enables: its two first. */
 #define CAL_REGIONS_MAX 8
@@ -124,6 +141,10 @@ struct cal_run {
 	struct fp_tstate st;
 	double half_clock;	/* half of one clock_gettime */
 	uint32_t sw;		/* the thread's switch-outs at the latest read of its state */
+	uint32_t nev;		/* its events then */
+	int point;		/* the calibration point being measured */
+	double lg_sum[FP_CAL_POINTS];	/* log2 of the gaps of its events measured, summed */
+	int lg_n[FP_CAL_POINTS];
 	/* per instance its four parts and, [SWITCHED], 1 if the thread was switched out
 	 * meanwhile (the kernel would have charged its events as cold) */
 	double part[INSTANCES][FP_C_N + 1];
@@ -131,64 +152,94 @@ struct cal_run {
 	int n;
 };
 
-/* The timestamp of this thread's latest event, read from its task storage. */
-static int last_ts(struct cal_run *c, double *ts)
+/*
+ * The thread's state, read from its task storage (a system call, so never between the
+ * probes of one measured sequence: it would leave them a colder machine than a program's
+ * own code does, and the probes measured so cost more than a program's). n: the events
+ * the sequence since the previous read had; 1 when they are all in the state's log (none
+ * lost, not more than it keeps), 0 when not (the sequence is not used), or -errno.
+ */
+static int read_log(struct cal_run *c, uint32_t n)
 {
+	uint32_t before = c->nev;
 	int ret = fp_target__thread_state(c->t, c->pidfd, c->tid, &c->st);
 
 	if (ret)
 		return ret;
-	*ts = (double)c->st.last_ts;
 	c->sw = c->st.switches;
-	return 0;
+	c->nev = c->st.nev;
+	return c->nev - before == n && n <= FP_EV_LOG;
 }
 
-#define SWITCHED FP_C_N
-
-/* One inner region, its four parts measured into p (see the comment at the top). */
-static __always_inline int timed_inner(struct cal_run *c, double *p)
+/* The timestamp of the sequence's event e of n (0: its first), from the log. */
+static double kts(const struct cal_run *c, uint32_t n, uint32_t e)
 {
-	double t0, t1, t2, t3, kb = 0, ke = 0;
-	uint32_t sw0 = c->sw;
-	int ret;
-
-	t0 = now_ns();
-	FP_BEGIN(featprof_calibration_inner, "featprof");
-	t1 = now_ns();
-	ret = last_ts(c, &kb);
-	busy(WORK_NS);
-	t2 = now_ns();
-	FP_END(featprof_calibration_inner);
-	t3 = now_ns();
-	ret = ret ? ret : last_ts(c, &ke);
-	p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
-	p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
-	p[FP_C_END_PRE] = ke - t2 - c->half_clock;
-	p[FP_C_END_POST] = t3 - ke - c->half_clock;
-	p[SWITCHED] = c->sw != sw0;
-	return ret;
+	return (double)c->st.ev_ts[(c->nev - n + e) & (FP_EV_LOG - 1)];
 }
 
-/* One outer region holding INNER timed inner ones. */
+#define SWITCHED FP_C_N	/* 1: switched out meanwhile; UNREAD: not in the log */
+#define UNREAD 2
+
+/* The four parts of the region whose begin and end are the sequence's events e and e + 1
+ * of n, from the clock read before and after each (t[4]) and the log (see the comment at
+ * the top), into p; ok 0: not used (SWITCHED). */
+static void parts(struct cal_run *c, uint32_t n, uint32_t e, const double t[4], int ok,
+		  double *p)
+{
+	double kb = kts(c, n, e), ke = kts(c, n, e + 1), kp = kts(c, n, e - 1);
+
+	/* the gaps the kernel saw (from the previous event's timestamp: the log holds the
+	 * one before the sequence too, once the thread had one) */
+	if (ok && ke > kb && kb > kp && c->nev > n) {
+		c->lg_sum[c->point] += log2(kb - kp) + log2(ke - kb);
+		c->lg_n[c->point] += 2;
+	}
+	p[FP_C_BEGIN_PRE] = kb - t[0] - c->half_clock;
+	p[FP_C_BEGIN_POST] = t[1] - kb - c->half_clock;
+	p[FP_C_END_PRE] = ke - t[2] - c->half_clock;
+	p[FP_C_END_POST] = t[3] - ke - c->half_clock;
+	p[SWITCHED] = ok ? 0 : UNREAD;
+}
+
+/* One inner region, the clock read around each of its probes into t[4]. */
+static __always_inline void timed_inner(double *t)
+{
+	t[0] = now_ns();
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	t[1] = now_ns();
+	busy(WORK_NS);
+	t[2] = now_ns();
+	FP_END(featprof_calibration_inner);
+	t[3] = now_ns();
+}
+
+/* One outer region holding INNER timed inner ones, read from the log after its end. */
 __attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
 {
-	double o0, o1, ke = 0, kob;
-	int j, ret = 0;
+	const uint32_t n = 2 + 2 * INNER;	/* the outer's begin and end, the inner ones' */
+	double o0, o1, t[INNER][4];
+	uint32_t sw0 = c->sw;
+	int j, ok;
 
 	FP_BEGIN(featprof_calibration, "featprof");
 	o0 = now_ns();
-	for (j = 0; j < INNER && !ret; j++) {
+	for (j = 0; j < INNER; j++) {
 		busy(WORK_NS);
-		ret = timed_inner(c, c->part[o * INNER + j]);
+		timed_inner(t[j]);
 	}
 	busy(WORK_NS);
 	o1 = now_ns();
 	FP_END(featprof_calibration);
-	/* the outer begin's timestamp: the frame at depth 0 of the state read last */
-	kob = (double)c->st.f[0].start;
-	ret = ret ? ret : last_ts(c, &ke);
-	c->outer_excess[o] = (ke - kob) - (o1 - o0);
-	return ret;
+	ok = read_log(c, n);
+	if (ok < 0)
+		return ok;
+	for (j = 0; j < INNER; j++) {
+		parts(c, n, 1 + 2 * (uint32_t)j, t[j], ok, c->part[o * INNER + j]);
+		if (ok && c->sw != sw0)
+			c->part[o * INNER + j][SWITCHED] = 1;
+	}
+	c->outer_excess[o] = ok ? (kts(c, n, n - 1) - kts(c, n, 0)) - (o1 - o0) : NAN;
+	return 0;
 }
 
 static void gap(double ns)
@@ -199,30 +250,62 @@ static void gap(double ns)
 		busy(ns);
 }
 
+/*
+ * Point FP_CAL_ONCE: ONCE_CHAIN inner regions back to back, one clock read between any
+ * two probes, so that each probe follows the previous one at once (the end of a region
+ * and the begin of the next, an empty region's begin and end). The first begin follows
+ * the log's read (a system call) and is left out: ONCE_CHAIN - 1 rows of parts into p.
+ */
+__attribute__((noinline)) static int timed_once(struct cal_run *c, double (*p)[FP_C_N + 1])
+{
+	const uint32_t n = 2 * ONCE_CHAIN;
+	double t[2 * ONCE_CHAIN + 1];
+	uint32_t sw0 = c->sw;
+	int k, ok;
+
+	t[0] = now_ns();
+	for (k = 0; k < ONCE_CHAIN; k++) {
+		FP_BEGIN(featprof_calibration_inner, "featprof");
+		t[2 * k + 1] = now_ns();
+		FP_END(featprof_calibration_inner);
+		t[2 * k + 2] = now_ns();
+	}
+	ok = read_log(c, n);
+	if (ok < 0)
+		return ok;
+	for (k = 1; k < ONCE_CHAIN; k++) {
+		double w[4] = { t[2 * k], t[2 * k + 1], t[2 * k + 1], t[2 * k + 2] };
+
+		parts(c, n, 2 * (uint32_t)k, w, ok, p[k - 1]);
+		if (ok && c->sw != sw0)
+			p[k - 1][SWITCHED] = 1;
+	}
+	return 0;
+}
+
 /* One inner region with work_ns (or a sleep) before its begin and inside it: both of
- * its events have that gap. Its four parts into p, as timed_inner's. */
+ * its events have that gap. Its four parts into p, as outer_region's. */
 __attribute__((noinline)) static int timed_gap(struct cal_run *c, double work_ns, double *p)
 {
-	double t0, t1, t2, t3, kb = 0, ke = 0;
+	double t[4];
 	uint32_t sw0 = c->sw;
-	int ret;
+	int ok;
 
 	gap(work_ns);
-	t0 = now_ns();
+	t[0] = now_ns();
 	FP_BEGIN(featprof_calibration_inner, "featprof");
-	t1 = now_ns();
-	ret = last_ts(c, &kb);
+	t[1] = now_ns();
 	gap(work_ns);
-	t2 = now_ns();
+	t[2] = now_ns();
 	FP_END(featprof_calibration_inner);
-	t3 = now_ns();
-	ret = ret ? ret : last_ts(c, &ke);
-	p[FP_C_BEGIN_PRE] = kb - t0 - c->half_clock;
-	p[FP_C_BEGIN_POST] = t1 - kb - c->half_clock;
-	p[FP_C_END_PRE] = ke - t2 - c->half_clock;
-	p[FP_C_END_POST] = t3 - ke - c->half_clock;
-	p[SWITCHED] = c->sw != sw0;
-	return ret;
+	t[3] = now_ns();
+	ok = read_log(c, 2);
+	if (ok < 0)
+		return ok;
+	parts(c, 2, 0, t, ok, p);
+	if (ok && c->sw != sw0)
+		p[SWITCHED] = 1;
+	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -261,7 +344,8 @@ static void part_means(struct cal_run *c, int n, int cold, double *val)
 		for (i = 0; i < n; i++) {
 			const double *p = c->part[i];
 
-			if (p[0] + p[1] + p[2] + p[3] > STALL_NS || (p[SWITCHED] && !cold && !pass))
+			if (p[SWITCHED] == UNREAD || p[0] + p[1] + p[2] + p[3] > STALL_NS ||
+			    (p[SWITCHED] && !cold && !pass))
 				continue;
 			for (k = 0; k < FP_C_N; k++)
 				val[k] += p[k];
@@ -275,23 +359,32 @@ static void part_means(struct cal_run *c, int n, int cold, double *val)
 /* One round: INSTANCES timed inner regions; the round's value of each part. */
 static int round_values(struct cal_run *c, double *val, double *outer)
 {
-	int i, ret;
+	double ex[OUTER];
+	int i, n = 0, ret = read_log(c, 0);	/* where the log stands */
 
-	for (i = 0; i < OUTER; i++)
-		if ((ret = outer_region(c, i)))
-			return ret;
+	for (i = 0; i < OUTER && ret >= 0; i++)
+		ret = outer_region(c, i);
+	if (ret < 0)
+		return ret;
 	part_means(c, INSTANCES, 0, val);
-	*outer = median(c->outer_excess, OUTER);
+	for (i = 0; i < OUTER; i++)
+		if (!isnan(c->outer_excess[i]))
+			ex[n++] = c->outer_excess[i];
+	*outer = n ? median(ex, n) : 0;
 	return 0;
 }
 
 /* One round of calibration point b > 0: its instances, the round's value of each part. */
 static int gap_round(struct cal_run *c, int b, double *val)
 {
-	int i, ret = 0;
+	int i, ret = read_log(c, 0);	/* where the log stands */
 
-	for (i = 0; i < gap_plan[b].instances && !ret; i++)
-		ret = timed_gap(c, gap_plan[b].work_ns, c->part[i]);
+	for (i = 0; i < gap_plan[b].instances && ret >= 0; i++)
+		if (b != FP_CAL_ONCE)
+			ret = timed_gap(c, gap_plan[b].work_ns, c->part[i]);
+		else if (i % (ONCE_CHAIN - 1) == 0)
+			ret = timed_once(c, &c->part[i]);
+	ret = ret < 0 ? ret : 0;
 	if (!ret)
 		part_means(c, gap_plan[b].instances, b == FP_CAL_COLD, val);
 	return ret;
@@ -314,8 +407,10 @@ static void point0_figure(struct fp_calibration *out, double *bias, double *pair
 	out->rounds = n;
 }
 
-/* A point's figures from its round values v[n][FP_C_N]: medians and spreads. */
-static void point_figure(struct fp_calibration *out, int b, double (*v)[FP_C_N], int n)
+/* A point's figures from its round values v[n][FP_C_N]: medians and spreads; gap_ns its
+ * gap. */
+static void point_figure(struct fp_calibration *out, int b, double (*v)[FP_C_N], int n,
+			 double gap_ns)
 {
 	double col[HISTORY_MAX];
 	int i, k;
@@ -327,18 +422,32 @@ static void point_figure(struct fp_calibration *out, int b, double (*v)[FP_C_N],
 		out->point_ns[b][k] = median(col, n);
 	}
 	out->point_rounds[b] = n;
-	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : gap_plan[b].work_ns;
+	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : gap_ns;
 }
 
 /* The round values of the last calibration, per attach point and calibration point:
  * the drift tracker's history starts from them (fp_calibrate_track). */
 static double last_rounds[FP_AT_N][FP_CAL_POINTS][GAP_MAX_ROUNDS][FP_C_N];
+/* And each point's gap, as the kernel saw it (the drift tracker keeps them). */
+static double last_gap[FP_AT_N][FP_CAL_POINTS];
+
+/* The gaps of point b's events measured since the last call: their geometric mean (the
+ * kernel steps gaps in log2), or the plan's work where none was seen. */
+static double gap_seen(struct cal_run *c, int b)
+{
+	double g = c->lg_n[b] ? exp2(c->lg_sum[b] / c->lg_n[b]) : gap_plan[b].work_ns;
+
+	c->lg_sum[b] = 0;
+	c->lg_n[b] = 0;
+	return g;
+}
 
 /* Calibration at the target's current attach point (t->use_opt). */
 static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
 		   char *err, size_t errlen)
 {
-	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1];
+	int at = t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
+	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
 	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
 	uint8_t *sel = cal_sel;
 	int i, b, ret;
@@ -347,12 +456,21 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	ret = fp_target__set_regions(t, sel, 1, err, errlen);
 	if (ret)
 		return ret;
+	c->point = 0;
 	ret = round_values(c, dummy, &o);	/* warm-up; the first hits rewrite nop5 sites */
-	for (i = 0; i < ROUNDS && !ret; i++)
-		ret = round_values(c, v[0][i], &outer[i]);
-	for (b = 1; b < FP_CAL_POINTS && !ret; b++)
-		for (i = 0; i < gap_plan[b].rounds && !ret; i++)
-			ret = gap_round(c, b, v[b][i]);
+	gap_seen(c, 0);
+	/* the points' rounds in turn (round i of each point that has one), so that every
+	 * point is measured over the whole calibration: a probe's cost moves from one
+	 * second to the next, and points measured one after the other would differ by that */
+	for (i = 0; i < GAP_MAX_ROUNDS && !ret; i++)
+		for (b = 0; b < FP_CAL_POINTS && !ret; b++) {
+			if (i >= gap_plan[b].rounds)
+				continue;
+			c->point = b;
+			ret = b ? gap_round(c, b, v[b][i]) : round_values(c, v[0][i], &outer[i]);
+		}
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		last_gap[at][b] = gap_seen(c, b);
 	fp_target__set_regions(t, sel, 0, err, errlen);
 	if (ret) {
 		snprintf(err, errlen, "calibration: cannot read the thread's own state: %s",
@@ -360,7 +478,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		return ret;
 	}
 	for (b = 0; b < FP_CAL_POINTS; b++)
-		point_figure(out, b, v[b], gap_plan[b].rounds);
+		point_figure(out, b, v[b], gap_plan[b].rounds, last_gap[at][b]);
 	for (i = 0; i < ROUNDS; i++) {
 		bias[i] = v[0][i][FP_C_BEGIN_POST] + v[0][i][FP_C_END_PRE];
 		pair[i] = v[0][i][0] + v[0][i][1] + v[0][i][2] + v[0][i][3];
@@ -540,7 +658,7 @@ static void track_figure(struct fp_calibration *out)
 	int i, b;
 
 	for (b = 0; b < FP_CAL_POINTS; b++)
-		point_figure(out, b, track.b[b].v, track.b[b].n);
+		point_figure(out, b, track.b[b].v, track.b[b].n, last_gap[track.point][b]);
 	for (i = 0; i < track.b[0].n; i++) {
 		const double *v = track.b[0].v[i];
 
@@ -571,8 +689,10 @@ int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
 		if (!ret)
 			track_push(0, v);
 	}
+	track.c->point = track.turn;
 	if (!ret && !(ret = gap_round(track.c, track.turn, v)))	/* one round of another */
 		track_push(track.turn, v);
+	track.c->point = 0;
 	track.turn = track.turn % (FP_CAL_POINTS - 1) + 1;
 	fp_target__set_regions(track.t, sel, 0, err, errlen);
 	if (ret) {

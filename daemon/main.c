@@ -234,12 +234,16 @@ static int calibrate_at_start(enum fp_site_choice site)
 			fp_log(FP_LOG_INFO,
 			       "%s: pair cost %.0f ns (sd %.0f), bias %.0f ns (sd %.0f); "
 			       "begin %.0f+%.0f, end %.0f+%.0f ns around the timestamp; by the "
-			       "gap since the thread's previous probe: %.0f (3 us), %.0f (60 us), "
-			       "%.0f (600 us), %.0f (4 ms), %.0f (cold) ns a pair",
+			       "gap since the thread's previous probe: %.0f (at once, %.1f us), "
+			       "%.0f (%.1f us), %.0f (%.0f us), %.0f (%.0f us), %.0f (%.1f ms), "
+			       "%.0f (cold) ns a pair",
 			       c == FP_AT_NOP5 ? "shielded nop5" : "nop1", k->pair_ns, k->pair_sd,
 			       k->bias_ns, k->bias_sd, k->part_ns[0], k->part_ns[1], k->part_ns[2],
-			       k->part_ns[3], gap_pair(k, 0), gap_pair(k, 1), gap_pair(k, 2),
-			       gap_pair(k, 3), gap_pair(k, FP_CAL_COLD));
+			       k->part_ns[3], gap_pair(k, FP_CAL_ONCE),
+			       k->point_gap_ns[FP_CAL_ONCE] / 1e3,
+			       gap_pair(k, 0), k->point_gap_ns[0] / 1e3, gap_pair(k, 1),
+			       k->point_gap_ns[1] / 1e3, gap_pair(k, 2), k->point_gap_ns[2] / 1e3,
+			       gap_pair(k, 3), k->point_gap_ns[3] / 1e6, gap_pair(k, FP_CAL_COLD));
 	}
 	if (cal.ip.valid)
 		fp_log(FP_LOG_INFO, "in-process runtime (%s clock): pair cost %.1f ns (sd %.1f), "

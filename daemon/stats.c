@@ -324,9 +324,24 @@ static double spread(double ns, double warm, double sd)
 	return fmax(sd, FP_GAP_EXTRA_UNC * fabs(ns - warm) + FP_GAP_DRIFT_UNC * ns);
 }
 
+/* The gap points in the order of their gaps (those with one) into o; how many. */
+static int gap_order(const struct fp_calibration *c, int o[FP_CAL_GAPS])
+{
+	int n = 0, i, j;
+
+	for (i = 0; i < FP_CAL_GAPS; i++) {
+		if (!(c->point_gap_ns[i] > 0))
+			continue;
+		for (j = n++; j > 0 && c->point_gap_ns[o[j - 1]] > c->point_gap_ns[i]; j--)
+			o[j] = o[j - 1];
+		o[j] = i;
+	}
+	return n;
+}
+
 void fp_cal_step(const struct fp_calibration *c, int k, double ns[FP_C_N], double sd[FP_C_N])
 {
-	int n = FP_CAL_GAPS, i = 0, p;
+	int o[FP_CAL_GAPS], n = gap_order(c, o), i = 0, p;
 	double x = k + log2(1.5), w = 0;
 
 	if (k >= FP_GAP_COLD) {
@@ -336,18 +351,23 @@ void fp_cal_step(const struct fp_calibration *c, int k, double ns[FP_C_N], doubl
 		}
 		return;
 	}
-	/* the points around x: i and i + 1 with weight w on i + 1 */
-	while (i + 1 < n && log2(c->point_gap_ns[i + 1]) <= x)
+	if (!n) {	/* no gap known: point 0 alone */
+		o[0] = 0;
+		n = 1;
+	}
+	/* the points around x: o[i] and o[i + 1] with weight w on o[i + 1] */
+	while (i + 1 < n && log2(c->point_gap_ns[o[i + 1]]) <= x)
 		i++;
-	if (i + 1 < n && x > log2(c->point_gap_ns[i]))
-		w = (x - log2(c->point_gap_ns[i])) /
-		    (log2(c->point_gap_ns[i + 1]) - log2(c->point_gap_ns[i]));
+	if (i + 1 < n && x > log2(c->point_gap_ns[o[i]]))
+		w = (x - log2(c->point_gap_ns[o[i]])) /
+		    (log2(c->point_gap_ns[o[i + 1]]) - log2(c->point_gap_ns[o[i]]));
 	for (p = 0; p < FP_C_N; p++) {
-		const double *a = w ? c->point_ns[i + 1] : c->point_ns[i];
-		const double *e = w ? c->point_sd[i + 1] : c->point_sd[i];
+		const double *a0 = c->point_ns[o[i]], *e0 = c->point_sd[o[i]];
+		const double *a = w ? c->point_ns[o[i + 1]] : a0;
+		const double *e = w ? c->point_sd[o[i + 1]] : e0;
 
-		ns[p] = c->point_ns[i][p] + w * (a[p] - c->point_ns[i][p]);
-		sd[p] = c->point_sd[i][p] + w * (e[p] - c->point_sd[i][p]);
+		ns[p] = a0[p] + w * (a[p] - a0[p]);
+		sd[p] = e0[p] + w * (e[p] - e0[p]);
 		sd[p] = spread(ns[p], c->point_ns[0][p], sd[p]);
 	}
 }

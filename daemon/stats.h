@@ -55,11 +55,14 @@ struct fp_snapshot {
  * The same order as bpf/featprof_bpf.h's FP_PART_*.
  */
 enum { FP_C_BEGIN_PRE, FP_C_BEGIN_POST, FP_C_END_PRE, FP_C_END_POST, FP_C_N };
-/* Calibration points: FP_CAL_GAPS gaps of work between probes, in increasing order; then
- * COLD (after a sleep). */
-#define FP_CAL_GAPS 4
-#define FP_CAL_COLD 4
-#define FP_CAL_POINTS 5
+/* Calibration points: FP_CAL_GAPS gaps between probes (0: the rounds, 3 us of work
+ * between probes; 1-3: more work; FP_CAL_ONCE: probes at once, one clock read between
+ * them), each labelled with the gap its probes had as the kernel sees it (between
+ * their timestamps); then COLD (after a sleep). */
+#define FP_CAL_GAPS 5
+#define FP_CAL_ONCE 4
+#define FP_CAL_COLD 5
+#define FP_CAL_POINTS 6
 _Static_assert((int)FP_C_N == (int)FP_PARTS && (int)FP_C_END_PRE == (int)FP_PART_END_PRE, "parts");
 
 struct fp_calibration {
@@ -74,8 +77,9 @@ struct fp_calibration {
 				 * per instance: ~0 when the model holds for nesting */
 	double cold_pair_ns, cold_bias_ns;	/* the same, for a region entered right
 						 * after a sleep (point FP_CAL_COLD) */
-	/* per calibration point (a gap of point_gap_ns of work since the previous probe;
-	 * the last: cold, after a sleep) each part's median over its rounds and its spread;
+	/* per calibration point (a gap of point_gap_ns since the previous probe's
+	 * timestamp; the last: cold, after a sleep) each part's median over its rounds and
+	 * its spread;
 	 * point 0 is part_ns/part_sd above. The kernel charges interpolations of them
 	 * (fp_cal_step) */
 	double point_gap_ns[FP_CAL_POINTS];
@@ -86,9 +90,10 @@ struct fp_calibration {
 /*
  * What one event costs in gap step k (bpf/featprof_bpf.h: gaps of 2^k to 2^(k+1) ns;
  * FP_GAP_COLD: cold), per part, and its spread: linear in log2(gap) between the two
- * calibration points around the step's middle (1.5 x 2^k ns), the nearest point's
- * beyond them; the cold point for FP_GAP_COLD. The spread is at least FP_GAP_EXTRA_UNC
- * of what the step costs above point 0 (the warm probe) plus FP_GAP_DRIFT_UNC of the
+ * calibration points around the step's middle (1.5 x 2^k ns), the points taken in the
+ * order of their gaps (one with none left out), the nearest point's beyond them; the
+ * cold point for FP_GAP_COLD. The spread is at least FP_GAP_EXTRA_UNC of what the step
+ * costs above point 0 (the warm probe) plus FP_GAP_DRIFT_UNC of the
  * whole: the cost moves with the machine from minute to minute more than within one
  * calibration (measured here: the warm pair 0.96-1.05 us in most calibrations of an
  * hour, once 1.31 us; the extra with 600 us between probes 0.15 to 1.1 us a probe above

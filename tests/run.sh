@@ -35,6 +35,8 @@ TESTS=(
 	# try where the first falls short. Stated uncertainties shrunk to 0.2x fail both
 	# (62%, 34%); to 0.4x, one run in two passes (a test of gross shrinking only)
 	"bench/coverage:python3 tests/bench/coverage.py $B --quick --min 0.75 || { echo 'coverage: short of 75%, a second run'; python3 tests/bench/coverage.py $B --quick --min 0.75; }"
+	# regions back to back (issue 30, part 4): three daemon starts, one beside a busy process
+	"bench/chain:python3 tests/bench/coverage.py $B --chain-check"
 )
 [ -n "${FP_EXTRA_TESTS:-}" ] && read -r -a _extra <<< "$FP_EXTRA_TESTS" && TESTS+=("${_extra[@]}")
 pass=0; failn=0; skip=0; failed=()

@@ -17,7 +17,9 @@
  *                   link featprofd uses (the floor: a program that does nothing)
  *   --truth NS      accuracy mode: the region busy-waits NS ns to a clock deadline and
  *                   measures itself; with --nested an outer region (NS) holds an inner
- *                   one (NS)
+ *                   one (NS); with --chain, back to back: a flat region (NS), then at
+ *                   once an outer one of NS/2 + an inner of NS + NS/2, then the next
+ *                   iteration's flat one at once (regions that follow each other)
  *   --warm N        (with --wait) N iterations first, then print "warm" and wait for
  *                   another line before the measured ones (first hits of a site cost
  *                   more: the kernel's out-of-line area, a nop5's rewrite); the
@@ -60,7 +62,7 @@
 
 static long iters, body;
 static long truth_ns;
-static int nested, carried;
+static int nested, carried, chain;
 static __thread uint64_t carry = 1;	/* --carried: the chain goes on from here */
 #ifdef BL_STATIC
 static uint64_t *stamps;	/* static tracer buffer */
@@ -90,7 +92,7 @@ static inline __attribute__((always_inline)) void spin(long n)
 
 struct res {
 	uint64_t loop_ns;
-	uint64_t truth_outer, truth_inner;
+	uint64_t truth_outer, truth_inner, truth_flat;
 };
 
 static void *loop(void *arg)
@@ -126,13 +128,21 @@ static void *truth_loop(void *arg)
 	uint64_t t0 = now_ns();
 
 	for (long i = 0; i < iters; i++) {
-		uint64_t a, b, c = 0, d = 0, e1, e2;
+		uint64_t a, b, c = 0, d = 0, e1, e2, own = (uint64_t)truth_ns / (chain ? 2 : 1);
 
+		if (chain) {	/* ended right before the outer's begin */
+			FP_BEGIN(acc_flat, "Accuracy");
+			a = now_ns();
+			busy_until(a + (uint64_t)truth_ns);
+			b = now_ns();
+			FP_END(acc_flat);
+			r->truth_flat += b - a;
+		}
 		/* truth is what the code between the sites takes untraced: the outer's own
 		 * segments plus the inner's own time, not the inner's probes */
 		FP_BEGIN(acc_outer, "Accuracy");
 		a = now_ns();
-		busy_until(a + (uint64_t)truth_ns);
+		busy_until(a + own);
 		e1 = now_ns();
 		if (nested) {
 			FP_BEGIN(acc_inner, "Accuracy");
@@ -143,6 +153,8 @@ static void *truth_loop(void *arg)
 			r->truth_inner += d - c;
 		}
 		e2 = now_ns();
+		if (chain)
+			busy_until(e2 + own);
 		b = now_ns();
 		FP_END(acc_outer);
 		r->truth_outer += (e1 - a) + (d - c) + (b - e2);
@@ -248,7 +260,7 @@ int main(int argc, char **argv)
 	struct res r[64];
 	pthread_t tid[64];
 	long long nsites = 0;
-	uint64_t loop_max = 0, to = 0, ti = 0;
+	uint64_t loop_max = 0, to = 0, ti = 0, tf = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: busyloop ITERATIONS BODY [--wait] [--threads T] "
@@ -272,6 +284,8 @@ int main(int argc, char **argv)
 			carried = 1;
 		else if (!strcmp(argv[i], "--nested"))
 			nested = 1;
+		else if (!strcmp(argv[i], "--chain"))
+			nested = chain = 1;
 		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
 			warm = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--hold"))
@@ -320,14 +334,15 @@ int main(int argc, char **argv)
 			loop_max = r[i].loop_ns;
 		to += r[i].truth_outer;
 		ti += r[i].truth_inner;
+		tf += r[i].truth_flat;
 	}
 	printf("{\"iterations\":%ld,\"threads\":%d,\"loop_ns\":%llu,\"ns_per_iteration\":%.2f",
 	       iters, threads, (unsigned long long)loop_max, (double)loop_max / (double)iters);
 	if (bare)
 		printf(",\"bare_sites\":%lld", nsites);
 	if (truth_ns)
-		printf(",\"truth_outer_ns\":%llu,\"truth_inner_ns\":%llu", (unsigned long long)to,
-		       (unsigned long long)ti);
+		printf(",\"truth_outer_ns\":%llu,\"truth_inner_ns\":%llu,\"truth_flat_ns\":%llu",
+		       (unsigned long long)to, (unsigned long long)ti, (unsigned long long)tf);
 #ifdef BL_STATIC
 	{
 		uint64_t sum = 0;

@@ -83,12 +83,15 @@ int main(void)
 	cal = make_cal();
 
 	/* The kernel's per-gap-step costs: linear in log2(gap) between calibration points
-	 * (3, 60, 600 us, 4 ms; the last point cold), flat beyond them. Step 12 (gaps of
-	 * 4.1-8.2 us, middle 6144 ns) lies 0.239 of the way from 3 to 60 us in log2. The
-	 * spread is at least half the cost above point 0 plus a tenth of the cost. */
+	 * in the order of their gaps (3, 60, 600 us, 4 ms, then the point of probes at once,
+	 * 500 ns; the last point cold), flat beyond them. Step 12 (gaps of 4.1-8.2 us,
+	 * middle 6144 ns) lies 0.239 of the way from 3 to 60 us in log2; step 10 (1536 ns)
+	 * 0.626 of the way from 500 ns to 3 us. The spread is at least half the cost above
+	 * point 0 plus a tenth of the cost. */
 	{
-		struct fp_calibration g = { .valid = 1,
-					    .point_gap_ns = { 3000, 60000, 600000, 4000000, 0 } };
+		struct fp_calibration g = {
+			.valid = 1, .point_gap_ns = { 3000, 60000, 600000, 4000000, 500, 0 }
+		};
 		double ns[FP_C_N], sd[FP_C_N];
 
 		for (int i = 0; i < FP_CAL_POINTS; i++)
@@ -96,9 +99,12 @@ int main(void)
 				g.point_ns[i][k] = 100 * (i + 1) + k;
 				g.point_sd[i][k] = 10 * (i + 1);
 			}
-		fp_cal_step(&g, 5, ns, sd);
-		CHECK_INT(ns[0], 100);
-		CHECK_INT(sd[0], 10);	/* 10 % of the cost */
+		fp_cal_step(&g, 5, ns, sd);	/* below every point: the one at once */
+		CHECK_INT(ns[0], 500);
+		CHECK_INT(sd[0], 250);	/* half of 400 above point 0, and 50 */
+		fp_cal_step(&g, 10, ns, sd);
+		CHECK_INT(ns[0] * 10, 2494);
+		CHECK_INT(sd[0] * 100, 9966);
 		fp_cal_step(&g, 12, ns, sd);
 		CHECK_INT(ns[0] * 10, 1239);
 		CHECK_INT(ns[3] * 10, 1269);
@@ -107,8 +113,12 @@ int main(void)
 		CHECK_INT(ns[0], 400);
 		CHECK_INT(sd[0], 190);	/* half the 300 above point 0, and 40: more than 40 */
 		fp_cal_step(&g, FP_GAP_COLD, ns, sd);
-		CHECK_INT(ns[2], 502);
-		CHECK_INT(sd[2], 250);
+		CHECK_INT(ns[2], 602);
+		CHECK_INT(sd[2], 310);
+		g.point_gap_ns[FP_CAL_ONCE] = 0;	/* not measured: left out */
+		fp_cal_step(&g, 5, ns, sd);
+		CHECK_INT(ns[0], 100);
+		CHECK_INT(sd[0], 10);	/* 10 % of the cost */
 	}
 
 	/* Deltas; a reset (counts going back) yields the current figures. */
