@@ -201,6 +201,7 @@ static inline long __fp_ip_sys(long nr, long a, long b, long c)
 			     : "rcx", "r11", "memory");
 	return ret;
 }
+#define __FP_NR_nanosleep 35
 #define __FP_NR_ftruncate 77
 #define __FP_NR_getpid 39
 #define __FP_NR_gettid 186
@@ -565,14 +566,13 @@ static inline int __fp_ip_measured(struct featprof_ip_arena *a)
  * featprof:ip__thread event, so this waits only for a process that is that quick. */
 static inline void __fp_ip_hand_over(struct featprof_ip_ctl *p, struct featprof_ip_arena *a)
 {
-	struct timespec step = { 0, 100000 };
-	long n;
+	long step[2] = { 0, 100000 }, n;	/* a struct timespec */
 
 	for (n = 0; n < FEATPROF_IP_HANDOVER_MS * 10L; n++) {
 		if (__atomic_load_n(&p->handover, __ATOMIC_ACQUIRE) != FP_IP_HANDOVER_WANTED ||
 		    !__fp_ip_measured(a))
 			return;
-		nanosleep(&step, 0);
+		__fp_ip_sys(__FP_NR_nanosleep, (long)step, 0, 0);
 	}
 }
 

@@ -58,6 +58,18 @@ for mode in FEATPROF_SAMPLING FEATPROF_SAMPLING_GATED; do
 		done
 	done
 done
+# the in-process runtime in strict ISO C and C++ (no POSIX declarations: it makes its
+# system calls itself; GNU extensions it needs stay, so no -pedantic)
+for cc in gcc clang g++; do
+	for std in c99 c11; do
+		case $cc in g++) [ $std = c11 ] || continue; src=tests/targets/site_cxx.cc std=c++11 ;;
+			*) src=tests/targets/site.c ;; esac
+		n=$((n + 1))
+		$cc -std=$std -O2 -Wall -Wextra -Werror -Iusdt -DFEATPROF_INPROCESS $src -o "$tmp/ip" \
+			-lpthread 2> "$tmp/err" ||
+			{ echo "  FAILED $cc -std=$std -DFEATPROF_INPROCESS"; cat "$tmp/err"; fail=1; }
+	done
+done
 # the nop1 shape and FP_DISABLE build too; FP_DISABLE leaves no note
 n=$((n + 1)); gcc $W -DFP_SITE_SHAPE=FP_SHAPE_NOP1 tests/targets/site.c -o "$tmp/n1" && check_notes "$tmp/n1" 8 || fail=1
 n=$((n + 1)); gcc $W -DFP_DISABLE tests/targets/site.c -o "$tmp/d" || fail=1
