@@ -379,8 +379,8 @@ __u32 owner[FP_POOL_SLOTS] = {};
 __u32 region_base[FP_POOL_SLOTS] = {};
 #define SLOT(s) ((__u64)(s) & (FP_POOL_SLOTS - 1))	/* 64-bit: kept bounded if spilled */
 
-/* HAND_NONE unless slot is a group's object. */
-static __always_inline __u32 hand_of(__u32 slot)
+/* HAND_NONE unless slot is a group's object (global, as fp_group_turn below). */
+__attribute__((noinline)) __u32 fp_hand_of(__u32 slot)
 {
 	__u32 zero = 0, *h;
 
@@ -388,6 +388,29 @@ static __always_inline __u32 hand_of(__u32 slot)
 		return HAND_NONE;
 	h = bpf_map_lookup_elem(&hand_now, &zero);
 	return h ? *h : HAND_NONE;
+}
+
+/*
+ * The thread's stack went from empty to one frame (kind FP_EV_BEGIN) or back to empty
+ * (FP_EV_END) in slot: the file's object holds the thread, lets it go, or marks it
+ * released (Handover above). Global: in the begin's and end's own code the map update's
+ * stack variables cost the verifier ~6x the instructions.
+ */
+__attribute__((noinline)) int fp_held_mark(__u32 slot, __u32 kind)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), hand = fp_hand_of(slot), v;
+
+	v = member_group[SLOT(slot)];
+	if (kind == FP_EV_BEGIN && hand == HAND_FILE)	/* the file's until it ends */
+		return bpf_map_update_elem(&held, &tid, &v, BPF_ANY);
+	if (kind != FP_EV_END)
+		return 0;
+	if (hand == HAND_FILE)		/* no region open: the thread's next event decides */
+		return bpf_map_delete_elem(&held, &tid);
+	if (hand != HAND_FILE_HELD)
+		return 0;
+	v |= FP_HELD_RELEASED;		/* the member's own object from its next event */
+	return bpf_map_update_elem(&held, &tid, &v, BPF_ANY);
 }
 
 /* The probe cost per attach point (0 the nop1, 1 the nop5: FP_COOKIE_OPT), gap bucket and
@@ -719,11 +742,8 @@ static __always_inline int on_begin(__u32 slot, __u32 region, __u32 gen, __u32 o
 	fr->npre0 = st->n_pre;
 	fr->child_npre = 0;
 	st->depth = d + 1;
-	if (d == 0 && hand_of(slot) == HAND_FILE) {	/* the file's until it ends */
-		__u32 tid = (__u32)bpf_get_current_pid_tgid(), g = member_group[SLOT(slot)];
-
-		bpf_map_update_elem(&held, &tid, &g, BPF_ANY);
-	}
+	if (d == 0 && member_group[SLOT(slot)])	/* the outermost */
+		fp_held_mark(slot, FP_EV_BEGIN);
 	return 0;
 }
 
@@ -784,7 +804,7 @@ static __always_inline void end_frame(struct fp_tstate *st, __u64 now, __u32 slo
 		}
 	}
 	if (found >= FP_MAX_DEPTH) {
-		if (hand_of(slot) != HAND_RELEASED)	/* else the file's object ended it */
+		if (fp_hand_of(slot) != HAND_RELEASED)	/* else the file's object ended it */
 			count(slot, FP_AN_END_WITHOUT_BEGIN, 1);
 		return;
 	}
@@ -854,24 +874,13 @@ static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
 {
 	__u64 now = bpf_ktime_get_ns();	/* early */
 	struct fp_tstate *st;
-	__u32 tid, v, hand;
 
 	st = get_state(ts, slot);
 	if (!st)
 		return 0;
 	end_frame(st, now, slot, region, opt);
-	if (st->depth)
-		return 0;
-	hand = hand_of(slot);
-	if (hand != HAND_FILE && hand != HAND_FILE_HELD)
-		return 0;
-	tid = (__u32)bpf_get_current_pid_tgid();
-	if (hand == HAND_FILE) {	/* no region open: the thread's next event decides */
-		bpf_map_delete_elem(&held, &tid);
-	} else {			/* the member's own object from its next event */
-		v = member_group[SLOT(slot)] | FP_HELD_RELEASED;
-		bpf_map_update_elem(&held, &tid, &v, BPF_ANY);
-	}
+	if (!st->depth && member_group[SLOT(slot)])	/* the outermost ended */
+		fp_held_mark(slot, FP_EV_END);
 	return 0;
 }
 
@@ -893,9 +902,10 @@ static __always_inline __u64 site_cookie_of(struct pt_regs *ctx)
 }
 
 /* A group's object at a member's probe (member_group, Handover above): whether it
- * measures the event, and how. */
+ * measures the event, and how. A function of its own (global: the verifier checks it
+ * once, and its caller sees one unknown value, not each of its paths). */
 #define HAND_SKIP 255
-static __always_inline __u32 group_turn(__u32 group)
+__attribute__((noinline)) __u32 fp_group_turn(__u32 group)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = (__u32)(id >> 32), tid = (__u32)id, *m, *h;
@@ -932,7 +942,7 @@ static __always_inline int on_site(struct pt_regs *ctx, int ts)
 		hand = bpf_map_lookup_elem(&hand_now, &zero);
 		if (!hand)
 			return 0;
-		*hand = group_turn(group);
+		*hand = fp_group_turn(group);
 		if (*hand == HAND_SKIP)
 			return 0;	/* not the group's, or the other object's turn */
 	}
