@@ -106,7 +106,13 @@ if fp enable --exe "$tmp/service" --all > "$tmp/out" 2>&1; then
 	r=$(cmd "fork 3 5 200")
 	[ "$r" = "forked 3" ] && say fork "ok children live and exit 0" || say fork "FAIL $r"
 	r=$(cmd "dlopen $PWD/$B/tests/targets/libsite.so 4 10")
-	sleep 2	# the library's regions join when featprofd has seen the dlopen: call again
+	# the library's regions join when featprofd has seen the dlopen (its loop may still
+	# be releasing the exited children's uprobes: one link per site takes seconds where
+	# each waits for the kernel), then call again
+	for _ in $(seq 100); do
+		fp stats "$svc" --json 2>/dev/null | grep -q lib_region && break
+		sleep 0.1
+	done
 	cmd "dlopen $PWD/$B/tests/targets/libsite.so 4 10" > /dev/null
 	n=$(fp stats --exe "$tmp/service" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(r["count"] for r in d["regions"] if r["name"] == "service_work"))')
 	[ "$n" = 25 ] && say exe "ok service_work 25 = 10 + 3 x 5 (parent and forked children)" ||
