@@ -1221,8 +1221,13 @@ static int report_model(struct model *m, struct json_object *given, const double
 		json_object_array_add(opts, x);
 	}
 	if (!json) {
-		printf("featprof model: %d runs of %s, %d options, %d regions\n", m->nruns,
-		       m->exe && *m->exe ? m->exe : "?", m->nopt, m->nunits);
+		int nsets = 0;
+
+		for (i = 0; i < m->nunits; i++)
+			nsets += m->units[i].set;
+		printf("featprof model: %d runs of %s, %d options, %d regions, %d feature sets\n",
+		       m->nruns, m->exe && *m->exe ? m->exe : "?", m->nopt, m->nunits - nsets,
+		       nsets);
 		print_terms(m, wt, nw, "TERM (white-box)");
 		print_terms(m, bt, nb, "TERM (black-box linear)");
 		printf("\nleave-one-out error of the wall time (MAPE): white-box %.2f%%, black-box "

@@ -218,12 +218,27 @@ static struct json_object *finish(int fd, int run, const struct run_opts *o, uin
 	return res;
 }
 
+/*
+ * The run's figures: the table (or --json) on stderr, as time(1) and perf stat write
+ * theirs, so that the program's stdout is the program's alone (prog > file gets no
+ * table); -o FILE the whole reply. The shared table printer writes to stdout, so stdout
+ * is pointed at stderr meanwhile (the program, gone by now, had its own copy).
+ */
 static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 {
 	struct json_object *r = json_object_object_get(res, "run");
 	char tmp[PATH_MAX + 8];
+	int saved;
 	FILE *f;
 
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	if (saved < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "featprof run: %s\n", strerror(errno));
+		if (saved >= 0)
+			close(saved);
+		return -1;
+	}
 	if (o->json)
 		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
 	else {
@@ -232,6 +247,8 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 		       (double)geti(r, "wall_ns") / 1e6, (int)geti(r, "exit_status"));
 	}
 	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
 	if (!o->out)
 		return 0;
 	f = fp_open_tmp(o->out, "run", tmp, sizeof(tmp));

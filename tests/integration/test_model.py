@@ -64,7 +64,17 @@ def t_run_counts(d):
           "configuration in the file")
     check(st["run"]["exit_status"] == 0 and st["run"]["wall_ns"] > 75e6,
           "exit status, wall time >= the 75 units spun: %s" % st["run"])
-    check("featprof run:" in r.stdout and "compress" in r.stdout, "the table printed")
+    check("featprof run:" in r.stderr and "compress" in r.stderr, "the table on stderr")
+    check("featprof run:" not in r.stdout, "nothing of featprof's on stdout: %r"
+          % r.stdout[:200])
+    # the program's stdout is its own (prog > file gets no table in the file)
+    r = cli(d, "run", "--", "/bin/sh", "-c", "echo out; echo err >&2")
+    check(r.returncode == 0 and r.stdout == "out\n", "the program's stdout alone: %r"
+          % r.stdout)
+    check("err" in r.stderr and "featprof run:" in r.stderr, "its stderr, then the table")
+    r = cli(d, "run", "--json", "--", "/bin/sh", "-c", "echo out")
+    check(r.stdout == "out\n" and json.loads(r.stderr.splitlines()[-1]).get("run"),
+          "--json on stderr too: %r" % r.stdout)
 
 
 def t_run_status(d):

@@ -74,6 +74,9 @@ def t_binary(t):
     fx = {f["name"]: f["ns"] for f in p["features"]}
     check(abs(fx.get("X", 0) - (8e6 + 2e6)) < 1, "feature X = rx + rxy: %s" % fx)
     check(m["loo_mape_pct"]["white_box"] >= 0, "a LOO figure")
+    r = model(*files)
+    check(r.returncode == 0 and "3 options, 2 regions, 2 feature sets" in r.stdout,
+          "the table counts regions and feature sets apart: %r" % r.stdout[:200])
     print("  binary: %d terms, prediction %.3f ms" % (len(tm), p["wall_ns"] / 1e6))
 
 
