@@ -568,6 +568,23 @@ static enum fp_status group_update(struct exe_group *g, const struct fp_wants *n
 	return FP_OK;
 }
 
+/* Threads the file's object held for group number gn (bpf/featprof.bpf.c "Handover")
+ * that were inside a region when the group ended: let go, so that a group given the same
+ * number later does not find them held. A deleted key's successor is the first key
+ * again (the kernel's hash): the walk restarts after each deletion. */
+static void forget_held(__u32 gn)
+{
+	int fd = fp_group__watch_map("held");
+	__u32 k, next, v, *prev = NULL;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(fd, &k, &v) && (v & ~FP_HELD_RELEASED) == gn)
+			bpf_map_delete_elem(fd, &k);
+	}
+}
+
 /* Nothing wanted any more: not followed; members detached, their figures summed. */
 void fp_group__end(struct exe_group *g)
 {
@@ -590,6 +607,9 @@ void fp_group__end(struct exe_group *g)
 	}
 	g->npending = 0;
 	file_end(g);
+	for (i = 0; i < FP_MAX_GROUPS; i++)	/* the file's link is gone: no more writes */
+		if (fp_group_tab[i] == g)
+			forget_held((__u32)i + 1);
 	g->ended = true;
 	fp_log(FP_LOG_INFO, "%s: no longer followed", g->path);
 }

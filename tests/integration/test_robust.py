@@ -660,6 +660,27 @@ def t_exe_many(d):
             p.wait()
 
 
+def held_map(d):
+    """The entries of the daemon's map of held threads (the watcher's 'held'): its id
+    among the maps the daemon holds (fdinfo), its name from bpftool."""
+    ids = set()
+    for f in os.listdir("/proc/%d/fdinfo" % d.p.pid):
+        try:
+            for line in open("/proc/%d/fdinfo/%s" % (d.p.pid, f)):
+                if line.startswith("map_id:"):
+                    ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True,
+                                     text=True).stdout or "[]")
+    mid = [m["id"] for m in maps if m["id"] in ids and m.get("name") == "held"
+           and m.get("max_entries", 0) > 1]
+    if len(mid) != 1:
+        return None
+    return json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(mid[0])],
+                                     capture_output=True, text=True).stdout or "[]")
+
+
 def t_exe_handover(d):
     """--exe over processes that are always inside a region, started at once: the file's
     link measures each from its exec, and each member is handed over to a target of its
@@ -687,7 +708,27 @@ def t_exe_handover(d):
           % g["processes_joined"])
     check(n == nproc * naps, "every instance counted once: %d of %d" % (n, nproc * naps))
     check(not an, "no anomaly: %s" % an)
-    cli(d, "disable", "--exe", exe, "--all")
+    # a group that ends while the file's link holds threads (their 2 s naps begun under
+    # it, their own targets attached since) lets them go: the watcher's map is empty
+    slow = [subprocess.Popen([exe, "naps", "2", "2000"]) for _ in range(3)]
+    try:
+        for _ in range(50):
+            g = json.loads(cli(d, "stats", "--exe", exe, "--json").stdout)
+            if g["processes_live"] == 3:
+                break
+            time.sleep(0.1)
+        held = held_map(d)
+        cli(d, "disable", "--exe", exe, "--all")
+        after = held_map(d)
+        print("    held threads while their naps ran: %s; after disable --exe: %s"
+              % (held if held is None else len(held), after if after is None else len(after)))
+        check(held is not None and len(held) == 3,
+              "the file's link held the three sleepers: %s" % held)
+        check(after == [], "disable --exe let them go: %s" % after)
+    finally:
+        for p in slow:
+            p.kill()
+            p.wait()
 
 
 def t_shared_objects(d):
