@@ -142,6 +142,8 @@ struct cal_run {
 	double half_clock;	/* half of one clock_gettime */
 	uint32_t sw;		/* the thread's switch-outs at the latest read of its state */
 	uint32_t nev;		/* its events then */
+	int disturb;		/* a system call after each probe (the disturbed rounds) */
+	struct fp_tstate scratch;	/* what that call reads */
 	int point;		/* the calibration point being measured */
 	double lg_sum[FP_CAL_POINTS];	/* log2 of the gaps of its events measured, summed */
 	int lg_n[FP_CAL_POINTS];
@@ -201,16 +203,26 @@ static void parts(struct cal_run *c, uint32_t n, uint32_t e, const double t[4], 
 	p[SWITCHED] = ok ? 0 : UNREAD;
 }
 
+/* The disturbed rounds' system call after a probe (the thread's state read, as the
+ * calibration did after every probe before 2026-11-27), outside the timed windows. */
+static void disturb(struct cal_run *c)
+{
+	if (c->disturb)
+		fp_target__thread_state(c->t, c->pidfd, c->tid, &c->scratch);
+}
+
 /* One inner region, the clock read around each of its probes into t[4]. */
-static __always_inline void timed_inner(double *t)
+static __always_inline void timed_inner(struct cal_run *c, double *t)
 {
 	t[0] = now_ns();
 	FP_BEGIN(featprof_calibration_inner, "featprof");
 	t[1] = now_ns();
+	disturb(c);
 	busy(WORK_NS);
 	t[2] = now_ns();
 	FP_END(featprof_calibration_inner);
 	t[3] = now_ns();
+	disturb(c);
 }
 
 /* One outer region holding INNER timed inner ones, read from the log after its end. */
@@ -225,7 +237,7 @@ __attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
 	o0 = now_ns();
 	for (j = 0; j < INNER; j++) {
 		busy(WORK_NS);
-		timed_inner(t[j]);
+		timed_inner(c, t[j]);
 	}
 	busy(WORK_NS);
 	o1 = now_ns();
@@ -391,15 +403,16 @@ static int gap_round(struct cal_run *c, int b, double *val)
 }
 
 /* The figures status shows (point 0 and the cold one) from the points; bias[] and
- * pair[] the point-0 rounds' sums. */
-static void point0_figure(struct fp_calibration *out, double *bias, double *pair, int n)
+ * pair[] the point-0 rounds' sums; h: half the disturbed excess per part. */
+static void point0_figure(struct fp_calibration *out, double *bias, double *pair, int n,
+			  const double *h)
 {
 	const double *cold = out->point_ns[FP_CAL_COLD];
 
 	memcpy(out->part_ns, out->point_ns[0], sizeof(out->part_ns));
 	memcpy(out->part_sd, out->point_sd[0], sizeof(out->part_sd));
-	out->bias_sd = stdev(bias, n);
-	out->pair_sd = stdev(pair, n);
+	out->bias_sd = stdev(bias, n) + h[FP_C_BEGIN_POST] + h[FP_C_END_PRE];
+	out->pair_sd = stdev(pair, n) + h[0] + h[1] + h[2] + h[3];
 	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
 	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
 	out->cold_bias_ns = cold[FP_C_BEGIN_POST] + cold[FP_C_END_PRE];
@@ -409,17 +422,34 @@ static void point0_figure(struct fp_calibration *out, double *bias, double *pair
 
 /* A point's figures from its round values v[n][FP_C_N]: medians and spreads; gap_ns its
  * gap. */
-static void point_figure(struct fp_calibration *out, int b, double (*v)[FP_C_N], int n,
-			 double gap_ns)
+/*
+ * What a probe costs also depends on how cold the program's own code left the kernel's
+ * paths, which featprofd cannot see: measured here (point 0, fast-trap machine), a pair
+ * cost 1.07 us between probes with only the calibration's busy loop between them and
+ * 1.65 us with a system call after each probe (truth.cc, which throws, longjmps and
+ * walks many regions between its probes, paid about the latter; a spinning truth target
+ * the former). So every warm point is charged halfway between the two and states half
+ * their difference (DIST_ROUNDS disturbed rounds of point 0 give it, per part and attach
+ * point: half_excess); the cold point, after a sleep, is cold either way.
+ */
+#define DIST_ROUNDS 7
+static double half_excess[FP_AT_N][FP_C_N];
+
+/* A point's figures from its round values v[n][FP_C_N] at attach point at: medians and
+ * spreads, and half the disturbed excess; gap_ns its gap. */
+static void point_figure(struct fp_calibration *out, int at, int b, double (*v)[FP_C_N],
+			 int n, double gap_ns)
 {
 	double col[HISTORY_MAX];
 	int i, k;
 
 	for (k = 0; k < FP_C_N; k++) {
+		double h = b == FP_CAL_COLD ? 0 : half_excess[at][k];
+
 		for (i = 0; i < n; i++)
 			col[i] = v[i][k];
-		out->point_sd[b][k] = stdev(col, n);
-		out->point_ns[b][k] = median(col, n);
+		out->point_sd[b][k] = stdev(col, n) + h;
+		out->point_ns[b][k] = median(col, n) + h;
 	}
 	out->point_rounds[b] = n;
 	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : gap_ns;
@@ -449,6 +479,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	int at = t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
 	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
 	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
+	double dist[DIST_ROUNDS][FP_C_N], col[ROUNDS], warm, d;
 	uint8_t *sel = cal_sel;
 	int i, b, ret;
 
@@ -462,13 +493,29 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	/* the points' rounds in turn (round i of each point that has one), so that every
 	 * point is measured over the whole calibration: a probe's cost moves from one
 	 * second to the next, and points measured one after the other would differ by that */
-	for (i = 0; i < GAP_MAX_ROUNDS && !ret; i++)
+	for (i = 0; i < GAP_MAX_ROUNDS && !ret; i++) {
 		for (b = 0; b < FP_CAL_POINTS && !ret; b++) {
 			if (i >= gap_plan[b].rounds)
 				continue;
 			c->point = b;
 			ret = b ? gap_round(c, b, v[b][i]) : round_values(c, v[0][i], &outer[i]);
 		}
+		if (i < DIST_ROUNDS && !ret) {	/* point 0, a system call after each probe */
+			c->point = FP_CAL_COLD;	/* its gaps label nothing */
+			c->disturb = 1;
+			ret = round_values(c, dist[i], &o);
+			c->disturb = 0;
+		}
+	}
+	for (b = 0; b < FP_C_N && !ret; b++) {
+		for (i = 0; i < ROUNDS; i++)
+			col[i] = v[0][i][b];
+		warm = median(col, ROUNDS);
+		for (i = 0; i < DIST_ROUNDS; i++)
+			col[i] = dist[i][b];
+		d = median(col, DIST_ROUNDS);
+		half_excess[at][b] = d > warm ? (d - warm) / 2 : 0;
+	}
 	for (b = 0; b < FP_CAL_POINTS; b++)
 		last_gap[at][b] = gap_seen(c, b);
 	fp_target__set_regions(t, sel, 0, err, errlen);
@@ -478,13 +525,13 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		return ret;
 	}
 	for (b = 0; b < FP_CAL_POINTS; b++)
-		point_figure(out, b, v[b], gap_plan[b].rounds, last_gap[at][b]);
+		point_figure(out, at, b, v[b], gap_plan[b].rounds, last_gap[at][b]);
 	for (i = 0; i < ROUNDS; i++) {
 		bias[i] = v[0][i][FP_C_BEGIN_POST] + v[0][i][FP_C_END_PRE];
 		pair[i] = v[0][i][0] + v[0][i][1] + v[0][i][2] + v[0][i][3];
 		outer[i] -= bias[i];
 	}
-	point0_figure(out, bias, pair, ROUNDS);
+	point0_figure(out, bias, pair, ROUNDS, half_excess[at]);
 	out->nested_check_ns = median(outer, ROUNDS);
 	out->instances = INSTANCES;
 	out->valid = 1;
@@ -658,14 +705,15 @@ static void track_figure(struct fp_calibration *out)
 	int i, b;
 
 	for (b = 0; b < FP_CAL_POINTS; b++)
-		point_figure(out, b, track.b[b].v, track.b[b].n, last_gap[track.point][b]);
+		point_figure(out, track.point, b, track.b[b].v, track.b[b].n,
+			     last_gap[track.point][b]);
 	for (i = 0; i < track.b[0].n; i++) {
 		const double *v = track.b[0].v[i];
 
 		bias[i] = v[FP_C_BEGIN_POST] + v[FP_C_END_PRE];
 		pair[i] = v[0] + v[1] + v[2] + v[3];
 	}
-	point0_figure(out, bias, pair, track.b[0].n);
+	point0_figure(out, bias, pair, track.b[0].n, half_excess[track.point]);
 }
 
 int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
