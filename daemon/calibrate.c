@@ -16,10 +16,11 @@
  *	end_pre = K_end - t_before_end, end_post = t_after_end - K_end,
  * each less half a clock read (the windows hold one clock_gettime besides the probe).
  * The read is a system call, so it comes after a whole sequence of probes, never between
- * two of them: probes that follow one leave the kernel's paths colder than a program's
- * own code does (with a read after each probe, the pair measured 1.65 us where the
- * truth targets' probes cost 1.1 us here, and every region came out over-compensated:
- * -2.4% on 10 us, -20% on 1 us).
+ * two of them: probes that follow one find the kernel's paths colder than a busy loop
+ * leaves them (with a read after each probe, the pair measured 1.65 us where spinning
+ * truth targets' probes cost 1.1 us here, and their regions came out over-compensated:
+ * -2.4% on 10 us, -20% on 1 us). A program's own code may leave them as cold, though:
+ * both are measured, and charged halfway (point_figure, "half_excess").
  * The timed sites belong to an inner region nested in an outer one, with busy work
  * between probes as in a running program (an empty region in a tight loop costs less
  * than one entered after user code ran a while), so the pair cost is what a nested
