@@ -20,7 +20,7 @@
  * leaves them (with a read after each probe, the pair measured 1.65 us where spinning
  * truth targets' probes cost 1.1 us here, and their regions came out over-compensated:
  * -2.4% on 10 us, -20% on 1 us). A program's own code may leave them as cold, though:
- * both are measured, and charged halfway (point_figure, "half_excess").
+ * both are measured (point_figure, "excess").
  * The timed sites belong to an inner region nested in an outer one, with busy work
  * between probes as in a running program (an empty region in a tight loop costs less
  * than one entered after user code ran a while), so the pair cost is what a nested
@@ -404,7 +404,7 @@ static int gap_round(struct cal_run *c, int b, double *val)
 }
 
 /* The figures status shows (point 0 and the cold one) from the points; bias[] and
- * pair[] the point-0 rounds' sums; h: half the disturbed excess per part. */
+ * pair[] the point-0 rounds' sums; h: the disturbed excess per part. */
 static void point0_figure(struct fp_calibration *out, double *bias, double *pair, int n,
 			  const double *h)
 {
@@ -428,16 +428,19 @@ static void point0_figure(struct fp_calibration *out, double *bias, double *pair
  * paths, which featprofd cannot see: measured here (point 0, fast-trap machine), a pair
  * cost 1.07 us between probes with only the calibration's busy loop between them and
  * 1.65 us with a system call after each probe (truth.cc, which throws, longjmps and
- * walks many regions between its probes, paid about the latter; a spinning truth target
- * the former). So every warm point is charged halfway between the two and states half
- * their difference (DIST_ROUNDS disturbed rounds of point 0 give it, per part and attach
- * point: half_excess); the cold point, after a sleep, is cold either way.
+ * walks many regions between its probes, paid the latter or more; a spinning truth
+ * target the former). A program's code between probes is seldom a busy loop, so every
+ * warm point is charged the disturbed cost and states the whole difference down to the
+ * warm one on top of its spread (charged halfway, truth.cc's compensation removed only
+ * 30-56% of its raw error in 2 of 6 fresh-clone runs). DIST_ROUNDS disturbed rounds of
+ * point 0 give the difference, per part and attach point (excess); the cold point,
+ * after a sleep, is cold either way.
  */
 #define DIST_ROUNDS 7
-static double half_excess[FP_AT_N][FP_C_N];
+static double excess[FP_AT_N][FP_C_N];
 
 /* A point's figures from its round values v[n][FP_C_N] at attach point at: medians and
- * spreads, and half the disturbed excess; gap_ns its gap. */
+ * spreads, and the disturbed excess; gap_ns its gap. */
 static void point_figure(struct fp_calibration *out, int at, int b, double (*v)[FP_C_N],
 			 int n, double gap_ns)
 {
@@ -445,7 +448,7 @@ static void point_figure(struct fp_calibration *out, int at, int b, double (*v)[
 	int i, k;
 
 	for (k = 0; k < FP_C_N; k++) {
-		double h = b == FP_CAL_COLD ? 0 : half_excess[at][k];
+		double h = b == FP_CAL_COLD ? 0 : excess[at][k];
 
 		for (i = 0; i < n; i++)
 			col[i] = v[i][k];
@@ -515,7 +518,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		for (i = 0; i < DIST_ROUNDS; i++)
 			col[i] = dist[i][b];
 		d = median(col, DIST_ROUNDS);
-		half_excess[at][b] = d > warm ? (d - warm) / 2 : 0;
+		excess[at][b] = d > warm ? d - warm : 0;
 	}
 	for (b = 0; b < FP_CAL_POINTS; b++)
 		last_gap[at][b] = gap_seen(c, b);
@@ -532,7 +535,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		pair[i] = v[0][i][0] + v[0][i][1] + v[0][i][2] + v[0][i][3];
 		outer[i] -= bias[i];
 	}
-	point0_figure(out, bias, pair, ROUNDS, half_excess[at]);
+	point0_figure(out, bias, pair, ROUNDS, excess[at]);
 	out->nested_check_ns = median(outer, ROUNDS);
 	out->instances = INSTANCES;
 	out->valid = 1;
@@ -714,7 +717,7 @@ static void track_figure(struct fp_calibration *out)
 		bias[i] = v[FP_C_BEGIN_POST] + v[FP_C_END_PRE];
 		pair[i] = v[0] + v[1] + v[2] + v[3];
 	}
-	point0_figure(out, bias, pair, track.b[0].n, half_excess[track.point]);
+	point0_figure(out, bias, pair, track.b[0].n, excess[track.point]);
 }
 
 int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
