@@ -63,7 +63,9 @@ static struct json_object *find_by(struct json_object *arr, const char *k, struc
 
 /*
  * Arrays of objects with "name" (regions, features) merge by name, histogram buckets by
- * their bound ("ge_ns"); an element without a match is added. Others are kept.
+ * their bound ("ge_ns"), feature sets by their features (the same list: each process
+ * lists a set's features in its catalog's order, the same for one program); an element
+ * without a match is added. Others are kept.
  */
 static int by_bound(const void *a, const void *b)
 {
@@ -88,12 +90,11 @@ static void merge_array(struct json_object *dst, struct json_object *src)
 
 		if (!json_object_is_type(e, json_type_object))
 			return;
-		if (!json_object_object_get_ex(e, k, NULL)) {
-			k = "ge_ns";
-			if (!json_object_object_get_ex(e, k, NULL))
-				return;
-			buckets = 1;
-		}
+		if (!json_object_object_get_ex(e, k, NULL))
+			k = json_object_object_get_ex(e, "ge_ns", NULL) ? "ge_ns" : "features";
+		if (!json_object_object_get_ex(e, k, NULL))
+			return;
+		buckets |= !strcmp(k, "ge_ns");
 		d = find_by(dst, k, e);
 		if (d) {
 			fp_merge_figures(d, e);

@@ -62,7 +62,8 @@ static int getb(struct json_object *o, const char *k)
 	"{\"name\": \"b\", \"enabled\": false, \"count\": 0, \"inclusive_ns\": 0,"            \
 	"\"min_ns\": 0, \"max_ns\": 0, \"mean_ns\": 0, \"histogram\": []}],"                   \
 	"\"features\": [{\"name\": \"F\", \"ns\": " #incl ", \"uncertainty_ns\": " #unc ","   \
-	"\"probe_cost_dominates\": false}]}"
+	"\"probe_cost_dominates\": false}],"                                                 \
+	"\"feature_sets\": [{\"features\": [\"F\"], \"ns\": " #incl ", \"events\": " #cnt "}]}"
 
 int main(void)
 {
@@ -115,6 +116,11 @@ int main(void)
 	json_object_object_get_ex(sum, "features", &f);
 	CHECK_INT(geti(json_object_array_get_idx(f, 0), "ns"), 100000000);
 	CHECK_INT(getb(json_object_array_get_idx(f, 0), "probe_cost_dominates"), 0);
+	/* feature sets summed by their features, whichever process listed them first */
+	json_object_object_get_ex(sum, "feature_sets", &f);
+	CHECK_INT(json_object_array_length(f), 1);
+	CHECK_INT(geti(json_object_array_get_idx(f, 0), "ns"), 100000000);
+	CHECK_INT(geti(json_object_array_get_idx(f, 0), "events"), 40);
 	tiny = parse(PROC(4, 1, 100, 300, 100, 100, 64, 1, 128, 0));
 	json_object_put(sum);
 	sum = json_object_new_object();
