@@ -59,10 +59,10 @@ CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o expor
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o pool.o subs.o record.o groups.o groups_cursor.o groups_run.o \
 	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
-	log.o uprobe.o target_links.o sample.o sampler.o watch.o journal.o kernel.o \
+	log.o closer.o uprobe.o target_links.o sample.o sample_elf.o sampler.o watch.o journal.o kernel.o \
 	ip_calibrate.o inproc.o inproc_read.o) $(COMMON_OBJS)
 # the in-process runtime's own calibration carries the runtime (usdt/featprof_inprocess.h)
-$(O)/daemon/ip_calibrate.o: ALL_CFLAGS += -DFEATPROF_INPROCESS
+$(O)/daemon/ip_calibrate.o: ALL_CFLAGS += -DFEATPROF_INPROCESS -DFEATPROF_IP_RUNTIME
 
 # The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
 # a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a
@@ -127,7 +127,9 @@ $(O)/featprof-demo: examples/demo.c $(HDRS)
 
 C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_nopie \
 	redzone redzone_bare regress regress_sampled service gated gated_always \
-	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip)
+	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
+	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
+	libcodec_local.so codec_local)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
@@ -146,6 +148,10 @@ $(O)/tests/targets/gated_always: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/tests/targets/gated $(O)/tests/targets/gated_always: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: tests/targets/service.c
 $(O)/tests/targets/configurable $(O)/tests/targets/configurable_ip: tests/targets/configurable.c
+# FEATPROF_INPROCESS builds take the runtime once per object from usdt/featprof_ip.c
+IP_TARGETS := $(addprefix $(O)/tests/targets/,configurable_ip inproc service_ip libsite_ip.so \
+	site_shlib_ip libcodec_ip.so codec_ip) $(O)/bench/busyloop_fp_inproc
+$(IP_TARGETS): usdt/featprof_ip.c
 $(O)/tests/targets/configurable_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
 $(O)/tests/targets/configurable_ip: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: private TGT_LIBS := -ldl -lpthread
@@ -166,6 +172,34 @@ $(O)/tests/targets/libsite.so: tests/targets/libsite.c
 $(O)/tests/targets/libsite.so: private TGT_EXTRA := -fPIC -shared
 $(O)/tests/targets/site_shlib: tests/targets/site_shlib.c $(O)/tests/targets/libsite.so
 $(O)/tests/targets/site_shlib: private TGT_LIBS := -L$(O)/tests/targets -lsite -Wl,-rpath,'$$ORIGIN'
+# An executable and a shared library with regions in both (tests/targets/codec.c), in
+# each build: default, in-process, sampling; _local: a library whose version script keeps
+# its region stack to itself
+CODEC := $(O)/tests/targets/codec
+$(O)/tests/targets/libcodec.so $(O)/tests/targets/libcodec_ip.so \
+	$(O)/tests/targets/libcodec_sampled.so $(O)/tests/targets/libcodec_local.so: \
+	tests/targets/libcodec.c
+$(O)/tests/targets/libcodec.so: private TGT_EXTRA := -fPIC -shared -fvisibility=hidden
+$(O)/tests/targets/libcodec_ip.so: private TGT_EXTRA := -fPIC -shared -fvisibility=hidden \
+	-DFEATPROF_INPROCESS
+$(O)/tests/targets/libcodec_sampled.so: private TGT_EXTRA := -fPIC -shared -fvisibility=hidden \
+	-DFEATPROF_SAMPLING
+$(O)/tests/targets/libcodec_local.so: tests/targets/libcodec.map
+$(O)/tests/targets/libcodec_local.so: private TGT_EXTRA := -fPIC -shared -DFEATPROF_SAMPLING \
+	-Wl,--version-script=tests/targets/libcodec.map
+$(CODEC) $(CODEC)_ip $(CODEC)_sampled $(CODEC)_local: tests/targets/codec.c
+$(CODEC): $(O)/tests/targets/libcodec.so
+$(CODEC)_ip: $(O)/tests/targets/libcodec_ip.so
+$(CODEC)_sampled: $(O)/tests/targets/libcodec_sampled.so
+$(CODEC)_local: $(O)/tests/targets/libcodec_local.so
+$(CODEC): private TGT_LIBS := -L$(O)/tests/targets -lcodec -Wl,-rpath,'$$ORIGIN' -lpthread
+$(CODEC)_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
+$(CODEC)_ip: private TGT_LIBS := -L$(O)/tests/targets -lcodec_ip -Wl,-rpath,'$$ORIGIN' -lpthread
+$(CODEC)_sampled $(CODEC)_local: private TGT_EXTRA := -DFEATPROF_SAMPLING
+$(CODEC)_sampled: private TGT_LIBS := -L$(O)/tests/targets -lcodec_sampled \
+	-Wl,-rpath,'$$ORIGIN' -lpthread
+$(CODEC)_local: private TGT_LIBS := -L$(O)/tests/targets -lcodec_local -Wl,-rpath,'$$ORIGIN' \
+	-lpthread
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: tests/targets/redzone.c \
 	$(O)/common/notes.o
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := $(O)/common/notes.o
@@ -294,7 +328,8 @@ install: all
 	install -m 0755 $(O)/featprofd $(DESTDIR)$(SBINDIR)/featprofd
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/featprofd.service > $(DESTDIR)$(UNITDIR)/featprofd.service
 	install -m 0644 systemd/featprofd.socket $(DESTDIR)$(UNITDIR)/featprofd.socket
-	install -m 0644 usdt/featprof.h usdt/featprof_inprocess.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 0644 usdt/featprof.h usdt/featprof_inprocess.h usdt/featprof_ip.c \
+		$(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' featprof.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/featprof.pc
 

@@ -266,6 +266,23 @@ struct {
 } sample_anomalies SEC(".maps");
 
 /*
+ * Sampling beside tracing: the addresses of the target's probe sites (each site's
+ * address and the next byte, filled by the daemon; sample_sites_on then set). A sample
+ * that interrupts the thread in the kernel while its user instruction pointer is at one
+ * of them is the kernel handling featprofd's uprobe there (the int3's trap, the handler,
+ * the way back; x86 emulates the nop it replaced, so the pointer stays on the site): it
+ * is counted apart (FP_SA_IN_PROBE), not charged to the regions open then (the parent,
+ * at a child's begin). Needs bpf_task_pt_regs (5.15); older kernels charge it as before.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FP_SAMPLE_SITES);
+	__type(key, __u64);
+	__type(value, __u8);
+} sample_sites SEC(".maps");
+__u32 sample_sites_on = 0;
+
+/*
  * Executables profiled as a whole (featprof enable --exe): the group's object is attached
  * once per file with no pid filter, so the kernel puts its breakpoints in every process
  * that maps the file from its first instruction (later execs, forked children); which
@@ -1278,6 +1295,28 @@ static __always_inline int sample_stack(__u32 tid, struct fp_tls_user *tls)
 	return 0;
 }
 
+/* Whether the sample in ctx fell in the kernel's handling of a uprobe at a site of the
+ * target (sample_sites). */
+static __always_inline bool in_probe(struct bpf_perf_event_data *ctx)
+{
+	struct pt_regs *user;
+	__u64 ip, cs;
+
+	if (!sample_sites_on)
+		return false;
+	/* the context is read in 8-byte words (cs is a 16-bit field in newer headers) */
+	cs = *(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	if (cs & 3) {	/* in user mode: on a site only as the trap returns (a nop) */
+		ip = *(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, ip));
+	} else {
+		if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+			return false;
+		user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		ip = BPF_CORE_READ(user, ip);
+	}
+	return bpf_map_lookup_elem(&sample_sites, &ip) != NULL;
+}
+
 SEC("perf_event")
 int fp_sample(struct bpf_perf_event_data *ctx)
 {
@@ -1287,6 +1326,10 @@ int fp_sample(struct bpf_perf_event_data *ctx)
 
 	if ((__u32)(id >> 32) != sample_tgid || !sample_tgid)
 		return 0;
+	if (in_probe(ctx)) {
+		sample_count(FP_SA_IN_PROBE);
+		return 0;
+	}
 	/* not bpf_get_current_task_btf: that came in 5.11 */
 	task = (struct task_struct *)bpf_get_current_task();
 	fs = BPF_CORE_READ(task, thread.fsbase);
@@ -1343,15 +1386,4 @@ int fp_sample_remote(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	return sample_stack((__u32)task->pid, &tls);
-}
-
-/*
- * FEATPROF_SAMPLING_GATED: attached by the daemon to the target's featprof:sample__gate
- * site (a nop nobody calls) with the gate's semaphore as ref_ctr_offset, so that the
- * kernel raises the gate in the process while sampling. It never runs.
- */
-SEC("uprobe")
-int fp_gate(void *ctx)
-{
-	return 0;
 }

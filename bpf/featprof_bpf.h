@@ -150,6 +150,8 @@ struct fp_sample_thread {
 	__u32 pad;
 };
 
+#define FP_SAMPLE_SITES 16384	/* site addresses the sampler knows (two per site) */
+
 /* A sample's key: the stack of region ids (outermost first), how deep it was. */
 struct fp_sample_key {
 	__u32 depth;		/* entries in ids: min(depth, FP_TLS_SLOTS) */
@@ -161,6 +163,8 @@ enum fp_sample_anomaly {
 	FP_SA_READ_FAILED,	/* the TLS block could not be read (not resident) */
 	FP_SA_BAD_MAGIC,	/* no featprof_tls there (another FS base, other layout) */
 	FP_SA_MAP_FULL,		/* too many distinct stacks */
+	FP_SA_IN_PROBE,		/* in the kernel's handling of a uprobe at a site: probe
+				 * time, counted apart (not an anomaly) */
 	FP_SA_MAX,
 };
 

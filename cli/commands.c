@@ -432,6 +432,9 @@ static void print_sampled(struct json_object *st)
 		printf("%-22s %10lld %10s %10s %5.1f%%\n", "(outside regions)",
 		       (long long)geti(x, "samples"), fmt_ns(getd(x, "sampled_ns"), b1, 40),
 		       fmt_ns(getd(x, "sampled_stderr_ns"), b2, 40), 100 * getd(x, "share"));
+	if (geti(sm, "probe_samples") > 0)	/* not in the shares above */
+		printf("%-22s %10lld %10s   (featprofd's uprobes: left out)\n", "(probe handling)",
+		       (long long)geti(sm, "probe_samples"), fmt_ns(getd(sm, "probe_ns"), b1, 40));
 }
 
 void cli_print_stats(struct json_object *st, long pid, const char *title)
@@ -453,7 +456,11 @@ void cli_print_stats(struct json_object *st, long pid, const char *title)
 		       (long long)geti(st, "processes_exited"),
 		       (long long)geti(st, "processes_missed"),
 		       (long long)geti(st, "processes_summed"));
-	else
+	if (geti(st, "processes_inprocess_unread") > 0)
+		printf("%s %lld processes exited before featprofd read what they timed "
+		       "in-process (forked children that _exit at once): not in these figures\n",
+		       title, (long long)geti(st, "processes_inprocess_unread"));
+	if (!gets_(st, "exe") || !*gets_(st, "exe"))
 		printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
 		       gets_(st, "comm"));
 	/* the measured threads' time: outside regions plus every set (sets do not overlap) */

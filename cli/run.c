@@ -17,11 +17,14 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,22 +140,27 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The child: waits for the go (a byte on go[0]; EOF: no run), then execs; exec's errno
- * goes to err[1]. */
-static void child(const int *go, const int *err, const char *file, char **cmd)
+/* The child: says on traced[1] whether it will stop at its exec, waits for the go (a
+ * byte on go[0]; EOF: no run), then execs; exec's errno goes to err[1]. */
+static void child(const int *go, const int *err, const int *traced, const char *file,
+		  char **cmd)
 {
-	char b;
+	char b, t;
 	int e;
 
 	close(go[1]);	/* else the EOF of a refused run never comes */
 	close(err[0]);
-	if (read(go[0], &b, 1) != 1)
-		_exit(127);
-	close(go[0]);
+	close(traced[0]);
 	/* stopped by the kernel right after the exec, until the parent has had featprofd
 	 * attach a target of its own; where ptrace is refused (Yama's scope 3) it runs on,
 	 * measured by the file's link until that target is there */
-	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	t = ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0;
+	if (write(traced[1], &t, 1) != 1)
+		_exit(127);
+	close(traced[1]);
+	if (read(go[0], &b, 1) != 1)
+		_exit(127);
+	close(go[0]);
 	execv(file, cmd);
 	e = errno;
 	if (write(err[1], &e, sizeof(e)) < 0)
@@ -160,9 +168,10 @@ static void child(const int *go, const int *err, const char *file, char **cmd)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
-/* Starts the run of file in featprofd over fd with the child pid: the run's number, or
- * 0 after a one-line error. */
-static int start(int fd, pid_t pid, const char *file)
+/* Starts the run of file in featprofd over fd with the child pid (stops: it stops at its
+ * exec, so that featprofd attaches it before it runs): the run's number, or 0 after a
+ * one-line error. */
+static int start(int fd, pid_t pid, const char *file, bool stops)
 {
 	struct json_object *req = json_object_new_object(), *res;
 	int run;
@@ -171,18 +180,88 @@ static int start(int fd, pid_t pid, const char *file)
 	json_object_object_add(req, "pid", json_object_new_int(pid));
 	json_object_object_add(req, "exe", json_object_new_string(file));
 	json_object_object_add(req, "all", json_object_new_boolean(1));
+	json_object_object_add(req, "stops_at_exec", json_object_new_boolean(stops));
 	res = client_call(fd, "run", req);
 	run = res ? (int)geti(res, "run") : 0;
 	json_object_put(res);
 	return run;
 }
 
-/* The child stopped at its exec (SIGTRAP: we trace it): featprofd gives it its own
- * target, then it goes on. Any other stop (a signal before the exec) is passed on. */
-static void attach_at_exec(int fd, int run, pid_t pid, int sig)
+#ifdef __x86_64__
+/* The program's entry point (AT_ENTRY of /proc/PID/auxv), 0 if unknown. */
+static unsigned long entry_of(pid_t pid)
+{
+	unsigned long av[2] = { 0, 0 }, at = 0;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && !at && read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0])
+		if (av[0] == AT_ENTRY)
+			at = av[1];
+	if (fd >= 0)
+		close(fd);
+	return at;
+}
+
+/*
+ * From the stop at its exec, the child runs on to its entry point (a breakpoint there,
+ * taken out again): the dynamic linker has then mapped the libraries the program needs,
+ * so the target featprofd attaches has their sites from the first instruction of the
+ * program on (at the exec, only the executable and the linker are mapped; a library's
+ * first events would be missed until its mapping was seen). Returns the wait status of
+ * the stop (at the entry: a SIGTRAP stop), or of the exit that came first.
+ */
+static int run_to_entry(pid_t pid, int ws)
+{
+	unsigned long at = entry_of(pid), word;
+	struct user_regs_struct regs;
+	int sig = 0;
+
+	errno = 0;
+	word = at ? (unsigned long)ptrace(PTRACE_PEEKTEXT, pid, (void *)at, NULL) : 0;
+	if (!at || errno ||
+	    ptrace(PTRACE_POKETEXT, pid, (void *)at, (void *)((word & ~0xffUL) | 0xcc)))
+		return ws;	/* attached at the exec, as before */
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig))
+			return ws;
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(ws))
+			return ws;	/* gone before its entry */
+		sig = WSTOPSIG(ws);
+		if (sig == SIGTRAP && !ptrace(PTRACE_GETREGS, pid, NULL, &regs) &&
+		    regs.rip == at + 1)
+			break;
+		sig = sig == SIGTRAP ? 0 : sig;	/* a signal for the program: passed on */
+	}
+	regs.rip = at;
+	ptrace(PTRACE_POKETEXT, pid, (void *)at, (void *)word);
+	ptrace(PTRACE_SETREGS, pid, NULL, &regs);
+	return ws;
+}
+#endif
+
+/* The child stopped at its exec (SIGTRAP: we trace it): it runs on to its entry, then
+ * featprofd gives it its own target, then it goes on. Any other stop (a signal before
+ * the exec) is passed on. True when it ended before its entry (*ws: how). */
+static bool attach_at_exec(int fd, int run, pid_t pid, int sig, int *ws, uint64_t *held)
 {
 	struct json_object *req = json_object_new_object(), *res;
+	uint64_t t0;
 
+#ifdef __x86_64__
+	if (sig == SIGTRAP) {
+		*ws = run_to_entry(pid, *ws);
+		if (!WIFSTOPPED(*ws)) {	/* exited meanwhile: nothing to attach */
+			json_object_put(req);
+			return true;
+		}
+	}
+#endif
+	t0 = now_ns();	/* held from here to the detach: not the program's time */
 	if (sig == SIGTRAP) {
 		json_object_object_add(req, "verb", json_object_new_string("run_attach"));
 		json_object_object_add(req, "run", json_object_new_int(run));
@@ -192,6 +271,30 @@ static void attach_at_exec(int fd, int run, pid_t pid, int sig)
 		json_object_put(req);
 	}
 	ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)(sig == SIGTRAP ? 0 : sig));
+	*held = now_ns() - t0;
+	return false;
+}
+
+/*
+ * Outside regions, the run's: its wall time less the time in regions (every region's
+ * exclusive time), as featprof model counts it, not only the time between a thread's
+ * first and last region event that the probes see. Where threads overlap in regions
+ * (their sum is past the wall time) it stays the probes' figure. Kept as base_ns (the
+ * table's "(outside regions)"); the probes' as run.between_regions_ns.
+ */
+static void run_outside(struct json_object *res, uint64_t wall)
+{
+	struct json_object *regs = geta(res, "regions"), *r = json_object_object_get(res, "run");
+	double in = 0;
+	size_t k;
+
+	for (k = 0; regs && k < json_object_array_length(regs); k++)
+		in += getd(json_object_array_get_idx(regs, k), "exclusive_ns");
+	json_object_object_add(r, "between_regions_ns",
+			       json_object_new_int64(geti(res, "base_ns")));
+	if (in <= (double)wall)
+		json_object_object_add(res, "base_ns", json_object_new_int64(
+					       (int64_t)((double)wall - in)));
 }
 
 /* The run's figures with "run" added; NULL after a one-line error. */
@@ -215,6 +318,7 @@ static struct json_object *finish(int fd, int run, const struct run_opts *o, uin
 	json_object_object_add(r, "wall_ns", json_object_new_int64((int64_t)wall));
 	json_object_object_add(r, "exit_status", json_object_new_int(status));
 	json_object_object_add(res, "run", r);
+	run_outside(res, wall);
 	return res;
 }
 
@@ -261,10 +365,10 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
-	int go[2], err[2], fd = -1, run, ws, e = 0, rc, status;
+	int go[2], err[2], traced[2], fd = -1, run, ws, e = 0, rc, status;
 	struct json_object *res;
-	char *file = NULL;
-	uint64_t t0;
+	char *file = NULL, stops = 0;
+	uint64_t t0, held = 0;
 	pid_t pid;
 
 	rc = run_parse(argc, argv, &o);
@@ -276,15 +380,20 @@ int cmd_run(int argc, char **argv)
 		free(file);
 		return rc == 1 ? 0 : rc < 0 ? 2 : 1;
 	}
-	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || (pid = fork()) < 0) {
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(traced, O_CLOEXEC) ||
+	    (pid = fork()) < 0) {
 		fprintf(stderr, "featprof run: %s\n", strerror(errno));
 		return 1;
 	}
 	if (!pid)
-		child(go, err, file, o.cmd);
+		child(go, err, traced, file, o.cmd);
 	close(go[0]);
 	close(err[1]);
-	run = start(fd, pid, file);
+	close(traced[1]);
+	if (read(traced[0], &stops, 1) != 1)
+		stops = 0;
+	close(traced[0]);
+	run = start(fd, pid, file, stops);
 	if (!run) {	/* nothing runs: the child sees no go */
 		close(go[1]);
 		waitpid(pid, NULL, 0);
@@ -299,10 +408,12 @@ int cmd_run(int argc, char **argv)
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	if (WIFSTOPPED(ws)) {	/* at its exec: from here on it is CMD */
-		attach_at_exec(fd, run, pid, WSTOPSIG(ws));
 		t0 = now_ns();
-		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-			;
+		if (!attach_at_exec(fd, run, pid, WSTOPSIG(ws), &ws, &held)) {
+			t0 += held;
+			while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+				;
+		}
 	}
 	if (read(err[0], &e, sizeof(e)) > 0)
 		fprintf(stderr, "featprof run: %s: %s\n", o.cmd[0], strerror(e));

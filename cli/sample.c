@@ -170,6 +170,10 @@ int cmd_sample(int argc, char **argv)
 	       (long long)geti(a, "read_failed"), (long long)geti(a, "bad_magic"),
 	       (long long)geti(a, "unknown_region"), (long long)geti(a, "deeper_than_stored"),
 	       (long long)geti(a, "stacks_full"), (long long)geti(a, "unmatched_ends"));
+	if (geti(sm, "probe_samples") > 0)	/* regions traced meanwhile */
+		printf("probe handling: %lld samples (%.1f ms) in featprofd's uprobes of the "
+		       "regions traced meanwhile, left out of the figures above\n",
+		       (long long)geti(sm, "probe_samples"), getd(sm, "probe_ns") / 1e6);
 	if (!strcmp(gets_(sm, "stack"), "gated"))
 		printf("stack: gated (FEATPROF_SAMPLING_GATED: kept only while sampled; regions "
 		       "open when sampling began are not in it, their ends are unmatched_ends)\n");

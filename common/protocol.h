@@ -60,9 +60,11 @@
  *             group's processes (those that exited in it included), "processes" beside
  *   exe_sample  exe, hz, on -> sampling in every member and those that join; the figures
  *             in exe_stats ("sampling" summed, shares figured again from the sums)
- *   run_start  pid, exe, features|all -> run: a group for pid (the client's child, not yet
- *             exec'd) and what it forks, measured from its exec of exe on; it ends with
- *             the connection
+ *   run_start  pid, exe, features|all[, stops_at_exec] -> run: a group for pid (the
+ *             client's child, not yet exec'd) and what it forks, measured from its exec
+ *             of exe on; it ends with the connection. stops_at_exec (default false): the
+ *             child stops at its exec for run_attach, so regions its processes time
+ *             in-process are left to them (the file's link does not trap them)
  *   run_attach run -> own_target: the run's first process, stopped by the client at its
  *             exec (ptrace), gets a target of its own before it runs on
  *   run_finish run -> exe_stats' figures of the run (members detached), run_pid; it ends
@@ -96,7 +98,9 @@
  *     cumulative probe cost at the instance's start and end: compensated duration =
  *     end - start - (cend - cstart)); calibration gap_points; per region "children"
  *     (direct nested instances, of "nested").
- *     The run_start, run_attach and run_finish verbs (featprof run).
+ *     The run_start, run_attach and run_finish verbs (featprof run); run_start's
+ *     stops_at_exec, exe_stats' processes_inprocess_unread (members gone before their
+ *     in-process figures were read).
  *     status bpf_objects (privileged clients): objects, the BPF objects loaded for
  *     targets, and targets, how many targets they hold (daemon/pool.c).
  */

@@ -36,6 +36,7 @@
 #include "groups_impl.h"
 #include "access.h"
 #include "client.h"
+#include "inproc.h"
 #include "log.h"
 #include "merge.h"
 #include "registry.h"
@@ -101,6 +102,16 @@ const char *fp_group_path(int group)
 		       ? fp_group_tab[group - 1]->path : "";
 }
 
+int fp_group_strays(const struct fp_target *t)
+{
+	const struct exe_group *g = t->group >= 1 && t->group <= FP_MAX_GROUPS
+					    ? fp_group_tab[t->group - 1]
+					    : NULL;
+
+	return g ? fp_target__strays(t, g->file, g->dev, g->ino)
+		 : fp_target__strays(t, NULL, 0, 0);
+}
+
 static struct fp_file_key file_key(const struct exe_group *g)
 {
 	/* the kernel's dev_t: major << 20 | minor (stat(2) encodes it otherwise) */
@@ -156,6 +167,8 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 	int ret;
 
 	t->group = gi + 1;
+	if (g->run_pid)	/* a run's process: its arena began in the run */
+		fp_inproc__run_member(t->ip);
 	/* measured by the file's link until the map says this object's turn (below) */
 	if (g->file && !g->file->exited)
 		fp_target__set_member_group(t, own);
@@ -191,6 +204,7 @@ int fp_group__own(int gi, pid_t pid)
 	st = fp_registry_attach(pid, NULL, &t, msg, sizeof(msg));
 	if (st == FP_E_NO_SUCH_PROCESS) {
 		g->missed++;
+		g->ip_lost += g->run_ip;	/* the file's link has not its in-process regions */
 		fp_log(FP_LOG_DEBUG, "%s: pid %d not joined: %s", g->path, (int)pid, msg);
 		return -ESRCH;
 	}
@@ -243,8 +257,9 @@ static bool run_member_shared(struct exe_group *g, pid_t pid)
 		return true;
 	}
 	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
-	if (pid == g->run_pid || stat(p, &st) || st.st_dev != g->dev || st.st_ino != g->ino)
-		return false;
+	if (pid == g->run_pid || g->run_ip || stat(p, &st) || st.st_dev != g->dev ||
+	    st.st_ino != g->ino)
+		return false;	/* run_ip: the file's link has not its in-process regions */
 	g->summed++;
 	return true;
 }
@@ -326,6 +341,18 @@ static void scan(int gi)
 		closedir(d);
 }
 
+/* Whether t's program has regions that time themselves in-process (its runtime read or
+ * not: a process gone before that). */
+static bool timed_itself(const struct fp_target *t)
+{
+	int r;
+
+	for (r = 0; t->cat && r < t->cat->nregions; r++)
+		if (fp_inproc__file_can(t->cat, r))
+			return true;
+	return false;
+}
+
 void fp_group_member_retired(struct fp_target *t)
 {
 	struct exe_group *g = t->group > 0 && t->group <= FP_MAX_GROUPS ? fp_group_tab[t->group - 1]
@@ -335,6 +362,8 @@ void fp_group_member_retired(struct fp_target *t)
 	if (!g || !t->pid)
 		return;
 	st = fp_registry_stats(t);
+	if (g->run_ip && !fp_inproc__had_arena(t->ip) && timed_itself(t))
+		g->ip_lost++;	/* exited before its arena was read (a fork's quick _exit) */
 	if (st) {
 		fp_merge_figures(g->exited, st);
 		if (json_object_array_length(g->exited_procs) >= FP_GROUP_KEEP_EXITED)
@@ -370,6 +399,8 @@ void fp_group__file_start(int gi)
 	const struct fp_server_opts *o = fp_registry_opts();
 	char err[512];
 
+	int r;
+
 	g->file = fp_target__new_file(g->fd, g->path, gi + 1, o->cal->optimized, &o->defs, err,
 				      sizeof(err));
 	if (!g->file) {	/* its regions are all in libraries, say: per process only */
@@ -377,6 +408,11 @@ void fp_group__file_start(int gi)
 		       "from their own attach on", g->path, err);
 		return;
 	}
+	/* a run whose processes are attached before they run: in-process regions are
+	 * theirs alone (the file's traps would time them twice, and cost a trap each) */
+	g->file->file_skips_ip = g->run_stops;
+	for (r = 0; g->run_stops && r < g->file->cat->nregions && !g->run_ip; r++)
+		g->run_ip = fp_inproc__file_can(g->file->cat, r);
 	file_wants(g, true);
 }
 
@@ -650,6 +686,24 @@ enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, b
 	return FP_OK;
 }
 
+/* A region the group measures is on in its sum, whichever targets have it (the file's
+ * leaves in-process regions of a run to the members, whose figures stay after exit). */
+static void mark_wanted(const struct exe_group *g, struct json_object *sum)
+{
+	struct json_object *regs = json_object_object_get(sum, "regions");
+	size_t i, n = json_object_is_type(regs, json_type_array) ? json_object_array_length(regs)
+								  : 0;
+
+	for (i = 0; !g->ended && g->file && i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(regs, i);
+		int r = fp_catalog__region(g->file->cat, json_object_get_string(
+							    json_object_object_get(o, "name")));
+
+		if (r >= 0 && fp_target__wanted(g->file, r))
+			json_object_object_add(o, "enabled", json_object_new_boolean(1));
+	}
+}
+
 /* The group's figures: the exited members', the file's target's, the live members'. */
 struct json_object *fp_group__stats(struct exe_group *g)
 {
@@ -677,6 +731,7 @@ struct json_object *fp_group__stats(struct exe_group *g)
 		json_object_array_add(procs, json_object_get(
 					     json_object_array_get_idx(g->exited_procs, k)));
 	fp_sample_refigure(sum);
+	mark_wanted(g, sum);
 	json_object_object_add(sum, "exe", json_object_new_string(g->path));
 	json_object_object_add(sum, "processes", procs);
 	fp_group__keys(sum, g);

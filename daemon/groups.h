@@ -47,15 +47,18 @@ bool fp_groups_run(void);
 /* The registry's retired hook: a member's figures join its group's exited sum and its
  * target is dropped; other targets are left alone. */
 void fp_group_member_retired(struct fp_target *t);
+/* fp_target__strays of t, the breakpoints of its executable group's file link (if it is
+ * a member) being featprofd's too. */
+int fp_group_strays(const struct fp_target *t);
 struct json_object *fp_groups_status(void);
 /*
  * featprof run: a group for the process tree of pid (c's child, waiting to exec path):
  * from its exec on, path's regions that names asks for, its forks and whatever they exec
  * (each with a target of its own while c's user could ptrace it). *group: its number.
  */
-enum fp_status fp_group_run_start(const char *path, pid_t pid, const struct fp_client *c,
-				  const struct fp_wants *names, int *group, char *msg,
-				  size_t msglen);
+enum fp_status fp_group_run_start(const char *path, pid_t pid, bool stops,
+				  const struct fp_client *c, const struct fp_wants *names,
+				  int *group, char *msg, size_t msglen);
 /* The run's first process, stopped at its exec by the client, gets its own target (all
  * its life, its libraries); res says whether it could. */
 enum fp_status fp_group_run_attach(int group, const struct fp_client *c,

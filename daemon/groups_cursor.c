@@ -76,6 +76,8 @@ void fp_group__keys(struct json_object *o, const struct exe_group *g)
 	json_object_object_add(o, "processes_missed", json_object_new_int64((int64_t)g->missed));
 	json_object_object_add(o, "processes_pending", json_object_new_int(g->npending));
 	json_object_object_add(o, "processes_summed", json_object_new_int64((int64_t)g->summed));
+	json_object_object_add(o, "processes_inprocess_unread",
+			       json_object_new_int64((int64_t)g->ip_lost));
 }
 
 /* Each member's figures since cur's last look (into sum and procs, when given); the

@@ -60,6 +60,12 @@ struct exe_group {
 	pid_t run_pid;			/* its first process, else 0 */
 	uid_t run_uid;			/* who runs it ((uid_t)-1: the privileged) */
 	const struct fp_client *run_client;	/* the client that started it */
+	bool run_stops;			/* its first process stops at its exec until its own
+					 * target is attached (run_attach) */
+	bool run_ip;			/* ... and the file's link leaves the regions that
+					 * time themselves in-process to the members */
+	uint64_t ip_lost;		/* run_ip: members gone before their arena was read
+					 * (their in-process figures, if any, lost) */
 };
 
 extern struct exe_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */

@@ -11,6 +11,7 @@
  */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <poll.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,9 +75,9 @@ static void run_free(int gi)
 	fp_group__free(g);
 }
 
-enum fp_status fp_group_run_start(const char *path, pid_t pid, const struct fp_client *c,
-				  const struct fp_wants *names, int *group, char *msg,
-				  size_t msglen)
+enum fp_status fp_group_run_start(const char *path, pid_t pid, bool stops,
+				  const struct fp_client *c, const struct fp_wants *names,
+				  int *group, char *msg, size_t msglen)
 {
 	uid_t uid = fp_peer_privileged(&c->peer) ? (uid_t)-1 : c->peer.cred.uid;
 	__u32 key = (__u32)pid, on = 1, val;
@@ -112,6 +113,7 @@ enum fp_status fp_group_run_start(const char *path, pid_t pid, const struct fp_c
 	fp_group_tab[gi]->run_pid = pid;
 	fp_group_tab[gi]->run_uid = uid;
 	fp_group_tab[gi]->run_client = c;
+	fp_group_tab[gi]->run_stops = stops;
 	key = (__u32)gi + 1;
 	val = (__u32)gi + 1;
 	if (bpf_map_update_elem(fp_group__watch_map("runs"), &key, &on, BPF_ANY) ||
@@ -151,10 +153,31 @@ enum fp_status fp_group_run_attach(int group, const struct fp_client *c,
 	/* at its exec (the watcher's event), or now */
 	fp_group__own(gi, fp_group_tab[gi]->run_pid);
 	t = fp_registry_find(fp_group_tab[gi]->run_pid);
+	/* the client holds it at its entry: the libraries it needs are mapped now, and
+	 * their sites attached before it runs on (a target made at the exec has not seen
+	 * them yet) */
+	if (t && !t->exited && t->group == gi + 1)
+		fp_registry_refresh(t);
 	*res = json_object_new_object();
 	json_object_object_add(*res, "own_target", json_object_new_boolean(
 				       t && !t->exited && t->group == gi + 1));
 	return FP_OK;
+}
+
+/* Members that exited and whose exit the loop has not met yet (a child that exited just
+ * before the run's first process): retired now, so that the sum has their last figures
+ * and says what they lost. */
+static void reap_exited(struct exe_group *g)
+{
+	int i;
+
+	for (i = g->nlive - 1; i >= 0; i--) {
+		struct fp_target *t = fp_registry_find(g->live[i]);
+		struct pollfd pf = { .fd = t ? t->pidfd : -1, .events = POLLIN };
+
+		if (t && !t->exited && pf.fd >= 0 && poll(&pf, 1, 0) == 1)
+			fp_registry_exit(t);	/* its group's hook takes it out of live */
+	}
 }
 
 enum fp_status fp_group_run_finish(int group, const struct fp_client *c,
@@ -164,6 +187,7 @@ enum fp_status fp_group_run_finish(int group, const struct fp_client *c,
 
 	if (gi < 0)
 		return FP_E_NOT_ATTACHED;
+	reap_exited(fp_group_tab[gi]);
 	/* read while the regions are enabled (a table says "off" after); run_free ends it */
 	*res = fp_group__stats(fp_group_tab[gi]);
 	json_object_object_add(*res, "run_pid", json_object_new_int(fp_group_tab[gi]->run_pid));

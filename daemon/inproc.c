@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "closer.h"
 #include "featprof.h"
 #include "inproc.h"
 #include "inproc_impl.h"
@@ -166,11 +167,10 @@ void fp_inproc__free(struct fp_inproc *ip)
 
 	if (!ip)
 		return;
-	for (i = 0; i < ip->ngates; i++)
-		if (ip->gates[i].fd >= 0)
-			close(ip->gates[i].fd);
+	for (i = 0; i < ip->ngates; i++)	/* uprobes: closed by the pool (closer.h) */
+		fp_close_later(ip->gates[i].fd);
 	for (i = 0; i < ip->nhooks; i++)
-		close(ip->hooks[i]);
+		fp_close_later(ip->hooks[i]);
 	free(ip->hooks);
 	free(ip->offs);
 	if (ip->arena)
@@ -183,32 +183,70 @@ void fp_inproc__free(struct fp_inproc *ip)
 	free(ip);
 }
 
-bool fp_inproc__can(const struct fp_inproc *ip, int r)
+/* Whether every object holding one of region r's sites has r's gate (placed: mapped in
+ * the process too). */
+static bool gated(const struct fp_inproc *ip, int r, bool placed)
 {
 	const struct fp_region *reg;
 	int i, k, found;
 
-	if (!ip || !ip->pid || r < 0 || r >= ip->cat->nregions)
+	if (r < 0 || r >= ip->cat->nregions)
 		return false;
 	reg = &ip->cat->regions[r];
 	if (strlen(reg->name) >= FP_IP_NAME)	/* the arena could not name it */
 		return false;
-	for (k = 0; k < reg->nsites; k++) {	/* every object of its sites has its gate */
+	for (k = 0; k < reg->nsites; k++) {
 		for (i = 0, found = 0; i < ip->ngates && !found; i++)
 			found = ip->gates[i].region == r && ip->gates[i].obj == reg->sites[k].obj &&
-				ip->gates[i].desc;
+				(ip->gates[i].desc || !placed);
 		if (!found)
 			return false;
 	}
 	return reg->nsites > 0;
 }
 
+bool fp_inproc__can(const struct fp_inproc *ip, int r)
+{
+	return ip && ip->pid && gated(ip, r, true);
+}
+
+bool fp_inproc__file_can(const struct fp_catalog *cat, int r)
+{
+	struct fp_inproc *ip = fp_inproc__new(0, cat);	/* the file's gates, none placed */
+	bool can = ip && gated(ip, r, false);
+
+	fp_inproc__free(ip);
+	return can;
+}
+
+bool fp_inproc__had_arena(const struct fp_inproc *ip)
+{
+	return ip && ip->arena;
+}
+
+void fp_inproc__run_member(struct fp_inproc *ip)
+{
+	if (!ip)
+		return;
+	ip->zeroed = true;
+	ip->run = true;
+}
+
 bool fp_inproc__owns(const struct fp_inproc *ip, int obj, int site)
 {
+	const struct fp_site *st;
 	int i;
 
 	for (i = 0; ip && i < ip->ngates; i++)
 		if (ip->gates[i].obj == obj && ip->gates[i].site == site && ip->gates[i].fd >= 0)
+			return true;
+	if (!ip || obj < 0 || obj >= ip->cat->nobjs || site < 0 ||
+	    site >= ip->cat->objs[obj]->nsites)
+		return false;
+	st = &ip->cat->objs[obj]->sites[site];	/* the runtime's thread site, hooked */
+	for (i = 0; i < ip->nrts; i++)
+		if (ip->rts[i].obj == obj && ip->rts[i].hooked && ip->nhooks &&
+		    !strcmp(st->provider, "featprof") && !strcmp(st->name, FP_IP_THREAD_PROBE))
 			return true;
 	return false;
 }
@@ -276,7 +314,8 @@ static int configure(struct fp_inproc *ip, char *err, size_t errlen)
 		ret = ret ? ret : fp_inproc_poke(ip->pid, CTL_FIELD(p, configured), &one, 4);
 	}
 	if (!ret) {	/* the runtime waits for the arena at exit until it is held */
-		uint32_t h = ip->arena ? FP_IP_HANDOVER_HELD : FP_IP_HANDOVER_WANTED;
+		uint32_t h = (ip->arena ? FP_IP_HANDOVER_HELD : FP_IP_HANDOVER_WANTED) |
+			     (ip->run ? FP_IP_HANDOVER_FORKS : 0);
 
 		ret = fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, handover), &h, 4);
 	}
@@ -354,7 +393,12 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errle
 	if (!on) {
 		for (i = 0; i < ip->ngates; i++)
 			if (ip->gates[i].region == r && ip->gates[i].fd >= 0) {
-				close(ip->gates[i].fd);	/* the kernel lowers the count */
+				/* the kernel lowers the count; for a live process before the
+				 * new epoch below, so here; else in the pool (closer.h) */
+				if (ip->gone || fp_closer_deferring())
+					fp_close_later(ip->gates[i].fd);
+				else
+					close(ip->gates[i].fd);
 				ip->gates[i].fd = -1;
 				raised++;
 			}
@@ -386,8 +430,8 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errle
 				 (int)ip->pid, strerror(-ret));
 			break;
 		}
-		g->fd = fp_uprobe_perf_open(ip->cat->objs[g->obj]->host_path, g->off, g->ref,
-					    ip->pid);
+		g->fd = fp_uprobe_gate(ip->multi, ip->cat->objs[g->obj]->host_path, g->off, g->ref,
+				       ip->pid);
 		if (g->fd < 0) {
 			ret = g->fd;
 			g->fd = -1;
@@ -402,11 +446,24 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errle
 	return ret;
 }
 
+void fp_inproc__gone(struct fp_inproc *ip)
+{
+	int i;
+
+	if (!ip)
+		return;
+	ip->gone = true;
+	for (i = 0; i < ip->nhooks; i++)	/* its threads' uprobes: nothing runs there */
+		fp_close_later(ip->hooks[i]);
+	ip->nhooks = 0;
+}
+
 void fp_inproc__use(struct fp_inproc *ip, const struct fp_calibration *cal, int prog_fd,
-		    int threads_fd, int off_fd, volatile uint32_t *active)
+		    bool multi, int threads_fd, int off_fd, volatile uint32_t *active)
 {
 	ip->cal = cal;
 	ip->prog_fd = prog_fd;
+	ip->multi = multi;
 	ip->threads_fd = threads_fd;
 	ip->off_fd = off_fd;
 	ip->active = active;

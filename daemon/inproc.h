@@ -32,19 +32,32 @@ int fp_inproc__remap(struct fp_inproc *ip, char *err, size_t errlen);
  * threads and of off-CPU time, the flag that turns the scheduler programs' part on
  * (bpf/featprof.bpf.c ip_switch). Without these, no zero and no off-CPU time. */
 void fp_inproc__use(struct fp_inproc *ip, const struct fp_calibration *cal, int prog_fd,
-		    int threads_fd, int off_fd, volatile uint32_t *active);
+		    bool multi, int threads_fd, int off_fd, volatile uint32_t *active);
 /* Takes the process's arena now if it has made one (kept from then on, readable after
  * the process exits). 0, or -errno (-EAGAIN: not made yet). */
 int fp_inproc__take_arena(struct fp_inproc *ip);
 /* Lowers every gate it raised. Accepts NULL. */
 void fp_inproc__free(struct fp_inproc *ip);
+/* The process exited: its gates' uprobes are closed by the pool (daemon/closer.h). */
+void fp_inproc__gone(struct fp_inproc *ip);
 /* Can region r be measured in-process: every object holding one of its sites has its
  * gate? */
 bool fp_inproc__can(const struct fp_inproc *ip, int r);
 /* Raises (on) or lowers region r's gates: its sites then time themselves in the process,
  * or stop. 0 or -errno, err filled; on error nothing changed. */
 int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errlen);
-/* Is (obj, site) one of the gates raised now (a breakpoint featprofd owns)? */
+/* Whether every process of the file with catalog cat (its objects as in the file) can
+ * time region r itself, as fp_inproc__can says of one process. */
+bool fp_inproc__file_can(const struct fp_catalog *cat, int r);
+/* A run's process (featprof run): the figures already in its arena are the run's (its
+ * arena began in the run: no zero is taken at the first gate), and its forked children,
+ * which featprofd attaches too, wait at a quick exit for their arenas to be taken
+ * (FP_IP_HANDOVER_FORKS). */
+void fp_inproc__run_member(struct fp_inproc *ip);
+/* Whether featprofd has the process's arena (false for NULL). */
+bool fp_inproc__had_arena(const struct fp_inproc *ip);
+/* Whether featprofd's in-process timing holds a breakpoint at site of object obj (of the
+ * catalog): a raised gate, or its hook on the runtime's thread site. */
 bool fp_inproc__owns(const struct fp_inproc *ip, int obj, int site);
 /* Adds the figures of the regions measured in-process since the last reset to s (its
  * regions, paths and anomalies, by the catalog's region indices; fsets are not derived),

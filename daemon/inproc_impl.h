@@ -64,9 +64,12 @@ struct fp_inproc {
 	struct fp_snapshot *base;	/* the figures at the last reset */
 	const struct fp_calibration *cal;	/* the runtime's (fp_inproc__use) */
 	bool zeroed;		/* the first gate rose: the figures then are the zero */
+	bool gone;		/* the process exited (fp_inproc__gone) */
+	bool run;		/* a run's process (fp_inproc__run_member) */
 	/* off-CPU time: the target's BPF object (fp_inproc__use_bpf), the thread sites'
 	 * uprobes, and what the last read found */
 	int prog_fd, threads_fd, off_fd;
+	bool multi;		/* prog_fd is a uprobe.multi program */
 	volatile uint32_t *active;
 	int *hooks, nhooks;
 	struct off *offs;

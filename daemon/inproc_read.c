@@ -90,7 +90,8 @@ static int open_arena(struct fp_inproc *ip)
 	ip->arena_base = a;
 	/* held: a runtime waiting at exit for it may go (usdt/featprof.h FP_IP_HANDOVER_*) */
 	fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, handover),
-		       &(uint32_t){ FP_IP_HANDOVER_HELD }, 4);
+		       &(uint32_t){ FP_IP_HANDOVER_HELD | (ip->run ? FP_IP_HANDOVER_FORKS : 0) },
+		       4);
 	return 0;
 }
 
@@ -150,8 +151,8 @@ void fp_inproc_hook_threads(struct fp_inproc *ip)
 			if (!h)
 				return;
 			ip->hooks = h;
-			fd = fp_uprobe_perf_attach(ip->prog_fd, obj->host_path, site->loc_off, 0,
-						   ip->pid);
+			fd = fp_uprobe_hook(ip->prog_fd, ip->multi, obj->host_path,
+					    site->loc_off, ip->pid);
 			if (fd >= 0)
 				ip->hooks[ip->nhooks++] = fd;
 		}

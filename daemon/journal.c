@@ -44,6 +44,7 @@
 
 static int jfd = -1;
 static int depth;		/* begin/end pairs open (a change made of changes) */
+static bool held;		/* shutdown: changes accumulate (fp_journal__hold) */
 static int repaired = -1;
 
 int fp_journal__repaired(void)
@@ -51,26 +52,9 @@ int fp_journal__repaired(void)
 	return jfd >= 0 ? repaired : -1;
 }
 
-/*
- * A program that does nothing, for one multi-uprobe link over all sites: a single
- * register and a single unregister (each perf event's close waits for its own grace
- * period: ~10 ms a site on 6.18).
- */
-static int empty_prog(void)
-{
-	static int fd = -2;
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o,
-		    .expected_attach_type = (enum bpf_attach_type)FP_ATTACH_UPROBE_MULTI);
-
-	if (fd == -2)
-		fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "fp_repair", "GPL", insns, 2, &o);
-	return fd;
-}
-
+/* One multi-uprobe link over all sites (fp_uprobe_empty_prog): a single register and a
+ * single unregister (each perf event's close waits for its own grace period: ~10 ms a
+ * site on 6.18). */
 #define REPAIR_BATCH 256	/* descriptors held at once */
 
 static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *refs, int n);
@@ -86,7 +70,7 @@ int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t
 	if ((dev || ino) && ((uint64_t)makedev(major(st.st_dev), minor(st.st_dev)) != dev ||
 			     (uint64_t)st.st_ino != ino))
 		return -ESTALE;	/* another file there now: its sites are not these */
-	prog = empty_prog();
+	prog = fp_uprobe_empty_prog();
 	if (prog >= 0 && (fd = fp_uprobe_multi_link(prog, path, offs, refs, NULL, (uint32_t)n,
 						     0)) >= 0) {
 		close(fd);	/* the unregister that removes the int3s */
@@ -226,8 +210,12 @@ void fp_journal__begin(const struct fp_target *t)
 	FILE *f;
 	int o, r, s;
 
-	if (jfd < 0 || depth++ || !cat || !(f = open_memstream(&buf, &len)))
+	off_t at = 0;
+
+	if (jfd < 0 || (depth++ && !held) || !cat || !(f = open_memstream(&buf, &len)))
 		return;
+	if (held && (at = lseek(jfd, 0, SEEK_END)) < 0)
+		at = 0;
 	fprintf(f, "featprof-journal 1\n");
 	for (o = 0; o < cat->nobjs; o++) {
 		const struct fp_object *obj = cat->objs[o];
@@ -259,13 +247,27 @@ void fp_journal__begin(const struct fp_target *t)
 			}
 		fp_inproc__each_gate(t->ip, o, gate_line, f);	/* in-process gates */
 	}
-	if (fclose(f) || pwrite(jfd, buf, len, 0) != (ssize_t)len || ftruncate(jfd, (off_t)len))
+	if (fclose(f) || pwrite(jfd, buf, len, at) != (ssize_t)len ||
+	    (!held && ftruncate(jfd, (off_t)len)))
 		fp_log(FP_LOG_WARN, "journal: cannot write: %s", strerror(errno));
 	free(buf);
 }
 
 void fp_journal__end(void)
 {
-	if (jfd >= 0 && depth > 0 && !--depth && ftruncate(jfd, 0))
+	if (jfd >= 0 && depth > 0 && !--depth && !held && ftruncate(jfd, 0))
+		fp_log(FP_LOG_WARN, "journal: cannot empty: %s", strerror(errno));
+}
+
+void fp_journal__hold(void)
+{
+	held = true;
+}
+
+void fp_journal__let_go(void)
+{
+	held = false;
+	depth = 0;
+	if (jfd >= 0 && ftruncate(jfd, 0))
 		fp_log(FP_LOG_WARN, "journal: cannot empty: %s", strerror(errno));
 }

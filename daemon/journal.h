@@ -26,6 +26,10 @@ int fp_journal__repaired(void);
  * empties the journal once the change is complete. No-ops without a journal. */
 void fp_journal__begin(const struct fp_target *t);
 void fp_journal__end(void);
+/* Shutdown: the changes from here on accumulate in the journal (their closes finish in
+ * the pool, daemon/closer.h, after their ends) until fp_journal__let_go() empties it. */
+void fp_journal__hold(void);
+void fp_journal__let_go(void);
 
 /*
  * Registers and unregisters a uprobe (a perf uprobe event, no BPF program) at each

@@ -115,6 +115,9 @@ const struct fp_kernel_caps *fp_kernel_caps(void)
 							BTF_KIND_STRUCT) > 0;
 		k.copy_from_user_task = has_enum_value(btf, "bpf_func_id",
 						       "BPF_FUNC_copy_from_user_task");
+		k.task_pt_regs = has_enum_value(btf, "bpf_func_id", "BPF_FUNC_task_pt_regs") &&
+				 has_enum_value(btf, "bpf_func_id",
+						"BPF_FUNC_get_current_task_btf");
 		btf__free(btf);
 	}
 	k.ringbuf_inner = k.ringbuf && probe_ringbuf_inner();
@@ -126,6 +129,7 @@ const struct fp_kernel_caps *fp_kernel_caps(void)
 		k.cookie &= !listed(without, "cookie", true);
 		k.uprobe_multi &= !listed(without, "uprobe_multi", true);
 		k.copy_from_user_task &= !listed(without, "copy_from_user_task", true);
+		k.task_pt_regs &= !listed(without, "task_pt_regs", true);
 		k.ringbuf_inner &= !listed(without, "ringbuf_inner", false);
 	}
 	return &k;
@@ -218,6 +222,10 @@ struct json_object *fp_kernel_mechanisms(int nop5_optimized)
 			 : "no ring buffer inside an array of maps: no record");
 	part(use, lack, "sample", 1, "perf_event cpu-clock, one per thread, reading the "
 	     "region stack in the target's TLS", "");
+	part(use, lack, "sample_probe_time", k->task_pt_regs,
+	     "samples in the kernel at a probe site (bpf_task_pt_regs) counted apart",
+	     "no bpf_task_pt_regs (Linux 5.15): samples during a traced region's probe "
+	     "handling are charged to the regions open then");
 	part(use, lack, "sample_remote", k->copy_from_user_task,
 	     "the task iterator and bpf_copy_from_user_task, from featprofd's thread",
 	     "no bpf_copy_from_user_task (Linux 5.18): sample --remote refused");

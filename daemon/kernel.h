@@ -22,6 +22,7 @@ struct fp_kernel_caps {
 	bool cookie;		/* bpf_get_attach_cookie for uprobes (5.15) */
 	bool uprobe_multi;	/* the multi-uprobe link (6.6) */
 	bool copy_from_user_task;	/* bpf_copy_from_user_task (5.18): sample --remote */
+	bool task_pt_regs;	/* bpf_task_pt_regs (5.15): sampling tells probe time apart */
 	bool ringbuf_inner;	/* a ring buffer inside an array of maps: record's ring,
 				 * swapped in per recording (5.10 has it) */
 	char without[128];	/* FEATPROF_KERNEL_WITHOUT, as given ("" if unset) */

@@ -132,9 +132,9 @@ void fp_pool__costs_changed(void)
 
 /* The programs and maps sampling loads in its own object (daemon/sample.c). */
 static const char *const sample_progs[] = { "fp_sample", "fp_sample_remote",
-					    "fp_sample_switch", "fp_gate" };
+					    "fp_sample_switch" };
 static const char *const sample_maps[] = { "samples", "sample_threads", "sample_anomalies",
-					   "sample_displaced" };
+					   "sample_displaced", "sample_sites" };
 
 static bool listed(const char *name, const char *const *list, size_t n)
 {
@@ -178,9 +178,12 @@ static void choose_programs(struct fp_pool *p)
 	bpf_object__for_each_map(m, s->obj)
 		if (fp_pool__sample_map(bpf_map__name(m)))
 			bpf_map__set_autocreate(m, false);
-	if (p->multi)
+	if (p->multi) {	/* fp_ip_thread: closed with the others (daemon/uprobe.h) */
 		bpf_program__set_expected_attach_type(s->progs.fp_site_multi,
 						      FP_ATTACH_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.fp_ip_thread,
+						      FP_ATTACH_UPROBE_MULTI);
+	}
 	bpf_program__set_autoload(s->progs.fp_site_multi, p->multi);
 	bpf_program__set_autoload(s->progs.fp_site, !map && !p->multi);
 	bpf_program__set_autoload(s->progs.fp_switch, !map);

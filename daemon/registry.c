@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "closer.h"
 #include "log.h"
 #include "registry.h"
 #include "report.h"
@@ -32,7 +33,7 @@ static struct {
 	struct fp_watch *watch;
 	struct fp_registry_hooks hooks;
 	struct fp_target *targets[FP_MAX_TARGETS];
-	struct bpf_link *dl_links[FP_MAX_TARGETS];	/* per target: its ld.so hook */
+	int dl_links[FP_MAX_TARGETS];	/* per target: its ld.so hook's uprobe, 0: none */
 	bool refresh_due[FP_MAX_TARGETS];		/* ld.so changed its object list */
 	uint64_t sample_due_ns;				/* next naming of sampled ids */
 } reg = { .epfd = -1 };
@@ -97,8 +98,15 @@ struct fp_target *fp_registry_next(int *i)
 
 static void unhook_dl(int slot)
 {
-	bpf_link__destroy(reg.dl_links[slot]);
-	reg.dl_links[slot] = NULL;
+	const struct fp_target *t = reg.targets[slot];
+
+	if (reg.dl_links[slot] <= 0)
+		return;
+	if ((t && t->exited) || fp_closer_deferring())	/* a uprobe: closed by the pool */
+		fp_close_later(reg.dl_links[slot]);
+	else
+		close(reg.dl_links[slot]);
+	reg.dl_links[slot] = 0;
 }
 
 /* The one teardown of a slot: its pidfd out of the loop, its hook, its target. */
@@ -364,9 +372,11 @@ void fp_registry_sync_dl_hook(struct fp_target *t)
 		return;
 	if (t->exited || (!t->attached_sites && !t->ip_regions)) {	/* nothing enabled */
 		unhook_dl(slot);
-	} else if (!reg.dl_links[slot]) {
-		reg.dl_links[slot] = fp_watch__dlopen(reg.watch, t->pid, err, sizeof(err));
-		if (!reg.dl_links[slot])	/* static executables have no dlopen */
+	} else if (reg.dl_links[slot] <= 0) {
+		int fd = fp_watch__dlopen(reg.watch, t->pid, err, sizeof(err));
+
+		reg.dl_links[slot] = fd > 0 ? fd : 0;
+		if (fd < 0)	/* static executables have no dlopen */
 			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", err);
 	}
 }

@@ -22,13 +22,10 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
-#include <stdbool.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <json-c/json.h>
-#include <libelf.h>
 #include <linux/perf_event.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,131 +35,21 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "closer.h"
 #include "featprof.h"
 #include "featprof.skel.h"
 #include "kernel.h"
 #include "log.h"
-#include "notes.h"
 #include "pool.h"
 #include "sample.h"
+#include "sample_elf.h"
 #include "sampler.h"
+#include "uprobe.h"
 
 _Static_assert(sizeof(struct featprof_tls) == sizeof(struct fp_tls_user),
 	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS layout");
 _Static_assert(FP_TLS_MAGIC == FP_TLS_MAGIC_BPF && FP_TLS_DEPTH == FP_TLS_SLOTS,
 	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS ABI");
-
-/* The executable's TLS ABI note must say what this daemon reads: checked before any
- * read of the target's memory. A gated build's gate site and semaphore: *gate_off and
- * *sem_off (file offsets), else 0. */
-static int tls_abi(pid_t pid, uint64_t *gate_off, uint64_t *sem_off, char *err,
-		   size_t errlen)
-{
-	char path[64];
-	struct fp_object *obj = NULL;
-	int ret, i;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	ret = fp_object__read(path, path, &obj, err, errlen);
-	if (ret)
-		return ret;
-	*gate_off = *sem_off = 0;
-	if (!obj->tls_version) {
-		snprintf(err, errlen, "pid %d: its executable has no featprof TLS note: sampling "
-			 "needs a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
-		ret = -ENOENT;
-	} else if (obj->tls_version != FP_TLS_ABI_VERSION || obj->tls_depth != FP_TLS_DEPTH ||
-		   obj->tls_magic != FP_TLS_MAGIC) {
-		snprintf(err, errlen, "pid %d: sampling ABI version %u (depth %u) in its "
-			 "executable; this featprofd reads version %d (depth %d)", (int)pid,
-			 obj->tls_version, obj->tls_depth, FP_TLS_ABI_VERSION, FP_TLS_DEPTH);
-		ret = -EPROTO;
-	}
-	for (i = 0; !ret && i < obj->nsites; i++)
-		if (!strcmp(obj->sites[i].provider, "featprof") &&
-		    !strcmp(obj->sites[i].name, FP_GATE_PROBE)) {
-			if (!obj->sites[i].sem_off) {
-				snprintf(err, errlen, "pid %d: its sampling gate has no semaphore",
-					 (int)pid);
-				ret = -EPROTO;
-			}
-			*gate_off = obj->sites[i].loc_off;
-			*sem_off = obj->sites[i].sem_off;
-		}
-	fp_object__free(obj);
-	return ret;
-}
-
-/* featprof_tls's offset from the thread pointer in the executable of pid. */
-static int tls_offset(pid_t pid, int64_t *off, char *err, size_t errlen)
-{
-	char path[64];
-	int fd, ret = -ENOENT, found = 0;
-	uint64_t memsz = 0, align = 1, value = 0;
-	Elf_Scn *scn = NULL;
-	size_t i, nph;
-	Elf *elf;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "pid %d: cannot open its executable: %s", (int)pid,
-			 strerror(errno));
-		return -errno;
-	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph)) {
-		snprintf(err, errlen, "pid %d: its executable is not ELF", (int)pid);
-		ret = -ENOEXEC;
-		goto out;
-	}
-	for (i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_TLS) {
-			memsz = ph.p_memsz;
-			align = ph.p_align ? ph.p_align : 1;
-		}
-	}
-	while (!found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t k, n;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB &&
-						 sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		for (k = 0; d && k < n && !found; k++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && !strcmp(name, "featprof_tls")) {
-				value = sym.st_value;
-				found = 1;
-			}
-		}
-	}
-	if (!found || !memsz) {
-		snprintf(err, errlen, "pid %d: no featprof_tls in its executable: sampling needs "
-			 "a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
-		ret = -ENOENT;
-		goto out;
-	}
-	*off = (int64_t)value - (int64_t)((memsz + align - 1) / align * align);
-	ret = 0;
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
-}
 
 int fp_target__sample_reset(struct fp_target *t)
 {
@@ -301,19 +188,18 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 static int gate_start(struct fp_target *t, uint64_t gate_off, uint64_t sem_off, char *err,
 		      size_t errlen)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = (size_t)sem_off);
 	char path[64];
-	int ret;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
-	t->sample_gate = bpf_program__attach_uprobe_opts(t->sskel->progs.fp_gate, t->pid, path,
-							 (size_t)gate_off, &uo);
-	if (t->sample_gate)
+	fd = fp_uprobe_gate(t->multi, path, gate_off, sem_off, t->pid);
+	if (fd > 0) {
+		t->sample_gate = fd;
 		return 0;
-	ret = -errno;
+	}
 	snprintf(err, errlen, "pid %d: cannot raise its sampling gate: %s", (int)t->pid,
-		 strerror(errno));
-	return ret;
+		 strerror(fd < 0 ? -fd : EBADF));
+	return fd < 0 ? fd : -EBADF;
 }
 
 /* A fresh session: the figures and ids of an earlier one go, the object reads the
@@ -337,6 +223,7 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 	t->sskel->bss->sample_gated = gated;
 	t->sskel->bss->sample_session++;
 	t->sample_gated = gated;
+	fp_sample_probe_sites(t);
 	return 0;
 }
 
@@ -398,9 +285,11 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 			 "5.18), which this kernel lacks: sample without --remote");
 		return -EOPNOTSUPP;
 	}
-	ret = tls_abi(t->pid, &gate_off, &sem_off, err, errlen);
+	ret = fp_sample_tls_abi(t->pid, &gate_off, &sem_off, err, errlen);
 	if (!ret)
-		ret = tls_offset(t->pid, &off, err, errlen);
+		ret = fp_sample_tls_offset(t->pid, &off, err, errlen);
+	if (!ret)
+		ret = fp_sample_one_stack(t, err, errlen);
 	if (!ret)
 		ret = sample_object(t, err, errlen);
 	if (!ret)
@@ -445,8 +334,11 @@ void fp_target__sample_stop(struct fp_target *t)
 	}
 	if (t->sskel && !t->sample_last)
 		t->sample_last = fp_sample_report(t);	/* the figures outlive the object */
-	bpf_link__destroy(t->sample_gate);	/* the gate falls: the stack drains */
-	t->sample_gate = NULL;
+	if (t->sample_gate > 0 && (t->exited || fp_closer_deferring()))	/* by the pool */
+		fp_close_later(t->sample_gate);
+	else if (t->sample_gate > 0)
+		close(t->sample_gate);	/* the gate falls: the stack drains */
+	t->sample_gate = 0;
 	for (i = 0; i < t->nsample_links; i++)
 		bpf_link__destroy(t->sample_links[i]);
 	free(t->sample_links);
@@ -707,6 +599,11 @@ static void report_anomalies(struct fp_target *t, struct json_object *o,
 	json_object_object_add(ano, "unmatched_ends", json_object_new_int64(
 				       (int64_t)unmatched(t)));
 	json_object_object_add(o, "anomalies", ano);
+	/* featprofd's uprobes at work (regions traced meanwhile): not in the figures */
+	json_object_object_add(o, "probe_samples", json_object_new_int64(
+				       (int64_t)an[FP_SA_IN_PROBE]));
+	json_object_object_add(o, "probe_ns", json_object_new_double(
+				       (double)an[FP_SA_IN_PROBE] * tl->period));
 }
 
 struct json_object *fp_sample_report(struct fp_target *t)

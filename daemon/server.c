@@ -26,7 +26,9 @@
 
 #include "client.h"
 #include "clock.h"
+#include "closer.h"
 #include "groups.h"
+#include "journal.h"
 #include "log.h"
 #include "registry.h"
 #include "server.h"
@@ -280,6 +282,11 @@ static void dispatch(struct server *s, const struct epoll_event *e)
 /* What is left when the loop ends: a clean exit detaches every target. */
 static void stop(struct server *s, const struct fp_server_opts *opts)
 {
+	uint64_t t0 = fp_mono_ns();
+
+	/* every uprobe closed at once by the pool, the journal kept until they all are */
+	fp_closer_defer_all();
+	fp_journal__hold();
 	fp_clients_kill_all();
 	fp_subs_reap();		/* every client is dead: drops all subscriptions */
 	fp_group_runs_reap();	/* ... and their runs */
@@ -288,6 +295,9 @@ static void stop(struct server *s, const struct fp_server_opts *opts)
 	fp_registry_free();
 	fp_calibrate_track_free();
 	fp_watch__free(s->watch);
+	fp_closer_wait();
+	fp_journal__let_go();
+	fp_log(FP_LOG_INFO, "detached in %.0f ms", (double)(fp_mono_ns() - t0) / 1e6);
 	if (s->lfd > SD_LISTEN_FDS_START || (s->lfd >= 0 && !getenv("LISTEN_FDS"))) {
 		close(s->lfd);
 		unlink(opts->socket_path);

@@ -115,6 +115,7 @@ void fp_target__retire(struct fp_target *t)
 	fp_snapshot__free(t->last);
 	t->last = fp_target__snapshot(t);
 	t->exited = 1;
+	fp_inproc__gone(t->ip);
 	fp_target__release(t);
 }
 
@@ -252,7 +253,7 @@ static void use_inproc(struct fp_target *t)
 {
 	if (t->ip)
 		fp_inproc__use(t->ip, fp_target__ip_calibration(),
-			       bpf_program__fd(t->skel->progs.fp_ip_thread),
+			       bpf_program__fd(t->skel->progs.fp_ip_thread), t->multi,
 			       bpf_map__fd(t->skel->maps.ip_threads),
 			       bpf_map__fd(t->skel->maps.ip_off), &t->skel->bss->ip_active);
 }
@@ -439,6 +440,11 @@ static int wanted(const struct fp_target *t, int r)
 	return 0;
 }
 
+bool fp_target__wanted(const struct fp_target *t, int r)
+{
+	return r >= 0 && r < t->cat->nregions && wanted(t, r);
+}
+
 int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen)
 {
 	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
@@ -447,7 +453,9 @@ int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen
 	if (!sel)
 		return -ENOMEM;
 	for (r = 0; r < t->cat->nregions; r++)
-		sel[r] = (uint8_t)(on ? wanted(t, r) : t->enabled[r] && !wanted(t, r));
+		sel[r] = (uint8_t)(on ? wanted(t, r) && !(t->file_skips_ip &&
+							 fp_inproc__file_can(t->cat, r))
+				      : t->enabled[r] && !wanted(t, r));
 	ret = fp_target__set_regions(t, sel, on, err, errlen);
 	free(sel);
 	return ret;

@@ -54,6 +54,9 @@ struct fp_target {
 	uint8_t *ip_on;			/* per region: measured in-process now */
 	int ip_regions;			/* how many are */
 	bool trap_only;			/* regions enabled from now on are trapped */
+	bool file_skips_ip;		/* a file's target: regions every process of the
+					 * file times itself are left to their own targets
+					 * (a run whose processes are all attached in time) */
 	bool ts_map;			/* thread state in a map keyed by tid (old kernels) */
 	int *tramp_fds;			/* no attach cookie: per (region, point, end) the
 					 * trampoline (daemon/uprobe.c), 0: not made yet */
@@ -79,7 +82,7 @@ struct fp_target {
 	struct fp_sampler_entry *sampler;	/* its ticks (--remote, while sampling) */
 	uint64_t sample_ticks, sample_missed;	/* --remote: ticks taken, passed over */
 	int64_t sample_tls_off;
-	struct bpf_link *sample_gate;	/* FEATPROF_SAMPLING_GATED: raises the gate */
+	int sample_gate;	/* FEATPROF_SAMPLING_GATED: the uprobe raising the gate, 0: none */
 	bool sample_gated;
 	uint64_t sample_start_ns, sample_stop_ns;
 	struct fp_sample_id {
@@ -144,6 +147,8 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
 int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
 /* Enables the regions asked for by name (t->wants; on), or disables the enabled ones no
  * longer asked for (off). 0 or -errno (err filled). */
+/* Whether t's wants (fp_target__set_wants) ask for region r. */
+bool fp_target__wanted(const struct fp_target *t, int r);
 int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen);
 /* Replaces what is asked for by name with a copy of w. 0 or -ENOMEM (nothing wanted). */
 int fp_target__set_wants(struct fp_target *t, const struct fp_wants *w);
@@ -162,9 +167,12 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
  * shielded nop5 (optimized); third-party sites are always nop1. */
 int fp_target__attach_points(const struct fp_target *t);
 /* Probe sites of a live pid target that hold an int3 the file does not have, outside the
- * regions featprofd has enabled: left by someone (common/strays.h), or another tool's
- * uprobes. -errno when its memory cannot be read. */
-int fp_target__strays(const struct fp_target *t);
+ * regions featprofd has enabled, its in-process gates and hooks, and the regions that
+ * file, the link of the target's executable group (NULL: none; dev and ino its file's),
+ * has enabled: left by someone (common/strays.h), or another tool's uprobes. -errno when
+ * its memory cannot be read. */
+int fp_target__strays(const struct fp_target *t, const struct fp_target *file, uint64_t dev,
+		      uint64_t ino);
 /* The state of one thread (tid; pidfd: a pidfd of it, for task storage) as the object
  * keeps it: the daemon's own calibration reads its thread's. 0 or -errno. */
 struct fp_tstate;

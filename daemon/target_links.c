@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "closer.h"
 #include "featprof.skel.h"
 #include "inproc.h"
 #include "journal.h"
@@ -22,25 +23,26 @@
 #include "target_links.h"
 #include "uprobe.h"
 
-static void detach_links(struct fp_rlinks *l)
+/* later: closed by daemon/closer.c (a gone process's, or at shutdown), else here, now. */
+static void detach_links(struct fp_rlinks *l, bool later)
 {
 	int i;
 
 	for (i = 0; i < l->nfds; i++)
-		close(l->fds[i]);
+		later ? fp_close_later(l->fds[i]) : (void)close(l->fds[i]);
 	for (i = 0; i < l->nlinks; i++)
-		bpf_link__destroy(l->links[i]);
+		later ? fp_link_destroy_later(l->links[i]) : bpf_link__destroy(l->links[i]);
 	free(l->fds);
 	free(l->links);
 	memset(l, 0, sizeof(*l));
 }
 
-static void close_set(int *fds, int n)
+static void close_set(int *fds, int n, bool later)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		close(fds[i]);
+		later ? fp_close_later(fds[i]) : (void)close(fds[i]);
 	free(fds);
 }
 
@@ -190,7 +192,7 @@ out:
 	free(refs);
 	free(cookies);
 	if (ret) {
-		close_set(fds, n);
+		close_set(fds, n, false);
 		return ret;
 	}
 	*fds_out = fds;
@@ -359,7 +361,7 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 	__atomic_store_n(&t->skel->bss->link_gen[t->slot], t->gen & 1, __ATOMIC_SEQ_CST);
 	if (on && (ret = set_enabled_flags(t, sel, 1)))	/* attached, but not counted */
 		log_warn(t, "cannot enable regions in the map", ret);
-	close_set(t->set_fds, t->nset_fds);	/* the one grace-period wait */
+	close_set(t->set_fds, t->nset_fds, false);	/* the one grace-period wait */
 	t->set_fds = fds;
 	t->nset_fds = n;
 	for (r = 0; r < t->cat->nregions; r++)
@@ -387,12 +389,12 @@ static int set_region_links(struct fp_target *t, int region, int on, char *err, 
 	if (on) {
 		ret = attach_per_site(t, region, l, err, errlen);
 		if (ret) {
-			detach_links(l);
+			detach_links(l, false);
 			return ret;
 		}
 		ret = set_flag(t, region, 1);
 		if (ret) {
-			detach_links(l);
+			detach_links(l, false);
 			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
 				 (int)t->pid, strerror(-ret));
 			return ret;
@@ -408,7 +410,7 @@ static int set_region_links(struct fp_target *t, int region, int on, char *err, 
 			return ret;
 		}
 		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
-		detach_links(l);
+		detach_links(l, false);
 		t->attached_sites -= t->cat->regions[region].nsites;
 	}
 	t->enabled[region] = (uint8_t)!!on;
@@ -440,18 +442,21 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 }
 
 
+/* A gone process's links, and every link at shutdown, are closed by the pool: its
+ * unregistrations' grace periods are shared (daemon/closer.h). */
 void fp_links__release(struct fp_target *t)
 {
 	int r, journal = t->attached_sites > 0;
+	bool later = t->exited || fp_closer_deferring();
 
 	if (journal)
 		fp_journal__begin(t);
-	close_set(t->set_fds, t->nset_fds);
+	close_set(t->set_fds, t->nset_fds, later);
 	t->set_fds = NULL;
 	t->nset_fds = 0;
 	if (t->links && t->cat)
 		for (r = 0; r < t->cat->nregions; r++)
-			detach_links(&t->links[r]);
+			detach_links(&t->links[r], later);
 	if (journal)
 		fp_journal__end();
 	if (t->tramp_fds)

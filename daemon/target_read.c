@@ -305,7 +305,19 @@ uint64_t fp_target__record_stop(struct fp_target *t)
 
 /* --- what is attached where ---------------------------------------------------------- */
 
-int fp_target__strays(const struct fp_target *t)
+/* Whether the file's target has the region named name of t enabled at a site of t's
+ * object obj: that object is the file (its device and inode). */
+static bool file_link_has(const struct fp_target *t, const struct fp_target *file, int obj,
+			  const char *name, uint64_t dev, uint64_t ino)
+{
+	int fr = file ? fp_catalog__region(file->cat, name) : -1;
+
+	return fr >= 0 && !file->exited && file->enabled[fr] && ino &&
+	       t->cat->objs[obj]->dev == dev && t->cat->objs[obj]->ino == ino;
+}
+
+int fp_target__strays(const struct fp_target *t, const struct fp_target *file, uint64_t dev,
+		      uint64_t ino)
 {
 	struct fp_trap tr[256];
 	int n, i, r, k, stray = 0;
@@ -316,13 +328,14 @@ int fp_target__strays(const struct fp_target *t)
 	for (i = 0; i < n && i < 256; i++) {
 		int owned = 0;
 
-		owned = fp_inproc__owns(t->ip, tr[i].obj, tr[i].site);	/* a gate up */
+		owned = fp_inproc__owns(t->ip, tr[i].obj, tr[i].site);	/* a gate, a hook */
 		for (r = 0; r < t->cat->nregions && !owned; r++)
-			for (k = 0; t->enabled[r] && !t->ip_on[r] && k < t->cat->regions[r].nsites;
-			     k++)
+			for (k = 0; k < t->cat->regions[r].nsites && !owned; k++)
 				if (t->cat->regions[r].sites[k].obj == tr[i].obj &&
 				    t->cat->regions[r].sites[k].site == tr[i].site)
-					owned = 1;
+					owned = (t->enabled[r] && !t->ip_on[r]) ||
+						file_link_has(t, file, tr[i].obj,
+							      t->cat->regions[r].name, dev, ino);
 		stray += !owned;
 	}
 	return n < 0 ? n : stray + (n > 256 ? n - 256 : 0);

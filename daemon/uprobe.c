@@ -114,6 +114,41 @@ int fp_uprobe_perf_open(const char *path, uint64_t off, uint64_t ref, pid_t pid)
 	return fd < 0 ? -errno : fd;
 }
 
+int fp_uprobe_empty_prog(void)
+{
+	static int fd = -ENOENT;
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = (enum bpf_attach_type)FP_ATTACH_UPROBE_MULTI);
+
+	if (fd == -ENOENT) {
+		fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "fp_empty", "GPL", insns, 2, &o);
+		fd = fd < 0 ? -errno : fd;
+		if (fd == -ENOENT)
+			fd = -EINVAL;
+	}
+	return fd;
+}
+
+int fp_uprobe_gate(int multi, const char *path, uint64_t off, uint64_t ref, pid_t pid)
+{
+	int prog = multi ? fp_uprobe_empty_prog() : -1;
+
+	if (prog < 0)
+		return fp_uprobe_perf_open(path, off, ref, pid);
+	return fp_uprobe_multi_link(prog, path, &off, &ref, NULL, 1, pid);
+}
+
+int fp_uprobe_hook(int prog_fd, int multi, const char *path, uint64_t off, pid_t pid)
+{
+	if (!multi)
+		return fp_uprobe_perf_attach(prog_fd, path, off, 0, pid);
+	return fp_uprobe_multi_link(prog_fd, path, &off, NULL, NULL, 1, pid);
+}
+
 int fp_uprobe_perf_attach(int prog_fd, const char *path, uint64_t off, uint64_t ref,
 			  pid_t pid)
 {

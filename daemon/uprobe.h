@@ -25,6 +25,22 @@ int fp_uprobe_perf_open(const char *path, uint64_t off, uint64_t ref, pid_t pid)
 /* The same with prog_fd attached and enabled: the fd, or -errno. */
 int fp_uprobe_perf_attach(int prog_fd, const char *path, uint64_t off, uint64_t ref,
 			  pid_t pid);
+/*
+ * Where the kernel has the multi-uprobe link (multi: fp_kernel_caps(), as allowed),
+ * featprofd's single uprobes are such links too, filtered to pid: a perf
+ * event's last close unregisters under the tracing core's event_mutex and waits for a
+ * grace period there (~0.1 s here), one close after another, where links close side by
+ * side and share their grace periods (daemon/closer.c). Returns an fd or -errno.
+ *
+ * fp_uprobe_gate: a semaphore raised (ref the semaphore's offset) with no program, at a
+ * site nothing executes. fp_uprobe_hook: prog_fd attached, which is a uprobe.multi
+ * program where multi, else a plain uprobe one.
+ */
+int fp_uprobe_gate(int multi, const char *path, uint64_t off, uint64_t ref, pid_t pid);
+int fp_uprobe_hook(int prog_fd, int multi, const char *path, uint64_t off, pid_t pid);
+/* A uprobe.multi program that does nothing (loaded once): its fd or -errno. */
+int fp_uprobe_empty_prog(void);
+
 /* A uprobe program that stores cookie in slot 0 of the per-CPU array slot_map_fd and
  * tail-calls entry 0 of prog_array_fd. Its fd, or -errno. */
 int fp_cookie_trampoline(uint64_t cookie, int slot_map_fd, int prog_array_fd);

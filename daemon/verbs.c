@@ -535,7 +535,7 @@ static struct json_object *targets_of(const struct fp_client *c)
 		o = fp_report_target_status(t, snap);
 		if (!t->exited)	/* int3s at its sites that featprofd did not put there */
 			json_object_object_add(o, "stray_breakpoints",
-					       json_object_new_int(fp_target__strays(t)));
+					       json_object_new_int(fp_group_strays(t)));
 		json_object_array_add(ts, o);
 		fp_snapshot__free(snap);
 	}
@@ -780,10 +780,12 @@ static enum fp_status do_run_start(struct fp_client *c, struct request *r,
 	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
 	struct fp_wants names;
 	int group = 0;
+	bool stops;	/* the child stops at its exec (ptrace) for run_attach */
 
+	st = st ? st : arg_bool(r->obj, "stops_at_exec", false, &stops, msg, msglen);
 	if (st || fp_wants_parse(&names, r->obj, msg, msglen))
 		return st ? st : FP_E_BAD_REQUEST;
-	st = fp_group_run_start(path, r->pid, c, &names, &group, msg, msglen);
+	st = fp_group_run_start(path, r->pid, stops, c, &names, &group, msg, msglen);
 	fp_wants_clear(&names);
 	if (!st) {
 		*res = json_object_new_object();

@@ -9,12 +9,16 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "featprof_bpf.h"
+#include "kernel.h"
+#include "uprobe.h"
 #include "watch.h"
 #include "watch.skel.h"
 
@@ -23,6 +27,7 @@ struct fp_watch {
 	struct ring_buffer *rb;
 	void (*cb)(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other);
 	void *ctx;
+	bool multi;		/* fp_watch_dl is a uprobe.multi program */
 };
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -48,9 +53,15 @@ struct fp_watch *fp_watch__open(void (*cb)(void *ctx, uint32_t kind, uint32_t tg
 	}
 	w->cb = cb;
 	w->ctx = ctx;
-	w->skel = watch_bpf__open_and_load();
-	if (!w->skel) {
-		snprintf(err, errlen, "cannot load the watcher: %s", strerror(errno));
+	w->skel = watch_bpf__open();
+	/* the dlopen hook: a link where the kernel has them (daemon/uprobe.h) */
+	w->multi = fp_kernel_caps()->uprobe_multi;
+	if (w->skel && w->multi)
+		bpf_program__set_expected_attach_type(w->skel->progs.fp_watch_dl,
+						      FP_ATTACH_UPROBE_MULTI);
+	if (!w->skel || (ret = watch_bpf__load(w->skel))) {
+		snprintf(err, errlen, "cannot load the watcher: %s",
+			 strerror(w->skel ? -ret : errno));
 		goto fail;
 	}
 	ret = watch_bpf__attach(w->skel);
@@ -142,25 +153,66 @@ static int open_ldso(pid_t pid)
 	return fd;
 }
 
-struct bpf_link *fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen)
+/* The file offset of the function name in the ELF file fd (its symbol tables, then the
+ * loadable segment holding it): > 0, or 0 if it has none. */
+static uint64_t func_offset(int fd, const char *name)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "_dl_debug_state");
-	int fd = open_ldso(pid);
-	struct bpf_link *l;
+	Elf *e = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	uint64_t vaddr = 0, off = 0;
+	size_t i, n;
+
+	while (e && !vaddr && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize && !vaddr; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_shndx != SHN_UNDEF &&
+			    (nm = elf_strptr(e, sh.sh_link, sym.st_name)) && !strcmp(nm, name))
+				vaddr = sym.st_value;
+		}
+	}
+	for (i = 0; vaddr && e && !elf_getphdrnum(e, &n) && i < n && !off; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+			off = vaddr - ph.p_vaddr + ph.p_offset;
+	}
+	if (e)
+		elf_end(e);
+	return off;
+}
+
+int fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen)
+{
+	int fd = open_ldso(pid), ret;
 	char path[64];
+	uint64_t off;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "pid %d: no dynamic linker mapped (%s)", (int)pid,
 			 strerror(-fd));
-		return NULL;
+		return fd;
 	}
+	off = func_offset(fd, "_dl_debug_state");
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	l = bpf_program__attach_uprobe_opts(w->skel->progs.fp_watch_dl, pid, path, 0, &opts);
-	if (!l)
+	ret = off ? fp_uprobe_hook(bpf_program__fd(w->skel->progs.fp_watch_dl), w->multi, path,
+				   off, pid)
+		  : -ENOENT;
+	if (ret < 0)
 		snprintf(err, errlen, "pid %d: cannot attach to _dl_debug_state: %s", (int)pid,
-			 strerror(errno));
+			 strerror(-ret));
 	close(fd);	/* the uprobe holds the inode */
-	return l;
+	return ret;
 }
 
 int fp_watch__map_fd(struct fp_watch *w, const char *name)

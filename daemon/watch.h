@@ -21,9 +21,9 @@ int fp_watch__consume(struct fp_watch *w);
  * group < 0 stops. 0 or -errno. */
 int fp_watch__process(struct fp_watch *w, pid_t tgid, int group);
 /* Reports process pid's dlopen/dlclose (a uprobe on its ld.so's _dl_debug_state):
- * the link to destroy when done, or NULL with err filled (a static executable). */
-struct bpf_link;
-struct bpf_link *fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen);
+ * the uprobe's fd to close when done (daemon/uprobe.h), or -errno with err filled (a
+ * static executable). */
+int fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen);
 /* The fd of the watcher's map name ("watched", "exes"), -1 if none. */
 int fp_watch__map_fd(struct fp_watch *w, const char *name);
 /* Events lost to a full ring since start. */

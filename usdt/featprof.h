@@ -218,7 +218,12 @@ struct featprof_tls {
 #if !defined(__x86_64__)
 #error "featprof.h: FEATPROF_SAMPLING is implemented for x86-64 only"
 #endif
-__attribute__((weak)) __thread struct featprof_tls featprof_tls = { FP_TLS_MAGIC, 0, { 0 }, 0 };
+/* Default visibility whatever -fvisibility says: the dynamic linker binds every object's
+ * featprof_tls to one, the executable's, so that a library's regions are on the stack
+ * featprofd samples (a library that keeps its own is refused by name). */
+__attribute__((weak, visibility("default"))) __thread struct featprof_tls featprof_tls = {
+	FP_TLS_MAGIC, 0, { 0 }, 0
+};
 __asm__(".pushsection .note.featprof,\"?\",\"note\"\n"
 	".balign 4\n"
 	".4byte 9,12," __fp_xstr(FP_NOTE_TYPE_TLS) "\n"
@@ -341,7 +346,7 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
  * process's memory, where featprofd reads them. The layout below is an ABI shared with
  * featprofd (FP_IP_ABI_VERSION, also in the FP_NOTE_TYPE_IP catalog note).
  */
-#define FP_IP_ABI_VERSION 1
+#define FP_IP_ABI_VERSION 2
 #define FP_IP_MAGIC 0x31504946	/* "FIP1": a control block and a thread block start so */
 #define FP_NOTE_TYPE_IP 3	/* owner "featprof": u32 version, u32 thread block size,
 				 * u64 control block address, u64 base (as the sites') */
@@ -451,11 +456,15 @@ struct featprof_ip_arena {
  * configures the process, HELD once it has opened the arena (which then outlives the
  * process). A process that exits normally with WANTED and a gate up waits, at most
  * FEATPROF_IP_HANDOVER_MS, for HELD: its figures are not lost by exiting before
- * featprofd saw its first event. A forked child starts again from NONE.
+ * featprofd saw its first event. A forked child starts again from NONE, or, where
+ * featprofd also wrote FORKS (it attaches the process's forked children: featprof run),
+ * from WANTED | FORKS: a child that exits at once waits for featprofd to take its arena.
  */
 #define FP_IP_HANDOVER_NONE 0
 #define FP_IP_HANDOVER_WANTED 1
 #define FP_IP_HANDOVER_HELD 2
+#define FP_IP_HANDOVER_STATE 3		/* the bits of the above */
+#define FP_IP_HANDOVER_FORKS 4
 
 /* An object's control block (symbol featprof_ip_ctl, hidden, in .data). */
 struct featprof_ip_ctl {
@@ -466,7 +475,8 @@ struct featprof_ip_ctl {
 	volatile unsigned int configured, clock;	/* FP_IP_CLOCK_* */
 	volatile unsigned long long tsc_mult;
 	volatile unsigned int tsc_shift;
-	/* the primary's: FP_IP_HANDOVER_*, whether featprofd has the arena (once 0, unused) */
+	/* the primary's: FP_IP_HANDOVER_*, whether featprofd has the arena (version 1 had no
+	 * FORKS) */
 	volatile unsigned int handover;
 	volatile unsigned long long epoch;	/* bumped when gates were lowered */
 	/* the primary's: the arena, made at the process's first event (1 while making) */

@@ -107,17 +107,24 @@ extern void *__fp_dlopen(const char *file, int mode) __asm__("dlopen") __attribu
 #define __FP_RTLD_NOLOAD 4
 #define __FP_RTLD_NODELETE 0x1000
 
-/* The runtime's functions (weak and hidden: one copy per object, shared by its
- * translation units; declared here for -Wmissing-prototypes). */
-struct featprof_ip_arena *__fp_ip_arena(struct featprof_ip_ctl *p);
-void __fp_ip_exit(void *arg);
-void __fp_ip_forked(void);
-struct featprof_ip_thread *__fp_ip_thread(struct featprof_ip_ctl *p);
-unsigned int __fp_ip_id(struct featprof_ip_arena *a, struct featprof_ipr *r);
-void __fp_ip_epoch(struct featprof_ip_ctl *p, struct featprof_ip_thread *t);
-void __fp_ip_unload(void);
-void featprof_ip_begin(struct featprof_ipr *r);
-void featprof_ip_end(struct featprof_ipr *r);
+/* The runtime's functions, hidden: each object (the executable, each shared library)
+ * has one copy, compiled in the one translation unit of that object that defines
+ * FEATPROF_IP_RUNTIME (usdt/featprof_ip.c is such a file); every other unit, whatever
+ * header brings featprof.h in, only calls them. */
+#define __FP_IP_FN __attribute__((visibility("hidden")))
+__FP_IP_FN struct featprof_ip_arena *__fp_ip_arena(struct featprof_ip_ctl *p);
+__FP_IP_FN void __fp_ip_exit(void *arg);
+__FP_IP_FN void __fp_ip_forked(void);
+__FP_IP_FN struct featprof_ip_thread *__fp_ip_thread(struct featprof_ip_ctl *p);
+__FP_IP_FN unsigned int __fp_ip_id(struct featprof_ip_arena *a, struct featprof_ipr *r);
+__FP_IP_FN void __fp_ip_epoch(struct featprof_ip_ctl *p, struct featprof_ip_thread *t);
+__FP_IP_FN void __fp_ip_unload(void);
+__FP_IP_FN void featprof_ip_begin(struct featprof_ipr *r);
+__FP_IP_FN void featprof_ip_end(struct featprof_ipr *r);
+/* featprof:ip__thread, a function of one nop (featprofd's scheduler programs learn from
+ * its argument where a thread's region stack is: off-CPU time per region), defined below
+ * in a COMDAT group: one site per object, however often it is compiled. */
+__FP_IP_FN void featprof_ip_thread_site(struct featprof_ip_thread *t);
 
 /* This object's control block; weak and hidden: one per object, however many
  * translation units include the header. */
@@ -140,6 +147,32 @@ __asm__(".pushsection .note.featprof,\"?\",\"note\"\n"
 typedef char __fp_ip_thread_size_check[sizeof(struct featprof_ip_thread) == FP_IP_THREAD_SIZE
 					       ? 1
 					       : -1];
+
+#ifdef FEATPROF_IP_RUNTIME	/* the object's one copy of the runtime */
+
+__asm__(".pushsection .text.featprof_ip_thread_site,\"axG\",@progbits,"
+	"featprof_ip_thread_site,comdat\n"
+	".weak featprof_ip_thread_site\n"
+	".hidden featprof_ip_thread_site\n"
+	".type featprof_ip_thread_site,@function\n"
+	"featprof_ip_thread_site:\n"
+	"990:\tnop\n"
+	"\tret\n"
+	".size featprof_ip_thread_site,.-featprof_ip_thread_site\n"
+	".pushsection .note.stapsdt,\"?\",\"note\"\n"
+	".balign 4\n"
+	".4byte 992f-991f,994f-993f,3\n"
+	"991:\t.asciz \"stapsdt\"\n"
+	"992:\t.balign 4\n"
+	"993:\t.8byte 990b\n"
+	".8byte _.stapsdt.base\n"
+	".8byte 0\n"
+	".asciz \"featprof\"\n"
+	".asciz \"" FP_IP_THREAD_PROBE "\"\n"
+	".asciz \"8@%rdi\"\n"
+	"994:\t.balign 4\n"
+	".popsection\n"
+	".popsection\n" __fp_base_insns);
 
 /* The process's primary control block, 0 until featprofd names it: an object it has not
  * configured (a gate raised by another tool, a library mapped again before featprofd saw
@@ -326,7 +359,10 @@ __attribute__((weak, visibility("hidden"), unused)) void __fp_ip_forked(void)
 
 	if (!a || a == (struct featprof_ip_arena *)1 || a == (struct featprof_ip_arena *)2)
 		return;
-	p->handover = FP_IP_HANDOVER_NONE;	/* featprofd asks again if it measures it */
+	/* featprofd asks again if it measures it, unless it attaches the forks */
+	p->handover = p->handover & FP_IP_HANDOVER_FORKS
+			      ? FP_IP_HANDOVER_WANTED | FP_IP_HANDOVER_FORKS
+			      : FP_IP_HANDOVER_NONE;
 	if (!__fp_ip_map(a, a, a->used < a->size ? a->used : a->size)) {
 		/* no file of its own: stop measuring here rather than write the parent's */
 		p->arena = (struct featprof_ip_arena *)2;
@@ -422,23 +458,7 @@ __fp_ip_thread(struct featprof_ip_ctl *p)
 	__fp_ip_key(p, a, t);
 	/* featprof:ip__thread: featprofd's scheduler programs learn where the thread's
 	 * region stack is (off-CPU time per region); a nop until it attaches there */
-	__asm__ __volatile__("990:\tnop\n"
-			     ".pushsection .note.stapsdt,\"?\",\"note\"\n"
-			     ".balign 4\n"
-			     ".4byte 992f-991f,994f-993f,3\n"
-			     "991:\t.asciz \"stapsdt\"\n"
-			     "992:\t.balign 4\n"
-			     "993:\t.8byte 990b\n"
-			     ".8byte _.stapsdt.base\n"
-			     ".8byte 0\n"
-			     ".asciz \"featprof\"\n"
-			     ".asciz \"" FP_IP_THREAD_PROBE "\"\n"
-			     ".asciz \"8@%%rdi\"\n"
-			     "994:\t.balign 4\n"
-			     ".popsection\n" __fp_base_insns
-			     :
-			     : "D"(t)
-			     : "memory");
+	featprof_ip_thread_site(t);
 	return featprof_ip_me = t;
 }
 
@@ -569,7 +589,8 @@ static inline void __fp_ip_hand_over(struct featprof_ip_ctl *p, struct featprof_
 	long step[2] = { 0, 100000 }, n;	/* a struct timespec */
 
 	for (n = 0; n < FEATPROF_IP_HANDOVER_MS * 10L; n++) {
-		if (__atomic_load_n(&p->handover, __ATOMIC_ACQUIRE) != FP_IP_HANDOVER_WANTED ||
+		if ((__atomic_load_n(&p->handover, __ATOMIC_ACQUIRE) & FP_IP_HANDOVER_STATE) !=
+			    FP_IP_HANDOVER_WANTED ||
 		    !__fp_ip_measured(a))
 			return;
 		__fp_ip_sys(__FP_NR_nanosleep, (long)step, 0, 0);
@@ -726,6 +747,8 @@ featprof_ip_end(struct featprof_ipr *r)
 	k = __fp_ip_log2(incl);
 	g->hist[k < FP_IP_HIST ? k : FP_IP_HIST - 1]++;
 }
+
+#endif /* FEATPROF_IP_RUNTIME */
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@ test_daemon.py, whose helpers these tests share. Needs root.
 usage: test_inproc.py BUILD_DIR [TEST...]"""
 import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -387,8 +388,37 @@ def t_ip_quick_exit(d):
     check(got == [20000] * 20, "every run's 20,000 kept: %s" % got)
 
 
+
+
+def t_ip_no_false_strays(d):
+    """status counts no stray breakpoint on a healthy in-process target: featprofd's own
+    hook at the runtime's thread site, and the traps of an --exe group's file link at
+    regions a member times in-process, are featprofd's (issue 31, part 4)."""
+    exe = os.path.join(td.TMP, "service_ip-strays")
+    shutil.copy2(td.B + "/tests/targets/service_ip", exe)
+    p = Proc(exe)
+    try:
+        r = td.cli(d, "enable", "--exe", exe, "--all")
+        check(r.returncode == 0, "enable --exe: %r" % r.stderr)
+        check(p.cmd("work 50").startswith("worked"), "work")
+        st = json.loads(td.cli(d, "status", "--json").stdout)
+        mine = [t for t in st["targets"] if t["pid"] == p.pid]
+        g = json.loads(td.cli(d, "stats", "--exe", exe, "--json").stdout)
+        n = [x["count"] for x in g["regions"] if x["name"] == "service_work"]
+        print("    member: %s; service_work %s" % (
+            [(t["mode"], t.get("stray_breakpoints")) for t in mine], n))
+        check(mine and mine[0]["mode"] == "in-process" and mine[0]["stray_breakpoints"] == 0,
+              "no stray breakpoint: %s" % mine)
+        check(n == [50], "the group's count exact: %s" % n)
+        out = td.cli(d, "status").stdout
+        check("did not put there" not in out, "status says nothing of strays: %r" % out)
+        td.cli(d, "disable", "--exe", exe, "--all")
+    finally:
+        p.kill()
+
+
 TESTS = [t_ip_enable, t_ip_exact, t_ip_library_primary, t_ip_accuracy, t_ip_offcpu,
-         t_ip_killed_daemon, t_ip_hostile, t_ip_quick_exit]
+         t_ip_killed_daemon, t_ip_hostile, t_ip_quick_exit, t_ip_no_false_strays]
 TIMED = {t_ip_accuracy}
 
 

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_daemon as td  # noqa: E402
@@ -139,6 +140,77 @@ def t_run_user(d):
         check(False, "no set-user-ID /usr/bin/passwd to try")
 
 
+def busy_ns(out):
+    """busyloop's ns_per_iteration from its output."""
+    return [json.loads(x)["ns_per_iteration"] for x in out.splitlines()
+            if x.startswith("{")][0]
+
+
+def t_run_inprocess(d):
+    """featprof run of a FEATPROF_INPROCESS build: its regions timed in the process alone
+    (no trap: the loop costs what the runtime adds, not a trap), no false breakpoint
+    report, no wait after the exit, the figures those of enable; a forked child's regions
+    counted, and one that _exits before featprofd reads it said (issue 31, part 1)."""
+    bl = td.B + "/bench/busyloop_fp_inproc"
+    n = 2000000
+    cal = td.Client(d).call("status")["result"]["attach"]["nop1"]
+    bare = busy_ns(subprocess.run([bl, str(n), "100"], capture_output=True, text=True).stdout)
+    p = subprocess.Popen([td.B + "/featprof", "--socket", d.sock, "run", "--json", "--", bl,
+                          str(n), "100", "--wait"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = int(p.stdout.readline().split()[1])
+    st = json.loads(cli(d, "status", "--json").stdout)
+    mine = [x for x in st.get("targets", []) if x.get("pid") == pid]
+    strays = mine[0].get("stray_breakpoints") if mine else None
+    t0 = time.time()
+    out, err = p.communicate("go\n", timeout=120)
+    took = time.time() - t0
+    res = json.loads(err.splitlines()[-1])
+    wall = res["run"]["wall_ns"] / 1e9
+    ran = busy_ns(out)
+    busy = region(res, "busy")
+    how = {r["measured"] for x in res["processes"] for r in x["regions"]
+           if r["name"] == "busy" and r["count"]}
+    print("    %d iterations: %.1f ns each alone, %.1f under the run (a trap pair costs "
+          "%.0f ns here); busy %d, measured %s; strays %s; %.2f s from go to the table, "
+          "%.2f s of it the program" % (n, bare, ran, cal["pair_ns"], busy["count"], how,
+                                        strays, took, wall))
+    check(busy["count"] == n and how == {"in-process"}, "every instance, timed in-process")
+    check(ran < bare + cal["pair_ns"] / 2, "no trap at the sites: %.1f ns an iteration, "
+          "%.1f alone, a trap pair %.0f" % (ran, bare, cal["pair_ns"]))
+    check(strays == 0, "status counts no stray breakpoint during the run: %s" % mine)
+    check(took - wall < 2, "the table within 2 s of the exit (%.2f s)" % (took - wall))
+    # the same program under enable: the same figure an instance
+    q = subprocess.Popen([bl, str(n), "100", "--wait"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    qpid = int(q.stdout.readline().split()[1])
+    check(cli(d, "enable", qpid, "--all").returncode == 0, "enable")
+    q.stdin.write("go\n")
+    q.stdin.flush()
+    q.stdout.readline()
+    en = region(json.loads(cli(d, "stats", qpid, "--json").stdout), "busy")
+    q.stdin.close()
+    q.wait()
+    print("    busy's mean: %.1f ns under run, %.1f under enable" % (
+        busy["mean_ns"], en["mean_ns"]))
+    check(en["count"] == n and abs(busy["mean_ns"] - en["mean_ns"]) <
+          0.2 * en["mean_ns"] + 10, "run's figure an instance is enable's")
+    # a forked child that lives (150 ms of encrypt) is read; one that _exits at once is
+    # said to be unread
+    t = tmpdir()
+    r = cli(d, "run", "-o", t + "/slow.json", "--", TG + "configurable_ip", "A=1,B=1",
+            "10000", timeout=60)
+    k, st = counts(t + "/slow.json")
+    check(r.returncode == 0 and k.get("encrypt") == 150 and k.get("compress") == 300,
+          "the forked child's 150 encrypt, in-process: %s" % k)
+    r = cli(d, "run", "--json", "--", TG + "configurable_ip", "A=1,B=1", "10")
+    fast = json.loads(r.stderr.splitlines()[-1])
+    print("    a child of 0.15 ms: %d encrypt, %d process(es) unread" % (
+        region(fast, "encrypt")["count"], fast["processes_inprocess_unread"]))
+    check(region(fast, "encrypt")["count"] == 150 or
+          fast["processes_inprocess_unread"] == 1, "a child lost is said")
+
+
 def terms(m):
     return {tuple(sorted(x["options"])): x for x in m["terms"]}
 
@@ -256,7 +328,8 @@ def t_model_input(d):
     check(r.returncode == 2 and r.stderr.count("\n") == 1, "one file: %r" % r.stderr)
 
 
-TESTS = [t_run_counts, t_run_status, t_run_equals_stats, t_run_user, t_model, t_model_input]
+TESTS = [t_run_counts, t_run_status, t_run_equals_stats, t_run_user, t_run_inprocess, t_model,
+         t_model_input]
 
 
 def main():

@@ -7,6 +7,7 @@ featprof repair). Needs root. usage: test_robust.py BUILD_DIR [TEST...]"""
 import json
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -932,10 +933,77 @@ def t_left_behind(d):
         p.wait()
 
 
+def uprobe_fds(pid):
+    """featprofd's descriptors that hold a uprobe or another BPF attachment: perf events
+    and BPF links."""
+    n = 0
+    for f in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, f)) in ("anon_inode:[perf_event]",
+                                                             "anon_inode:bpf_link")
+        except OSError:
+            pass
+    return n
+
+
+def t_sigterm_many(d0):
+    """SIGTERM: featprofd detaches 200 targets (trapped and in-process: ~1,000 uprobes,
+    each unregistered with a grace-period wait) within 2 s, and leaves every site and gate
+    as it was (issue 31, part 6)."""
+    from test_inproc import gate_addrs, gate_value
+    d = Daemon("term", "--state-dir", os.path.join(TMP, "state-term"))
+    procs = []
+    try:
+        for i in range(200):
+            p = subprocess.Popen([B + "/tests/targets/" + ("service_ip" if i % 2 else "service")],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            p.stdout.readline()
+            procs.append(p)
+        c = Client(d)
+        t0 = time.time()
+        bad = [p.pid for p in procs
+               if c.call("enable", pid=p.pid, all=True).get("error")]
+        c.close()
+        check(not bad, "200 targets enabled (%d refused)" % len(bad))
+        for p in procs:
+            p.stdin.write("work 3\n")
+            p.stdin.flush()
+        for p in procs:
+            p.stdout.readline()
+        ip = [p for p in procs[1::2]]
+        gates = {p.pid: gate_addrs(p.pid, "service_ip", "service_work") for p in ip[:5]}
+        up = all(a and all(gate_value(pid, x) for x in a) for pid, a in gates.items())
+        held = uprobe_fds(d.p.pid)
+        print("    200 targets enabled in %.1f s; featprofd holds %d perf events and BPF "
+              "links" % (time.time() - t0, held))
+        t0 = time.time()
+        d.p.send_signal(signal.SIGTERM)
+        try:
+            rc = d.p.wait(60)
+        except subprocess.TimeoutExpired:
+            rc = None
+        took = time.time() - t0
+        print("    exit %.2f s after SIGTERM (exit status %s); log: %s" % (
+            took, rc, [x for x in d.logtext().splitlines() if "detached in" in x]))
+        check(rc == 0 and took < 2, "featprofd exited cleanly within 2 s of SIGTERM "
+              "(%.2f s, status %s)" % (took, rc))
+        check(up and all(gate_value(pid, x) == 0 for pid, a in gates.items() for x in a),
+              "in-process gates were up, and are all down after the exit")
+        trapped = [p.pid for p in procs[0:10:2]]
+        check(all(b == td.SHIELD for pid in trapped for b in td.site_bytes(pid)),
+              "every trapped site is the original nops again")
+        check(all(p.poll() is None for p in procs), "every target still runs")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        d.stop()
+
+
 TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
          t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_user_limits,
          t_user_output, t_exe_many, t_exe_handover, t_shared_objects,
-         t_left_behind]
+         t_left_behind, t_sigterm_many]
 
 
 def main():

@@ -43,6 +43,7 @@ n=$(fp stats $bl --json | python3 -c 'import json,sys; print(sum(r["count"] for 
 # map keyed by thread id, its entries are counted (featprofd's own calibration thread
 # may hold one); task storage goes with its task
 coproc BL { "$B/bench/busyloop_fp" 300 10 --wait --warm 300 --threads 4 --hold; }
+bl_pid=$BL_PID	# bash unsets BL_PID once the coprocess exits
 read -r -u "${BL[0]}" line
 bl=${line#ready }
 if fp enable $bl --all > /dev/null 2> "$tmp/err"; then
@@ -65,7 +66,7 @@ else
 	say thread_exit "FAIL $(cat "$tmp/err")"
 fi
 echo exit >&"${BL[1]}"
-wait "$BL_PID" 2>/dev/null
+wait "$bl_pid" 2>/dev/null
 
 # enable, off-CPU, record, export and disable on the demo
 "$B/featprof-demo" -t 2 -q &

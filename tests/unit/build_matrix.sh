@@ -65,10 +65,46 @@ for cc in gcc clang g++; do
 		case $cc in g++) [ $std = c11 ] || continue; src=tests/targets/site_cxx.cc std=c++11 ;;
 			*) src=tests/targets/site.c ;; esac
 		n=$((n + 1))
-		$cc -std=$std -O2 -Wall -Wextra -Werror -Iusdt -DFEATPROF_INPROCESS $src -o "$tmp/ip" \
-			-lpthread 2> "$tmp/err" ||
+		$cc -std=$std -O2 -Wall -Wextra -Werror -Iusdt -DFEATPROF_INPROCESS $src \
+			usdt/featprof_ip.c -o "$tmp/ip" -lpthread 2> "$tmp/err" ||
 			{ echo "  FAILED $cc -std=$std -DFEATPROF_INPROCESS"; cat "$tmp/err"; fail=1; }
 	done
+done
+# featprof.h in a project-wide header of an in-process build (issue 31, part 4): ten
+# units with a region each, one with none; the runtime is the object's once (one copy of
+# its code, one thread site, one exit handler), the units' code stays small; without
+# usdt/featprof_ip.c the link says what is missing
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	printf '#include "featprof.h"\nint f%d(int x) { FP_BEGIN(r%d, "F"); x = x * 3 + %d; ' \
+		"$i" "$i" "$i" > "$tmp/tu$i.c"
+	printf 'FP_END(r%d); return x; }\n' "$i" >> "$tmp/tu$i.c"
+done
+printf '#include "featprof.h"\nint f0(int), f9(int);\nint main(void) { return f0(f9(1)) < 0; }\n' \
+	> "$tmp/main.c"
+for cc in gcc clang; do
+	n=$((n + 1))
+	if ! $cc -O2 -Wall -Wextra -Werror -Iusdt -DFEATPROF_INPROCESS "$tmp"/tu*.c "$tmp/main.c" \
+		usdt/featprof_ip.c -o "$tmp/proj" -lpthread 2> "$tmp/err"; then
+		echo "  FAILED $cc: ten units and featprof_ip.c"; cat "$tmp/err"; fail=1; continue
+	fi
+	$cc -O2 -Iusdt "$tmp"/tu*.c "$tmp/main.c" -o "$tmp/plain" 2> /dev/null
+	text=$(size -A "$tmp/proj" | awk '$1 == ".text" { print $2 }')
+	plain=$(size -A "$tmp/plain" | awk '$1 == ".text" { print $2 }')
+	threads=$(readelf -n -W "$tmp/proj" | grep -c 'Name: ip__thread')
+	copies=$(nm "$tmp/proj" | grep -c ' featprof_ip_begin$')
+	fini=$(size -A "$tmp/proj" | awk '$1 == ".fini_array" { print $2 / 8 }')
+	echo "  $cc, ten units with regions: .text $text bytes ($plain without the runtime)," \
+		"$threads thread site(s), $copies runtime copy, $fini exit handlers"
+	if [ "$threads" != 1 ] || [ "$copies" != 1 ] || [ "$fini" -gt 2 ] ||
+		[ $((text - plain)) -gt 12000 ]; then
+		echo "  FAILED $cc: the runtime more than once in the object"; fail=1
+	fi
+	n=$((n + 1))
+	if $cc -O2 -Iusdt -DFEATPROF_INPROCESS "$tmp"/tu*.c "$tmp/main.c" -o "$tmp/miss" \
+		-lpthread > "$tmp/err" 2>&1 || ! grep -q 'undefined reference to .*featprof_ip\|__fp_ip' "$tmp/err"; then
+		echo "  FAILED $cc: no featprof_ip.c should fail the link naming the runtime"
+		head -3 "$tmp/err"; fail=1
+	fi
 done
 # the nop1 shape and FP_DISABLE build too; FP_DISABLE leaves no note
 n=$((n + 1)); gcc $W -DFP_SITE_SHAPE=FP_SHAPE_NOP1 tests/targets/site.c -o "$tmp/n1" && check_notes "$tmp/n1" 8 || fail=1
