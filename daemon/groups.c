@@ -694,12 +694,11 @@ static void mark_wanted(const struct exe_group *g, struct json_object *sum)
 	size_t i, n = json_object_is_type(regs, json_type_array) ? json_object_array_length(regs)
 								  : 0;
 
-	for (i = 0; !g->ended && g->file && i < n; i++) {
+	for (i = 0; !g->ended && i < n; i++) {	/* a library's too: by the group's wants */
 		struct json_object *o = json_object_array_get_idx(regs, i);
-		int r = fp_catalog__region(g->file->cat, json_object_get_string(
-							    json_object_object_get(o, "name")));
+		const char *name = json_object_get_string(json_object_object_get(o, "name"));
 
-		if (r >= 0 && fp_target__wanted(g->file, r))
+		if (fp_wants_has(&g->wants, name, json_object_object_get(o, "features")))
 			json_object_object_add(o, "enabled", json_object_new_boolean(1));
 	}
 }

@@ -378,6 +378,9 @@ void fp_registry_sync_dl_hook(struct fp_target *t)
 		reg.dl_links[slot] = fd > 0 ? fd : 0;
 		if (fd < 0)	/* static executables have no dlopen */
 			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", err);
+		/* what ld.so mapped between the catalog's read and this hook (a process
+		 * enabled as it starts: its libraries) is read once more, next round */
+		reg.refresh_due[slot] = fd > 0;
 	}
 }
 

@@ -440,11 +440,6 @@ static int wanted(const struct fp_target *t, int r)
 	return 0;
 }
 
-bool fp_target__wanted(const struct fp_target *t, int r)
-{
-	return r >= 0 && r < t->cat->nregions && wanted(t, r);
-}
-
 int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen)
 {
 	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);

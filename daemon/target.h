@@ -147,8 +147,6 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
 int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
 /* Enables the regions asked for by name (t->wants; on), or disables the enabled ones no
  * longer asked for (off). 0 or -errno (err filled). */
-/* Whether t's wants (fp_target__set_wants) ask for region r. */
-bool fp_target__wanted(const struct fp_target *t, int r);
 int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen);
 /* Replaces what is asked for by name with a copy of w. 0 or -ENOMEM (nothing wanted). */
 int fp_target__set_wants(struct fp_target *t, const struct fp_wants *w);

@@ -125,3 +125,22 @@ int fp_wants_copy(struct fp_wants *dst, const struct fp_wants *src)
 	dst->all = src->all;
 	return fp_wants_update(dst, src, true) ? (fp_wants_clear(dst), -ENOMEM) : 0;
 }
+
+bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object *feats)
+{
+	size_t k, n = json_object_is_type(feats, json_type_array) ? json_object_array_length(feats)
+								    : 0;
+	int i;
+
+	if (w->all)
+		return true;
+	for (i = 0; name && i < w->nregions; i++)
+		if (!strcmp(w->regions[i], name))
+			return true;
+	for (k = 0; k < n; k++)
+		for (i = 0; i < w->nfeatures; i++)
+			if (!strcmp(w->features[i], json_object_get_string(
+							    json_object_array_get_idx(feats, k))))
+				return true;
+	return false;
+}

@@ -30,6 +30,8 @@ int fp_wants_update(struct fp_wants *w, const struct fp_wants *names, bool on);
 /* Replaces dst with a copy of src. 0, or -ENOMEM (dst empty). */
 int fp_wants_copy(struct fp_wants *dst, const struct fp_wants *src);
 bool fp_wants_empty(const struct fp_wants *w);
+/* Whether w asks for region name of features feats (a JSON array of strings, or NULL). */
+bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object *feats);
 void fp_wants_clear(struct fp_wants *w);
 
 #endif

@@ -885,9 +885,29 @@ def t_sample_beside_tracing(d):
           "the parent (frontend) not charged with its children's probes: %d of %d, "
           "alone %d of %d" % (t_own, t_n, a_own, a_n))
 
+
+def t_enable_at_start(d):
+    """enable sent the moment a FEATPROF_INPROCESS program starts, while ld.so maps the
+    library it needs: the library's regions join and are timed in the process (its
+    mapping, before featprofd's dlopen hook was there, is read once more: issue 31,
+    part 2)."""
+    got = []
+    c = Client(d)
+    for _ in range(5):
+        p = subprocess.Popen([td.B + "/tests/targets/codec_ip", "2000", "100", "2"],
+                             stdout=subprocess.DEVNULL)
+        c.call("enable", pid=p.pid, all=True)
+        p.wait()
+        st = stats(d, p.pid)
+        got.append({x["name"]: (x["count"], x["measured"]) for x in st["regions"]
+                    if x["name"].startswith("codec")})
+    print("    the library's regions of five processes enabled at their start: %s" % got)
+    check(all(g.get("codec_block", (0,))[0] > 0 and g["codec_block"][1] == "in-process"
+              for g in got), "the library's regions timed in every one")
+
 TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_fork_safe, t_exec_pid,
          t_exe, t_sample_exe, t_postgresql, t_openjdk, t_codec_builds,
-         t_sample_beside_tracing]
+         t_sample_beside_tracing, t_enable_at_start]
 
 
 # Tests that compare featprof's times with the program's own (the others: counts,
