@@ -55,7 +55,7 @@ HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o) \
+	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o tdist.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o pool.o subs.o record.o groups.o groups_cursor.o groups_run.o \
 	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
@@ -86,7 +86,7 @@ $(O)/vmlinux.h: $(VMLINUX_BTF)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(O)/featprof.bpf.o: bpf/featprof.bpf.c bpf/featprof_bpf.h $(O)/vmlinux.h
+$(O)/featprof.bpf.o: bpf/featprof.bpf.c bpf/featprof_bpf.h bpf/task_state.h $(O)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -95,7 +95,8 @@ $(O)/featprof.skel.h: $(O)/featprof.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name featprof_bpf > $@
 
 # Generated headers come before any daemon object (each file's real use is then in its .d).
-$(filter $(O)/daemon/%,$(DAEMON_OBJS)): | $(O)/featprof.skel.h $(O)/watch.skel.h
+$(filter $(O)/daemon/%,$(DAEMON_OBJS)): | $(O)/featprof.skel.h $(O)/watch.skel.h \
+	$(O)/sample.skel.h
 
 $(O)/watch.bpf.o: bpf/watch.bpf.c bpf/featprof_bpf.h $(O)/vmlinux.h
 	$(call msg,BPF,$@)
@@ -104,6 +105,15 @@ $(O)/watch.bpf.o: bpf/watch.bpf.c bpf/featprof_bpf.h $(O)/vmlinux.h
 $(O)/watch.skel.h: $(O)/watch.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name watch_bpf > $@
+
+# featprof sample's programs, an object of their own (daemon/sample.c)
+$(O)/sample.bpf.o: bpf/sample.bpf.c bpf/featprof_bpf.h bpf/task_state.h $(O)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(O)/sample.skel.h: $(O)/sample.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sample_bpf > $@
 
 # --- programs --------------------------------------------------------------------------
 all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo

@@ -86,4 +86,10 @@ int cmd_repair(int argc, char **argv);
 int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, long pid,
 		   int64_t duration_ns);
 
+/* Student's t (cli/tdist.c): P(|T| > t) with df degrees of freedom; the t with that
+ * probability p; the two-sided 95% point (1.96 for dof <= 0: a normal). */
+double cli_t_two_sided(double t, double df);
+double cli_t_quantile(double p, double df);
+double cli_t975(int dof);
+
 #endif

@@ -125,19 +125,6 @@ static int opt_index(const struct model *m, const char *name)
 
 /* --- least squares ------------------------------------------------------------------ */
 
-/* Student's t, two-sided 95%. */
-static double t975(int dof)
-{
-	static const double t[] = { 1.960, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-				    2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-				    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-				    2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
-
-	if (dof <= 0)	/* no residual: the stated uncertainty, taken as normal */
-		return 1.960;
-	return dof <= 30 ? t[dof] : 1.960 + 2.4 / dof;
-}
-
 /* A term's value for a run: the product of its options' values. */
 static double term(const double *x, const int *opts, uint64_t mask)
 {
@@ -725,7 +712,7 @@ static void term_add(struct term *t, const struct fit *f, int i, const char *whe
 	t->dof = min_dof(t->dof, f->dof);
 	json_object_object_add(o, "where", json_object_new_string(where));
 	json_object_object_add(o, "influence_ns", json_object_new_double(f->beta[i]));
-	json_object_object_add(o, "ci95_ns", ci_json(f->beta[i], t975(f->dof) *
+	json_object_object_add(o, "ci95_ns", ci_json(f->beta[i], cli_t975(f->dof) *
 							   sqrt(f->cov[i][i]) + sys));
 	json_object_array_add(t->parts, o);
 	if (strlen(t->where) + strlen(where) + 3 < sizeof(t->where))
@@ -806,7 +793,7 @@ static struct json_object *terms_json(const struct model *m, const struct term *
 
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_new_object();
-		double half = t975(t[i].dof) * sqrt(t[i].var) + t[i].sys;
+		double half = cli_t975(t[i].dof) * sqrt(t[i].var) + t[i].sys;
 
 		json_object_object_add(o, "options", opts_json(m, t[i].opts));
 		json_object_object_add(o, "influence_ns", json_object_new_double(t[i].ns));
@@ -883,7 +870,7 @@ static void print_terms(const struct model *m, const struct term *t, int n, cons
 	for (i = 0; i < n; i++) {
 		mask_names(m, t[i].opts, "*", names, sizeof(names));
 		snprintf(b3, sizeof(b3), "± %s",
-			 fmt(t975(t[i].dof) * sqrt(t[i].var) + t[i].sys, b2, 40));
+			 fmt(cli_t975(t[i].dof) * sqrt(t[i].var) + t[i].sys, b2, 40));
 		printf("%-28s %12s %14s  %s\n", names, fmt(t[i].ns, b1, sizeof(b1)), b3,
 		       t[i].where);
 	}
@@ -898,14 +885,14 @@ static struct json_object *prediction(const struct model *m, const struct fits *
 	int i, k, j, nf = 0, dof;
 	double var, sys, wall = predict_wall(m, F, x, &var, &sys, &dof), bvar;
 	double bb = predict(&F->bb, F->lin_opts, x, &bvar, NULL);
-	double half = t975(dof) * sqrt(var) + sys;
+	double half = cli_t975(dof) * sqrt(var) + sys;
 
 	json_object_object_add(o, "config", json_object_get(given));
 	json_object_object_add(o, "wall_ns", json_object_new_double(wall));
 	json_object_object_add(o, "wall_ci95_ns", ci_json(wall, half));
 	json_object_object_add(o, "black_box_wall_ns", json_object_new_double(bb));
 	json_object_object_add(o, "black_box_wall_ci95_ns",
-			       ci_json(bb, t975(F->bb.dof) * sqrt(bvar)));
+			       ci_json(bb, cli_t975(F->bb.dof) * sqrt(bvar)));
 	if (print)
 		printf("\nprediction: wall %s ± %s (black-box linear: %s)\n\n%-28s %12s %14s\n",
 		       fmt(wall, b1, 40), fmt(half, b2, 40), fmt(bb, b3, 40), "FEATURE", "TIME",
@@ -936,11 +923,11 @@ static struct json_object *prediction(const struct model *m, const struct fits *
 		}
 		json_object_object_add(f, "name", json_object_new_string(names[j]));
 		json_object_object_add(f, "ns", json_object_new_double(ns));
-		json_object_object_add(f, "ci95_ns", ci_json(ns, t975(d) * sqrt(v2) + sy));
+		json_object_object_add(f, "ci95_ns", ci_json(ns, cli_t975(d) * sqrt(v2) + sy));
 		json_object_array_add(fa, f);
 		if (print)
 			printf("%-28s %12s %14s\n", names[j], fmt(ns, b1, 40),
-			       (snprintf(b3, 40, "± %s", fmt(t975(d) * sqrt(v2) + sy, b2, 40)),
+			       (snprintf(b3, 40, "± %s", fmt(cli_t975(d) * sqrt(v2) + sy, b2, 40)),
 				b3));
 	}
 	free(names);

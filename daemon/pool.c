@@ -130,54 +130,21 @@ void fp_pool__costs_changed(void)
 		set_costs(p);
 }
 
-/* The programs and maps sampling loads in its own object (daemon/sample.c). */
-static const char *const sample_progs[] = { "fp_sample", "fp_sample_remote",
-					    "fp_sample_switch" };
-static const char *const sample_maps[] = { "samples", "sample_threads", "sample_anomalies",
-					   "sample_displaced", "sample_sites" };
-
-static bool listed(const char *name, const char *const *list, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(name, list[i]))
-			return true;
-	return false;
-}
-
-bool fp_pool__sample_prog(const char *name)
-{
-	return listed(name, sample_progs, sizeof(sample_progs) / sizeof(*sample_progs));
-}
-
-bool fp_pool__sample_map(const char *name)
-{
-	return listed(name, sample_maps, sizeof(sample_maps) / sizeof(*sample_maps));
-}
-
 /*
  * Which of the object's programs and maps this kernel gets (daemon/kernel.c, bpf/
  * featprof.bpf.c "Kernels"): thread state in task storage or a map keyed by thread id,
  * the attach cookie or trampolines, the multi-uprobe link or one link per site (whose
- * program fp_site the multi link does not need); never the sampler's.
+ * program fp_site the multi link does not need). The sampler's are an object of their
+ * own (bpf/sample.bpf.c).
  */
 static void choose_programs(struct fp_pool *p)
 {
 	const struct fp_kernel_caps *k = fp_kernel_caps();
 	struct featprof_bpf *s = p->skel;
 	bool map = !fp_kernel_task_storage();
-	struct bpf_program *prog;
-	struct bpf_map *m;
 
 	p->ts_map = map;
 	p->multi = k->uprobe_multi && !map;	/* 6.6: task storage is there too */
-	bpf_object__for_each_program(prog, s->obj)
-		if (fp_pool__sample_prog(bpf_program__name(prog)))
-			bpf_program__set_autoload(prog, false);
-	bpf_object__for_each_map(m, s->obj)
-		if (fp_pool__sample_map(bpf_map__name(m)))
-			bpf_map__set_autocreate(m, false);
 	if (p->multi) {	/* fp_ip_thread: closed with the others (daemon/uprobe.h) */
 		bpf_program__set_expected_attach_type(s->progs.fp_site_multi,
 						      FP_ATTACH_UPROBE_MULTI);

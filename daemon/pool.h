@@ -28,10 +28,6 @@ void fp_pool__costs_changed(void);
  * object made from now on (members, held, watch_events); -1: none. */
 void fp_pool__use_members_maps(int members, int held);
 void fp_pool__use_watch_ring(int fd);
-/* Whether a program or map of the object is sampling's (daemon/sample.c loads those in
- * an object of their own, targets' objects leave them out). */
-bool fp_pool__sample_prog(const char *name);
-bool fp_pool__sample_map(const char *name);
 /* How many objects are loaded now, and how many targets they hold (status). */
 void fp_pool__counts(int *objects, int *targets);
 

@@ -37,12 +37,12 @@
 #include "clock.h"
 #include "closer.h"
 #include "featprof.h"
-#include "featprof.skel.h"
 #include "kernel.h"
 #include "log.h"
 #include "pool.h"
 #include "sample.h"
 #include "sample_elf.h"
+#include "sample.skel.h"
 #include "sampler.h"
 #include "uprobe.h"
 
@@ -228,39 +228,30 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 }
 
 /*
- * Sampling's programs and maps in an object of the target's own, made at its first
- * session (targets' objects leave them out: daemon/pool.c). 0 or -errno (err filled).
+ * Sampling's programs and maps (bpf/sample.bpf.c) in an object of the target's own, made
+ * at its first session. 0 or -errno (err filled).
  */
 static int sample_object(struct fp_target *t, char *err, size_t errlen)
 {
 	const struct fp_kernel_caps *k = fp_kernel_caps();
-	struct bpf_program *p;
-	struct bpf_map *m;
 	char buf[128];
 	int ret;
 
 	if (t->sskel)
 		return 0;
-	t->sskel = featprof_bpf__open();
+	t->sskel = sample_bpf__open();
 	if (!t->sskel) {
 		snprintf(err, errlen, "pid %d: cannot open the sampler's BPF object", (int)t->pid);
 		return -ENOMEM;
 	}
-	bpf_object__for_each_program(p, t->sskel->obj)
-		bpf_program__set_autoload(p, fp_pool__sample_prog(bpf_program__name(p)));
-	bpf_object__for_each_map(m, t->sskel->obj)
-		if (!bpf_map__is_internal(m))
-			bpf_map__set_autocreate(m, fp_pool__sample_map(bpf_map__name(m)));
 	bpf_program__set_autoload(t->sskel->progs.fp_sample_remote, k->copy_from_user_task);
 	bpf_program__set_autoload(t->sskel->progs.fp_sample_switch, k->copy_from_user_task);
-	t->sskel->rodata->k_cookie = k->cookie;
-	t->sskel->rodata->k_switch_state = k->switch_state;
-	ret = featprof_bpf__load(t->sskel);
+	ret = sample_bpf__load(t->sskel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
 		snprintf(err, errlen, "pid %d: cannot load the sampler's BPF programs: %s",
 			 (int)t->pid, buf);
-		featprof_bpf__destroy(t->sskel);
+		sample_bpf__destroy(t->sskel);
 		t->sskel = NULL;
 	}
 	return ret;

@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "featprof.h"
-#include "featprof.skel.h"
 #include "kernel.h"
 #include "maps.h"
 #include "notes.h"
 #include "sample_elf.h"
+#include "sample.skel.h"
 #include "target.h"
 
 /* The executable's TLS ABI note must say what this daemon reads: checked before any

@@ -43,6 +43,7 @@
 #include "featprof.skel.h"
 #include "log.h"
 #include "sample.h"
+#include "sample.skel.h"
 #include "target.h"
 #include "target_links.h"
 #include "journal.h"
@@ -79,7 +80,7 @@ void fp_target__release(struct fp_target *t)
 		fp_target__record_stop(t);
 		fp_target__sample_stop(t);
 	}
-	featprof_bpf__destroy(t->sskel);
+	sample_bpf__destroy(t->sskel);
 	t->sskel = NULL;
 	fp_pool__leave(t);
 }

@@ -45,7 +45,7 @@ struct fp_target {
 	int slot;			/* its slot in the object */
 	int rbase;			/* its regions' first entry in the object's arrays */
 	int paths_fd, nodes_fd;		/* its path maps (at its slot), -1: none */
-	struct featprof_bpf *sskel;	/* sampling's object (daemon/sample.c), NULL: none */
+	struct sample_bpf *sskel;	/* sampling's object (bpf/sample.bpf.c), NULL: none */
 	uint8_t *enabled;		/* per region */
 	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
 	struct fp_rlinks *links;	/* per region, per-site mode */

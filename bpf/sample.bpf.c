@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprof sample's BPF programs, an object of their own (daemon/sample.c loads it per
+ * target at its first sampling session; the targets' objects, bpf/featprof.bpf.c, never
+ * carry them).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "featprof_bpf.h"
+#include "task_state.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/*
+ * featprof sample: the sampled thread's region stack, read from its TLS at fsbase +
+ * sample_tls_off, counted per stack. Only threads of sample_tgid; nothing is written to
+ * the target. Two ways in:
+ *  - fp_sample, a perf-event program on one cpu-clock event per thread (opened by the
+ *    daemon): runs in the interrupted thread, which is stopped meanwhile;
+ *  - fp_sample_remote (--remote), a task iterator over the target's threads that the
+ *    daemon's sampler thread runs at each tick from its own CPU: a thread counts if it
+ *    is on a CPU at that moment, or if the sampler itself just preempted it
+ *    (fp_sample_switch keeps, per CPU, the target thread that the sampler thread
+ *    displaced); the stack is copied out of the running thread's memory
+ *    (bpf_copy_from_user_task). The target's threads are never interrupted.
+ */
+__u32 sample_tgid = 0;
+__s64 sample_tls_off = 0;
+__u32 sample_session = 0;	/* bumped by the daemon at each start */
+__u32 sample_gated = 0;		/* FEATPROF_SAMPLING_GATED: no stack kept before the gate */
+__u32 sampler_tid = 0;		/* --remote: the daemon's sampler thread */
+/* --remote: the CPUs on which a sampled thread was running at the tick (bit per CPU,
+ * 256 at most), zeroed by the sampler thread before each tick: it moves off them. */
+__u64 sample_cpus[4] = {};
+
+/* --remote, per CPU: the target thread the sampler thread displaced when it last came
+ * on this CPU (0: none; the CPU was idle or ran another process). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sample_displaced SEC(".maps");
+
+/* Per thread: the TLS's unmatched count at the session's first sample and the latest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct fp_sample_thread);
+} sample_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct fp_sample_key);
+	__type(value, __u64);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FP_SA_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sample_anomalies SEC(".maps");
+
+/*
+ * Sampling beside tracing: the addresses of the target's probe sites (each site's
+ * address and the next byte, filled by the daemon; sample_sites_on then set). A sample
+ * that interrupts the thread in the kernel while its user instruction pointer is at one
+ * of them is the kernel handling featprofd's uprobe there (the int3's trap, the handler,
+ * the way back; x86 emulates the nop it replaced, so the pointer stays on the site): it
+ * is counted apart (FP_SA_IN_PROBE), not charged to the regions open then (the parent,
+ * at a child's begin). Needs bpf_task_pt_regs (5.15); older kernels charge it as before.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FP_SAMPLE_SITES);
+	__type(key, __u64);
+	__type(value, __u8);
+} sample_sites SEC(".maps");
+__u32 sample_sites_on = 0;
+
+static __always_inline void sample_count(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&sample_anomalies, &what);
+
+	if (v)
+		*v += 1;
+}
+
+/* One sample of thread tid whose TLS block was read into *tls: counted per stack. */
+static __always_inline int sample_stack(__u32 tid, struct fp_tls_user *tls)
+{
+	struct fp_sample_key key = {};
+	struct fp_sample_thread *th;
+	__u64 *v, one = 1;
+	__u32 i;
+
+	if (tls->magic != FP_TLS_MAGIC_BPF) {
+		sample_count(FP_SA_BAD_MAGIC);
+		return 0;
+	}
+	th = bpf_map_lookup_elem(&sample_threads, &tid);
+	if (!th) {
+		/* a gated build keeps no count before its gate rose: all of it is this
+		 * session's; otherwise the count before the first sample is not */
+		struct fp_sample_thread nt = { sample_gated ? 0 : tls->unmatched, tls->unmatched,
+					       sample_session, 0 };
+
+		bpf_map_update_elem(&sample_threads, &tid, &nt, BPF_ANY);
+	} else if (th->session != sample_session) {
+		th->base = th->last;
+		th->last = tls->unmatched;
+		th->session = sample_session;
+	} else {
+		th->last = tls->unmatched;
+	}
+	key.depth = tls->depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : tls->depth;
+	key.deeper = tls->depth > FP_TLS_SLOTS;
+	for (i = 0; i < FP_TLS_SLOTS; i++)
+		if (i < key.depth)
+			key.ids[i] = tls->ids[i];
+	v = bpf_map_lookup_elem(&samples, &key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(&samples, &key, &one, BPF_NOEXIST)) {
+		v = bpf_map_lookup_elem(&samples, &key);	/* another CPU made it */
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		else
+			sample_count(FP_SA_MAP_FULL);
+	}
+	return 0;
+}
+
+/* Whether the sample in ctx fell in the kernel's handling of a uprobe at a site of the
+ * target (sample_sites). */
+static __always_inline bool in_probe(struct bpf_perf_event_data *ctx)
+{
+	struct pt_regs *user;
+	__u64 ip, cs;
+
+	if (!sample_sites_on)
+		return false;
+	/* the context is read in 8-byte words (cs is a 16-bit field in newer headers) */
+	cs = *(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	if (cs & 3) {	/* in user mode: on a site only as the trap returns (a nop) */
+		ip = *(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, ip));
+	} else {
+		if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+			return false;
+		user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		ip = BPF_CORE_READ(user, ip);
+	}
+	return bpf_map_lookup_elem(&sample_sites, &ip) != NULL;
+}
+
+SEC("perf_event")
+int fp_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 fs, id = bpf_get_current_pid_tgid();
+	struct fp_tls_user tls;
+	struct task_struct *task;
+
+	if ((__u32)(id >> 32) != sample_tgid || !sample_tgid)
+		return 0;
+	if (in_probe(ctx)) {
+		sample_count(FP_SA_IN_PROBE);
+		return 0;
+	}
+	/* not bpf_get_current_task_btf: that came in 5.11 */
+	task = (struct task_struct *)bpf_get_current_task();
+	fs = BPF_CORE_READ(task, thread.fsbase);
+	if (bpf_probe_read_user(&tls, sizeof(tls), (void *)(fs + sample_tls_off))) {
+		sample_count(FP_SA_READ_FAILED);
+		return 0;
+	}
+	return sample_stack((__u32)id, &tls);
+}
+
+/* --remote: who the sampler thread displaces each time it comes on a CPU. A thread
+ * switched out still runnable (state 0) was running at that moment. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(fp_sample_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 zero = 0, *d;
+
+	if (next->pid != sampler_tid || !sampler_tid)
+		return 0;
+	d = bpf_map_lookup_elem(&sample_displaced, &zero);
+	if (d)
+		*d = prev->tgid == sample_tgid && !task_run_state(prev) ? prev->pid : 0;
+	return 0;
+}
+
+SEC("iter.s/task")
+int fp_sample_remote(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct fp_tls_user tls;
+	__u32 zero = 0, *d, cpu;
+
+	if (!task || task->tgid != sample_tgid || !sample_tgid)
+		return 0;
+	cpu = task->thread_info.cpu;
+	if (!task->on_cpu) {
+		d = bpf_map_lookup_elem(&sample_displaced, &zero);
+		if (!d || *d != task->pid)
+			return 0;	/* not running now: no sample, as no CPU time */
+		cpu = bpf_get_smp_processor_id();
+	}
+	/* a constant index per word: the verifier takes no atomic at a variable offset */
+	if (cpu < 64)
+		__sync_fetch_and_or(&sample_cpus[0], 1ULL << cpu);
+	else if (cpu < 128)
+		__sync_fetch_and_or(&sample_cpus[1], 1ULL << (cpu - 64));
+	else if (cpu < 192)
+		__sync_fetch_and_or(&sample_cpus[2], 1ULL << (cpu - 128));
+	else if (cpu < 256)
+		__sync_fetch_and_or(&sample_cpus[3], 1ULL << (cpu - 192));
+	if (bpf_copy_from_user_task(&tls, sizeof(tls),
+				    (void *)(task->thread.fsbase + sample_tls_off), task, 0)) {
+		sample_count(FP_SA_READ_FAILED);
+		return 0;
+	}
+	return sample_stack((__u32)task->pid, &tls);
+}
