@@ -19,7 +19,7 @@ ap.add_argument("build")
 ap.add_argument("--n", type=int, default=1000)
 args = ap.parse_args()
 sys.argv = [sys.argv[0], args.build]
-import test_daemon as td  # noqa: E402
+import harness as h  # noqa: E402
 
 
 def proc_cpu_rss(pid):
@@ -33,11 +33,11 @@ def proc_cpu_rss(pid):
 
 
 def main():
-    d = td.Daemon("churn")
-    exe = os.path.join(td.TMP, "churn-service")
-    shutil.copy(td.B + "/tests/targets/service", exe)
+    d = h.Daemon("churn")
+    exe = os.path.join(h.TMP, "churn-service")
+    shutil.copy(h.B + "/tests/targets/service", exe)
     try:
-        r = td.cli(d, "enable", "--exe", exe, "--all")
+        r = h.cli(d, "enable", "--exe", exe, "--all")
         assert r.returncode == 0, r.stderr
         cpu0, rss0 = proc_cpu_rss(d.p.pid)
         t0 = time.monotonic()
@@ -46,7 +46,7 @@ def main():
         spawn_s = time.monotonic() - t0
         # let the daemon finish what the events asked for
         for _ in range(600):
-            st = json.loads(td.cli(d, "stats", "--exe", exe, "--json").stdout)
+            st = json.loads(h.cli(d, "stats", "--exe", exe, "--json").stdout)
             if st["processes_live"] == 0:
                 break
             time.sleep(0.1)

@@ -17,7 +17,7 @@ ap.add_argument("build")
 ap.add_argument("--n", type=int, default=20000)
 args = ap.parse_args()
 sys.argv = [sys.argv[0], args.build]
-import test_daemon as td  # noqa: E402
+import harness as h  # noqa: E402
 import test_services as ts  # noqa: E402
 
 
@@ -31,17 +31,17 @@ def per_instance(svc):
 
 
 def main():
-    d = td.Daemon("links")
-    exe = os.path.join(td.TMP, "links-service")
-    shutil.copy(td.B + "/tests/targets/service", exe)
+    d = h.Daemon("links")
+    exe = os.path.join(h.TMP, "links-service")
+    shutil.copy(h.B + "/tests/targets/service", exe)
     a = ts.Service(exe)
     b = None
     try:
         base = per_instance(a)
-        assert td.cli(d, "enable", str(a.pid), "--all").returncode == 0
+        assert h.cli(d, "enable", str(a.pid), "--all").returncode == 0
         one = per_instance(a)
         a.end()
-        assert td.cli(d, "enable", "--exe", exe, "--all").returncode == 0
+        assert h.cli(d, "enable", "--exe", exe, "--all").returncode == 0
         b = ts.Service(exe)
         assert ts.wait_member(d, exe, b.pid) is not None
         time.sleep(0.3)  # its links attached and handed over

@@ -16,19 +16,19 @@ MODE, N = sys.argv[2], int(sys.argv[3])
 sys.argv = [sys.argv[0], B]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                 "integration"))
-import test_daemon as td  # noqa: E402
+import harness as h  # noqa: E402
 
 
 def status_ms(d):
     t = time.time()
-    r = td.cli(d, "status", "--json")
+    r = h.cli(d, "status", "--json")
     return (time.time() - t) * 1000, r.returncode
 
 
 def main():
-    exe = os.path.join(td.TMP, "service-scale")
+    exe = os.path.join(h.TMP, "service-scale")
     subprocess.run(["cp", B + "/tests/targets/service", exe], check=True)
-    d = td.Daemon("scale", "--state-dir", os.path.join(td.TMP, "state"))
+    d = h.Daemon("scale", "--state-dir", os.path.join(h.TMP, "state"))
     procs = []
     try:
         for _ in range(N):
@@ -43,7 +43,7 @@ def main():
             lat = []
             for p in procs:
                 t = time.time()
-                r = td.cli(d, "enable", p.pid, "--all")
+                r = h.cli(d, "enable", p.pid, "--all")
                 lat.append((time.time() - t) * 1000)
                 if r.returncode:
                     print("enable failed: " + r.stderr.strip())
@@ -52,7 +52,7 @@ def main():
             print("%d pid targets: enable median %.0f ms, max %.0f ms, %.1f s in all"
                   % (len(lat), lat[len(lat) // 2], lat[-1], time.time() - t0))
         else:
-            r = td.cli(d, "enable", "--exe", exe, "--all", timeout=600)
+            r = h.cli(d, "enable", "--exe", exe, "--all", timeout=600)
             print("enable --exe: %.2f s: %s" % (time.time() - t0, r.stdout.strip()))
             ms, _ = status_ms(d)
             print("a status right after: %.0f ms" % ms)
@@ -62,7 +62,7 @@ def main():
             for p in procs:
                 p.stdout.readline()
             while True:
-                g = json.loads(td.cli(d, "stats", "--exe", exe, "--json").stdout)
+                g = json.loads(h.cli(d, "stats", "--exe", exe, "--json").stdout)
                 if not g["processes_pending"]:
                     break
                 time.sleep(0.5)
@@ -71,7 +71,7 @@ def main():
                   "%d in the sum only; service_work %d (sent %d)" %
                   (time.time() - t0, g["processes_live"], g["processes_summed"], n, 2 * N))
         ms, rc = status_ms(d)
-        objs = json.loads(td.cli(d, "status", "--json").stdout)["bpf_objects"]
+        objs = json.loads(h.cli(d, "status", "--json").stdout)["bpf_objects"]
         print("featprofd: %d descriptors, %s; status %.0f ms; %d BPF objects hold %d "
               "targets" % (len(os.listdir("/proc/%d/fd" % d.p.pid)),
                            [x for x in open("/proc/%d/status" % d.p.pid)

@@ -5,230 +5,20 @@ instrumented targets, figures checked through the real CLI and the protocol.
 Needs root. usage: test_daemon.py BUILD_DIR [TEST...]"""
 import json
 import os
-import shutil
+import re
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
-B = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-ONLY = sys.argv[2:]
-TMP = tempfile.mkdtemp(prefix="featprof-it-")
-os.chmod(TMP, 0o755)
-FAILS = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILS.append(what)
-        print("    FAILED:", what, flush=True)
-    return cond
-
-
-class Daemon:
-    def __init__(self, name, *args):
-        self.sock = os.path.join(TMP, name + ".sock")
-        self.log = open(os.path.join(TMP, name + ".log"), "w+")
-        self.p = subprocess.Popen([B + "/featprofd", "--socket", self.sock, "--group", "nogroup"]
-                                  + list(args), stderr=self.log)
-        for _ in range(200):
-            if os.path.exists(self.sock):
-                break
-            if self.p.poll() is not None:
-                raise RuntimeError("featprofd exited: " + self.logtext())
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("featprofd did not listen: " + self.logtext())
-
-    def logtext(self):
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-        return self.p.returncode
-
-
-class Client:
-    def __init__(self, d, user=None):
-        self.s = socket.socket(socket.AF_UNIX)
-        if user:  # connect as another user: a child process holds the credentials
-            raise NotImplementedError
-        self.s.connect(d.sock)
-        self.f = self.s.makefile("rwb")
-        self.id = 0
-        self.pushes = []
-
-    def send_raw(self, data):
-        self.f.write(data)
-        self.f.flush()
-
-    def read(self, timeout=10):
-        self.s.settimeout(timeout)
-        line = self.f.readline()
-        return json.loads(line) if line else None
-
-    def call(self, verb, **args):
-        self.id += 1
-        req = dict(args, id=self.id, verb=verb)
-        self.send_raw((json.dumps(req) + "\n").encode())
-        while True:
-            r = self.read()
-            if r is None or r.get("id") == self.id or ("id" in r and r["id"] is None):
-                return r
-            self.pushes.append(r)
-
-    def close(self):
-        self.s.close()
-
-
-# Programs run as another user: copies in a folder anyone may read. A checkout in a
-# private directory (0700, as Debian's adduser makes every home, and /root) is out of
-# that user's reach; so is a Python under /root (pyenv): Debian's, which make check
-# installs.
-USER_BIN = tempfile.mkdtemp(prefix="featprof-bin-")
-os.chmod(USER_BIN, 0o755)
-USER_PY = "/usr/bin/python3"
-_user_copies = {}
-
-
-def reachable(path):
-    """Whether any user may run the program at path (every folder above it searchable)."""
-    path = os.path.realpath(path)
-    if os.stat(path).st_mode & 0o005 != 0o005:
-        return False
-    while path != "/":
-        path = os.path.dirname(path)
-        if not os.stat(path).st_mode & 0o001:
-            return False
-    return True
-
-
-def for_user(path):
-    """path, or a copy of the program that any user can run (made once)."""
-    if path not in _user_copies and reachable(path):
-        _user_copies[path] = path
-    if path not in _user_copies:
-        dst = os.path.join(USER_BIN, "%d-%s" % (len(_user_copies), os.path.basename(path)))
-        shutil.copy2(path, dst)
-        os.chmod(dst, 0o755)
-        _user_copies[path] = dst
-    return _user_copies[path]
-
-
-def as_user(user, cmd):
-    """cmd run as user (its program a copy that user can run)."""
-    return (["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups",
-             for_user(cmd[0])] + cmd[1:])
-
-
-def cli(d, *args, user=None, timeout=30):
-    cmd = [B + "/featprof", "--socket", d.sock] + [str(a) for a in args]
-    if user:
-        cmd = as_user(user, cmd)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-
-class Target:
-    def __init__(self, mode, *args, user=None):
-        cmd = [B + "/tests/targets/truth", mode] + [str(a) for a in args]
-        if user:
-            cmd = as_user(user, cmd)
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        assert line.startswith("ready "), line
-        self.pid = int(line.split()[1])
-
-    def go(self):
-        self.p.stdin.write("go\n")
-        self.p.stdin.flush()
-
-    def warm(self):
-        """accuracy/offcpu modes: after go(), wait until every thread ran its warm-up
-        iteration (first hits of optimized sites rewrite them), then let them go on."""
-        line = self.p.stdout.readline()
-        assert line.strip() == "warm", line
-        return self
-
-    def go_on(self):
-        self.go()
-
-    def result(self, timeout=120):
-        out = self.p.stdout.read()
-        self.p.wait(timeout)
-        return out
-
-    def kill(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-
-
-def stats(d, pid):
-    r = cli(d, "stats", pid, "--json")
-    if not check(r.returncode == 0, "stats %d: %s" % (pid, r.stderr.strip())):
-        return None
-    return json.loads(r.stdout)
-
-
-def region(st, name):
-    return next(r for r in st["regions"] if r["name"] == name)
-
-
-def uprobe_links(pid):
-    """BPF links of a uprobe kind among the fds of a process (the daemon)."""
-    n = 0
-    for fd in os.listdir("/proc/%d/fdinfo" % pid):
-        try:
-            info = open("/proc/%d/fdinfo/%s" % (pid, fd)).read()
-        except OSError:
-            continue
-        if "link_type:" in info and ("uprobe" in info or "perf" in info):
-            n += 1
-    return n
-
-
-SHIELD = bytes.fromhex("90488d6424800f1f440000488da42480000000")
-
-
-def site_addrs(pid):
-    """The address of every featprof site of a process (its note location), in the
-    order of `featprof list`."""
-    cat = json.loads(subprocess.run([B + "/featprof", "list", str(pid), "--json"],
-                                    capture_output=True, text=True, check=True).stdout)
-    maps = []
-    for line in open("/proc/%d/maps" % pid):
-        f = line.split()
-        if len(f) >= 6:
-            lo, hi = (int(x, 16) for x in f[0].split("-"))
-            maps.append((f[5], lo, hi, int(f[2], 16)))
-    out = []
-    for r in cat["regions"]:
-        for st in r["sites"]:
-            for path, lo, hi, off in maps:
-                if path == st["object"] and off <= st["offset"] < off + (hi - lo):
-                    out.append(lo + st["offset"] - off)
-                    break
-    return out
-
-
-def site_bytes(pid):
-    """The 19 code bytes at every featprof site of a process, read from its memory."""
-    with open("/proc/%d/mem" % pid, "rb") as mem:
-        return [os.pread(mem.fileno(), len(SHIELD), a) for a in site_addrs(pid)]
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (B, CHECKS, FAILS, SHIELD, TMP, USER_PY, Client, Daemon,  # noqa: E402
+                     Target, as_user, check, cli, discover, region, run_file, site_bytes,
+                     stats, uprobe_links)
 
 # --- tests ---------------------------------------------------------------------------------
+
 
 def calibration(d):
     """The calibration of the daemon's default attach point, printed for the record."""
@@ -288,6 +78,43 @@ def within(name, key, got, truth, unc, instances, nested, pair, raw=None, offcpu
 # of their instances is (rec: the top one of 3 levels)
 FEATURE_OUTERMOST = {"A": [("flat", 1), ("inner", 1), ("multi", 1)], "B": [("outer", 1)],
                      "C": [("jmp_outer", 1), ("rec", 3)], "D": [("jmp_inner", 1), ("scoped", 1)]}
+
+
+def t_attach_point(d):
+    """The daemon attaches new targets at the attach point it measured cheaper, says
+    why, and a target's status shows where it is attached."""
+    st = Client(d).call("status")["result"]
+    at = st["attach"]
+    p1, p5 = at["nop1"], at["nop5"]
+    print("    kernel optimizes nop5: %s; nop1 pair %.0f ns, nop5 pair %.0f ns -> %s (%s)" % (
+        at["kernel_optimizes_nop5"], p1["pair_ns"], p5["pair_ns"], at["attach_point"],
+        at["why"]))
+    check(p1["valid"], "nop1 measured")
+    if os.environ.get("FP_TEST_SITE"):
+        return
+    print("    a child forked after nop5 sites were optimized crashes at its first site: %s"
+          % at["nop5_fork_crashes_child"], flush=True)
+    if at["kernel_optimizes_nop5"]:
+        check(p5["valid"], "nop5 measured where the kernel optimizes it")
+        want = "shielded-nop5" if p5["pair_ns"] < p1["pair_ns"] else "nop1"
+    else:
+        want = "nop1"
+    if at["nop5_fork_crashes_child"]:  # never a hazard to the target
+        want = "nop1"
+        check("forked child" in at["why"], "the reason says why not nop5: " + at["why"])
+    check(at["attach_point"] == want, "attached at %s, measured cheaper: %s" % (
+        at["attach_point"], want))
+    check(str(round(min(p1["pair_ns"], p5["pair_ns"] or 1e18))) in at["why"] or
+          not at["kernel_optimizes_nop5"] or at["nop5_fork_crashes_child"],
+          "the reason names the figures: " + at["why"])
+    t = Target("spin")
+    try:
+        check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
+        tgt = next(x for x in Client(d).call("status")["result"]["targets"]
+                   if x["pid"] == t.pid)
+        check(tgt["site_address"] == want, "target attached at %s" % tgt["site_address"])
+    finally:
+        t.kill()
 
 
 def t_accuracy(d):
@@ -393,43 +220,6 @@ def accuracy_run(d, threads):
         check(v == 0, "anomaly %s = %d" % (k, v))
     check(region(st, "rec")["recursion"] == 2 * 12 * threads, "recursion counted: %d" %
           region(st, "rec")["recursion"])
-
-
-def t_attach_point(d):
-    """The daemon attaches new targets at the attach point it measured cheaper, says
-    why, and a target's status shows where it is attached."""
-    st = Client(d).call("status")["result"]
-    at = st["attach"]
-    p1, p5 = at["nop1"], at["nop5"]
-    print("    kernel optimizes nop5: %s; nop1 pair %.0f ns, nop5 pair %.0f ns -> %s (%s)" % (
-        at["kernel_optimizes_nop5"], p1["pair_ns"], p5["pair_ns"], at["attach_point"],
-        at["why"]))
-    check(p1["valid"], "nop1 measured")
-    if os.environ.get("FP_TEST_SITE"):
-        return
-    print("    a child forked after nop5 sites were optimized crashes at its first site: %s"
-          % at["nop5_fork_crashes_child"], flush=True)
-    if at["kernel_optimizes_nop5"]:
-        check(p5["valid"], "nop5 measured where the kernel optimizes it")
-        want = "shielded-nop5" if p5["pair_ns"] < p1["pair_ns"] else "nop1"
-    else:
-        want = "nop1"
-    if at["nop5_fork_crashes_child"]:  # never a hazard to the target
-        want = "nop1"
-        check("forked child" in at["why"], "the reason says why not nop5: " + at["why"])
-    check(at["attach_point"] == want, "attached at %s, measured cheaper: %s" % (
-        at["attach_point"], want))
-    check(str(round(min(p1["pair_ns"], p5["pair_ns"] or 1e18))) in at["why"] or
-          not at["kernel_optimizes_nop5"] or at["nop5_fork_crashes_child"],
-          "the reason names the figures: " + at["why"])
-    t = Target("spin")
-    try:
-        check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
-        tgt = next(x for x in Client(d).call("status")["result"]["targets"]
-                   if x["pid"] == t.pid)
-        check(tgt["site_address"] == want, "target attached at %s" % tgt["site_address"])
-    finally:
-        t.kill()
 
 
 def t_offcpu(d):
@@ -1265,52 +1055,8 @@ def t_sigkill(d):
           "target finished normally after the daemon was killed")
 
 
-TESTS = [t_attach_point, t_accuracy, t_offcpu, t_export, t_metrics, t_report, t_record, t_sample, t_sample_remote, t_sample_gated, t_redzone, t_enable_inside, t_disable_open, t_thread_exit,
-         t_enable_midrun_two_clients_detach, t_unprivileged, t_bad_input, t_sigkill]
+TESTS = discover(globals())
 
-
-
-def run_one(d, t):
-    """One test; an exception is a failure, not a skip."""
-    try:
-        t(d)
-    except Exception as e:
-        import traceback
-        traceback.print_exc()
-        FAILS.append("%s raised %r" % (t.__name__, e))
-
-
-def run_tests(d, tests, timed=()):
-    """Runs tests (all, or those named after the build dir) against daemon d: (passed,
-    failed). A test in timed compares measured times with a truth; on a shared 2-CPU
-    machine the probe cost drifts between the daemon's calibration and the test
-    (docs/BENCHMARKS.md: 2.8 to 4.6 us between starts), so when one fails, the daemon
-    calibrates again after a pause and the test runs once more, twice at most (a clean
-    clone here once failed t_accuracy twice in a row and passed minutes later); the
-    earlier attempts' failures stay printed, a third failure fails."""
-    passed = failed = 0
-    for t in tests:
-        if ONLY and t.__name__ not in ONLY:
-            continue
-        before = len(FAILS)
-        print("  %s: %s" % (t.__name__, t.__doc__.splitlines()[0]), flush=True)
-        run_one(d, t)
-        for _ in range(2 if t in timed else 0):
-            if len(FAILS) == before:
-                break
-            print("    %d timing check(s) failed: recalibrating and measuring once more"
-                  % (len(FAILS) - before), flush=True)
-            del FAILS[before:]
-            time.sleep(5)
-            r = cli(d, "calibrate")
-            print("    " + (r.stdout.strip().splitlines() or
-                            ["calibrate: " + r.stderr.strip()])[0], flush=True)
-            run_one(d, t)
-        if len(FAILS) == before:
-            passed += 1
-        else:
-            failed += 1
-    return passed, failed
 
 # Tests that compare measured times with a truth (the others check exact counts, errors
 # and states): on failure, measured once more after a fresh calibration.
@@ -1318,23 +1064,10 @@ TIMED = {t_accuracy, t_offcpu}
 
 
 def main():
-    if os.geteuid() != 0:
-        print("SKIP: integration tests need root (BPF)")
-        return 77
     # FP_TEST_SITE=nop1|nop5 runs the suite at one attach point (default: the daemon's
     # choice by measurement)
     site = os.environ.get("FP_TEST_SITE")
-    d = Daemon("main", *(["--site", site] if site else []))
-    try:
-        passed, failed = run_tests(d, TESTS, TIMED)
-        rc = d.stop()
-        check(rc == 0, "featprofd stopped cleanly on SIGTERM (exit %s)" % rc)
-    finally:
-        d.stop()
-        if FAILS:
-            print("---- featprofd log ----\n" + d.logtext()[-3000:])
-    print("daemon: %d passed, %d failed (%d checks)" % (passed, failed, CHECKS[0]))
-    return 1 if failed or FAILS else 0
+    return run_file("daemon", TESTS, TIMED, ["--site", site] if site else [], stop_check=True)
 
 
 if __name__ == "__main__":

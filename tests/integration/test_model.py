@@ -14,10 +14,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_daemon as td  # noqa: E402
-from test_daemon import check, cli, region  # noqa: E402
+import harness as h  # noqa: E402
+from harness import check, cli, region  # noqa: E402
 
-TG = td.B + "/tests/targets/"
+TG = h.B + "/tests/targets/"
 OPTS = "ABCDE"
 UNIT_MS = 2.0
 PROG = "configurable"
@@ -39,7 +39,7 @@ def config(bits):
 def run(d, out, bits, user=None, prog=PROG, *extra):
     """featprof run of configurable under the configuration bits, -o out."""
     c = config(bits)
-    exe = td.for_user(TG + prog) if user else TG + prog
+    exe = h.for_user(TG + prog) if user else TG + prog
     return cli(d, "run", "--config", c, "-o", out, "--", exe, c,
                int(UNIT_MS * 1000), *extra, user=user, timeout=60)
 
@@ -93,7 +93,7 @@ def t_run_equals_stats(d):
     """A run's totals equal stats of the same process: a service run whose parent is
     read by stats while it waits, then forks three children of five instances each."""
     t = tmpdir()
-    p = subprocess.Popen([td.B + "/featprof", "--socket", d.sock, "run", "-o", t + "/s.json",
+    p = subprocess.Popen([h.B + "/featprof", "--socket", d.sock, "run", "-o", t + "/s.json",
                           "--", TG + "service"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
@@ -151,11 +151,11 @@ def t_run_inprocess(d):
     (no trap: the loop costs what the runtime adds, not a trap), no false breakpoint
     report, no wait after the exit, the figures those of enable; a forked child's regions
     counted, and one that _exits before featprofd reads it said (issue 31, part 1)."""
-    bl = td.B + "/bench/busyloop_fp_inproc"
+    bl = h.B + "/bench/busyloop_fp_inproc"
     n = 2000000
-    cal = td.Client(d).call("status")["result"]["attach"]["nop1"]
+    cal = h.Client(d).call("status")["result"]["attach"]["nop1"]
     bare = busy_ns(subprocess.run([bl, str(n), "100"], capture_output=True, text=True).stdout)
-    p = subprocess.Popen([td.B + "/featprof", "--socket", d.sock, "run", "--json", "--", bl,
+    p = subprocess.Popen([h.B + "/featprof", "--socket", d.sock, "run", "--json", "--", bl,
                           str(n), "100", "--wait"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pid = int(p.stdout.readline().split()[1])
@@ -328,28 +328,12 @@ def t_model_input(d):
     check(r.returncode == 2 and r.stderr.count("\n") == 1, "one file: %r" % r.stderr)
 
 
-TESTS = [t_run_counts, t_run_status, t_run_equals_stats, t_run_user, t_run_inprocess, t_model,
-         t_model_input]
-
-
-def main():
-    if os.geteuid() != 0:
-        print("SKIP: integration tests need root (BPF)")
-        return 77
-    d = td.Daemon("model")
-    try:
-        # t_model compares measured times with known ones: measured once or twice more
-        # after a pause where it fails (the "outside regions" part of a 150 ms run moved
-        # by 0.6 ms between configurations in 2 of ~8 runs on this shared machine in one
-        # afternoon, beyond its replicates' interval)
-        passed, failed = td.run_tests(d, TESTS, {t_model})
-    finally:
-        d.stop()
-        if td.FAILS:
-            print("---- featprofd log ----\n" + d.logtext()[-3000:])
-    print("model: %d passed, %d failed (%d checks)" % (passed, failed, td.CHECKS[0]))
-    return 1 if failed or td.FAILS else 0
+TESTS = h.discover(globals())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # t_model compares measured times with known ones: measured once or twice more after
+    # a pause where it fails (the "outside regions" part of a 150 ms run moved by 0.6 ms
+    # between configurations in 2 of ~8 runs on this shared machine in one afternoon,
+    # beyond its replicates' interval)
+    sys.exit(h.run_file("model", TESTS, {t_model}))

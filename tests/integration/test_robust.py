@@ -14,9 +14,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_daemon as td  # noqa: E402  (the Daemon, Client and cli helpers)
+import harness as h  # noqa: E402
 
-from test_daemon import B, TMP, check, cli, Client, Daemon  # noqa: E402
+from harness import B, TMP, check, cli, Client, Daemon  # noqa: E402
 
 
 def rss_kb(pid):
@@ -475,7 +475,7 @@ def t_user_limits(d):
     """One unprivileged user cannot lock root out: a quarter of the client slots per uid,
     slots kept for root, a quarter of the subscriptions, and a client that pipelines
     10,000 requests does not delay another's."""
-    hog = subprocess.Popen(td.as_user("nobody", [td.USER_PY, "-c", HOG, d.sock, "80"]),
+    hog = subprocess.Popen(h.as_user("nobody", [h.USER_PY, "-c", HOG, d.sock, "80"]),
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         got = json.loads(hog.stdout.readline())
@@ -490,7 +490,7 @@ def t_user_limits(d):
         hog.stdin.flush()
         hog.wait(10)
     # subscriptions: a quarter per uid
-    t = subprocess.Popen(td.as_user("nobody", [B + "/tests/targets/truth", "spin"]),
+    t = subprocess.Popen(h.as_user("nobody", [B + "/tests/targets/truth", "spin"]),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     t.stdout.readline()
     try:
@@ -510,7 +510,7 @@ for i in range(300):
     codes[c] = codes.get(c, 0) + 1
 print(json.dumps(codes))
 """
-        r = subprocess.run(td.as_user("nobody", [td.USER_PY, "-c", sub, d.sock, str(t.pid)]),
+        r = subprocess.run(h.as_user("nobody", [h.USER_PY, "-c", sub, d.sock, str(t.pid)]),
                            capture_output=True, text=True, timeout=60)
         codes = json.loads(r.stdout) if r.returncode == 0 else {}
         print("    nobody asked for 300 subscriptions: %s" % codes)
@@ -579,7 +579,7 @@ def t_user_output(d):
     w = threading.Thread(target=watch)
     w.start()
     log0 = len(d.logtext())
-    hog = subprocess.Popen(td.as_user("nobody", [td.USER_PY, "-c", NOREAD, d.sock, "8",
+    hog = subprocess.Popen(h.as_user("nobody", [h.USER_PY, "-c", NOREAD, d.sock, "8",
                                                  "20000"]),
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -764,7 +764,7 @@ def t_shared_objects(d):
     def counts(ps, paths=False):
         out = []
         for p in ps:
-            s = td.stats(d, p.pid)
+            s = h.stats(d, p.pid)
             if paths:   # the path maps at the slot: a former occupant's paths gone
                 out.append(sum(x["count"] for x in s["paths"]
                                if x["path"] == ["service_work"]))
@@ -854,7 +854,7 @@ def breakpoints(pid):
 def kill_mid_attach(pid, name, state):
     """Starts a featprofd, enables every region of pid and SIGKILLs the daemon the
     moment the first sites read int3. The number of sites left holding one."""
-    addrs = td.site_addrs(pid)[:4]
+    addrs = h.site_addrs(pid)[:4]
     mem = os.open("/proc/%d/mem" % pid, os.O_RDONLY)
     dk = Daemon(name, "--state-dir", state)
     e = subprocess.Popen([B + "/featprof", "--socket", dk.sock, "enable", str(pid), "--all"],
@@ -990,7 +990,7 @@ def t_sigterm_many(d0):
         check(up and all(gate_value(pid, x) == 0 for pid, a in gates.items() for x in a),
               "in-process gates were up, and are all down after the exit")
         trapped = [p.pid for p in procs[0:10:2]]
-        check(all(b == td.SHIELD for pid in trapped for b in td.site_bytes(pid)),
+        check(all(b == h.SHIELD for pid in trapped for b in h.site_bytes(pid)),
               "every trapped site is the original nops again")
         check(all(p.poll() is None for p in procs), "every target still runs")
     finally:
@@ -1000,27 +1000,9 @@ def t_sigterm_many(d0):
         d.stop()
 
 
-TESTS = [t_quiet_start, t_record_fast, t_no_leak, t_out_of_fds, t_dies_during_enable,
-         t_nop5_override, t_fifo, t_strict_protocol, t_pid_reuse, t_user_limits,
-         t_user_output, t_exe_many, t_exe_handover, t_shared_objects,
-         t_left_behind, t_sigterm_many]
-
-
-def main():
-    if os.geteuid() != 0:
-        print("SKIP: these tests need root (BPF)")
-        return 77
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    d = Daemon("robust", "--state-dir", os.path.join(TMP, "state-main"))
-    try:
-        passed, failed = td.run_tests(d, TESTS, ())
-    finally:
-        d.stop()
-        if td.FAILS:
-            print("---- featprofd log ----\n" + d.logtext()[-3000:])
-    print("robust: %d passed, %d failed (%d checks)" % (passed, failed, td.CHECKS[0]))
-    return 1 if failed or td.FAILS else 0
+TESTS = h.discover(globals())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    sys.exit(h.run_file("robust", TESTS, (), ["--state-dir", os.path.join(TMP, "state-main")]))

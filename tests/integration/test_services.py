@@ -12,52 +12,19 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_daemon as td  # noqa: E402  (B, TMP, check, cli, Daemon, stats, region)
-from test_daemon import Client, check, cli, stats, region  # noqa: E402
+import harness as h  # noqa: E402
+from harness import Client, check, cli, stats, region  # noqa: E402
 
 PY = "/usr/bin/python3.11"   # Debian's: built --with-dtrace (a pyenv build has no notes)
+# programs that are not ours to build: scripts run by Python and Java as they are
+SRC_TARGETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "targets")
 
-GC_SCRIPT = r"""
-import gc, sys, time
-n = 0; tot = 0; t0 = 0
-def cb(phase, info):
-    global n, tot, t0
-    if phase == "start":
-        t0 = time.perf_counter_ns()
-    else:
-        n += 1; tot += time.perf_counter_ns() - t0
-gc.callbacks.append(cb)
-print("ready", flush=True)
-sys.stdin.readline()
-junk = []
-for i in range(300):
-    for j in range(1000):
-        a = []; a.append(a); junk.append(a)
-    if i % 10 == 0:
-        gc.collect(i % 3)
-    junk = junk[-3000:]
-print(n, tot, flush=True)
-sys.stdin.readline()
-"""
 
-IMPORT_SCRIPT = r"""
-import sys
-sys.path.insert(0, sys.argv[1])
-print("ready", flush=True)
-sys.stdin.readline()
-print("MARK", file=sys.stderr, flush=True)
-for i in range(int(sys.argv[2])):
-    __import__("m%d" % i)
-print("done", flush=True)
-sys.stdin.readline()
-"""
 
 
 class Py:
     def __init__(self, script, *args, flags=()):
-        path = os.path.join(td.TMP, "script%d.py" % id(self))
-        with open(path, "w") as f:
-            f.write(script)
+        path = os.path.join(SRC_TARGETS, script)
         self.p = subprocess.Popen([PY] + list(flags) + [path] + [str(a) for a in args],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
@@ -84,7 +51,7 @@ def pair_ns(st):
 def t_python_gc(d):
     """python.gc (CPython's gc__start/gc__done, semaphores) against gc.callbacks: the
     same collections, times within the probes' own cost."""
-    py = Py(GC_SCRIPT)
+    py = Py("py_gc.py")
     try:
         r = cli(d, "enable", py.pid, "PythonGC")
         check(r.returncode == 0, "enable PythonGC: %s" % r.stderr.strip())
@@ -114,7 +81,7 @@ def t_python_gc(d):
 def t_python_import(d):
     """python.import against -X importtime: one instance per import line, exclusive
     time = the sum of importtime's self column, nested imports nest."""
-    mods = os.path.join(td.TMP, "mods")
+    mods = os.path.join(h.TMP, "mods")
     os.makedirs(mods, exist_ok=True)
     nmod = 30
     for i in range(nmod):
@@ -126,7 +93,7 @@ def t_python_import(d):
                 with open(os.path.join(mods, "c%d.py" % i), "w") as g:
                     g.write("y = sum(range(20000))\n")
             f.write(body)
-    py = Py(IMPORT_SCRIPT, mods, nmod, flags=("-X", "importtime"))
+    py = Py("py_import.py", mods, nmod, flags=("-X", "importtime"))
     try:
         r = cli(d, "enable", py.pid, "PythonImport")
         check(r.returncode == 0, "enable PythonImport: %s" % r.stderr.strip())
@@ -164,7 +131,7 @@ def t_python_import(d):
 
 def t_definitions_bad_input(d):
     """Bad definitions: one line each, nothing attached or changed."""
-    py = Py(GC_SCRIPT)
+    py = Py("py_gc.py")
     try:
         cases = [
             ("region x begin python:gc__start\n", "expected: region NAME"),
@@ -179,7 +146,7 @@ def t_definitions_bad_input(d):
              "has no probe python:gc__strat"),
         ]
         for i, (text, want) in enumerate(cases):
-            path = os.path.join(td.TMP, "bad%d.regions" % i)
+            path = os.path.join(h.TMP, "bad%d.regions" % i)
             with open(path, "w") as f:
                 f.write(text)
             r = cli(d, "enable", py.pid, "--regions", path, "x")
@@ -192,14 +159,14 @@ def t_definitions_bad_input(d):
                   [t.get("pid") for t in json.loads(st.stdout).get("targets", [])],
                   "bad definition %d attached nothing" % i)
         # the protocol: definitions that are not an object, text too large
-        c = td.Client(d)
+        c = h.Client(d)
         r = c.call("enable", pid=py.pid, features=["PythonGC"], definitions="x")
         check("error" in r and r["error"]["code"] == "bad_request", "definitions not an object")
         r = c.call("enable", pid=py.pid, features=["PythonGC"],
                    definitions={"name": "big", "text": "#" * (2 << 20)})
         check("error" in r, "oversized definitions refused: %s" % r.get("error"))
         # a good file of one's own joins the installed ones: an end probe as a region
-        path = os.path.join(td.TMP, "good.regions")
+        path = os.path.join(h.TMP, "good.regions")
         with open(path, "w") as f:
             f.write("# mine\nregion my.gc begin python:gc__start end python:gc__done "
                     "features Mine\n")
@@ -225,7 +192,7 @@ class Service:
     """tests/targets/service: commands on stdin, one answer line each."""
 
     def __init__(self, path=None):
-        self.p = subprocess.Popen([path or td.B + "/tests/targets/service"],
+        self.p = subprocess.Popen([path or h.B + "/tests/targets/service"],
                                   stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
@@ -246,7 +213,7 @@ class Service:
 def t_dlopen(d):
     """A library dlopen'ed after enable --all is measured within 100 ms of its mapping
     (kernel event, no polling); one enabled by feature joins at the next enable."""
-    lib = td.B + "/tests/targets/libsite.so"
+    lib = h.B + "/tests/targets/libsite.so"
     sv = Service()
     try:
         r = cli(d, "enable", sv.pid, "--all")
@@ -301,8 +268,8 @@ def t_fork_safe(d):
     """A profiled process that forks after its sites were hit: the children hit the same
     sites and live (on a kernel whose optimized uprobes are lost at fork, the daemon
     attaches at the nop1: status says so), and a forked child measured by --exe too."""
-    exe = os.path.join(td.TMP, "service-fork")
-    subprocess.run(["cp", td.B + "/tests/targets/service", exe], check=True)
+    exe = os.path.join(h.TMP, "service-fork")
+    subprocess.run(["cp", h.B + "/tests/targets/service", exe], check=True)
     a = Service(exe)
     try:
         at = Client(d).call("status")["result"]["attach"]
@@ -336,7 +303,7 @@ def t_exec_pid(d):
         check(a.cmd("work 5") == "worked", "work before the exec")
         st = json.loads(cli(d, "stats", str(a.pid), "--json").stdout)
         check(region(st, "service_work")["count"] == 5, "5 before the exec")
-        line = a.cmd("exec " + td.B + "/tests/targets/service")
+        line = a.cmd("exec " + h.B + "/tests/targets/service")
         check(line == "ready %d" % a.pid, "the same pid runs the program again: %r" % line)
         t0, n = time.monotonic(), -1
         while time.monotonic() - t0 < 10:
@@ -361,8 +328,8 @@ def t_exe(d):
     """--exe: processes running now, started later and forked children are measured;
     figures summed over them (exited ones kept), per process beside; a restarted service
     keeps its figures; disable ends the group; bad input one line."""
-    exe = os.path.join(td.TMP, "service-copy")  # its own inode: no other test's process
-    subprocess.run(["cp", td.B + "/tests/targets/service", exe], check=True)
+    exe = os.path.join(h.TMP, "service-copy")  # its own inode: no other test's process
+    subprocess.run(["cp", h.B + "/tests/targets/service", exe], check=True)
     a = Service(exe)
     later = []
     try:
@@ -406,7 +373,7 @@ def t_exe(d):
               "human table for --exe: %s" % r.stdout[:200])
         # stream --exe: figures per interval, summed over the processes; children that
         # exit inside an interval are in it (their last figures, taken at their exit)
-        sp = subprocess.Popen([td.B + "/featprof", "--socket", d.sock, "stream", "--exe", exe,
+        sp = subprocess.Popen([h.B + "/featprof", "--socket", d.sock, "stream", "--exe", exe,
                                "--interval", "300", "--count", "6"], stdout=subprocess.PIPE,
                               text=True)
         time.sleep(0.1)
@@ -468,11 +435,11 @@ class Postgres:
     def __init__(self):
         import pwd
         import shutil
-        self.dir = os.path.join(td.TMP, "pg")
+        self.dir = os.path.join(h.TMP, "pg")
         os.makedirs(self.dir, exist_ok=True)
         pw = pwd.getpwnam("postgres")
         os.chown(self.dir, pw.pw_uid, pw.pw_gid)
-        os.chmod(td.TMP, 0o755)
+        os.chmod(h.TMP, 0o755)
         self.data = os.path.join(self.dir, "data")
         shutil.rmtree(self.data, ignore_errors=True)  # a measurement run again
         self.log = os.path.join(self.dir, "log")
@@ -520,6 +487,60 @@ def psql_cmd(ps, sql, marker):
         if not ln or ln.strip() == marker:
             return out
         out.append(ln.strip())
+
+
+def t_sample_exe(d):
+    """featprof sample --exe: every process of the executable sampled, one that starts
+    while sampling too; samples summed, shares and standard errors figured again from
+    the sums, each process's own beside; bad input one line."""
+    exe = os.path.join(h.TMP, "gated-copy")  # its own inode
+    subprocess.run(["cp", h.B + "/tests/targets/gated_always", exe], check=True)
+    procs = []
+
+    def start():
+        p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        check(p.stdout.readline().strip() == "ready", "started")
+        procs.append(p)
+        return p
+
+    try:
+        a, b = start(), start()
+        r = cli(d, "enable", "--exe", exe, "--all")
+        check(r.returncode == 0, "enable --exe: %s" % r.stderr.strip())
+        sp = subprocess.Popen([h.B + "/featprof", "--socket", d.sock, "sample", "--exe", exe,
+                               "--duration", "3", "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+        time.sleep(0.8)
+        c = start()  # joins while sampling: sampled from its attach
+        out, err = sp.communicate(timeout=60)
+        check(sp.returncode == 0, "sample --exe: %s" % err.strip())
+        st = json.loads(out) if sp.returncode == 0 else {}
+        sm = st.get("sampling", {})
+        per = {p["pid"]: p["sampling"]["samples"] for p in st.get("processes", [])
+               if "sampling" in p}
+        n = sm.get("samples", 0)
+        inner = [x for x in sm.get("regions", []) if x["name"] == "inner"]
+        share = inner[0]["share"] if inner else -1
+        se = inner[0]["sampled_stderr_ns"] / (n * sm["period_ns"]) if inner and n else -1
+        print("    sample --exe: %d samples at %s Hz = %s per process; inner %.1f%% +- %.2f "
+              "points" % (n, sm.get("hz"), per, 100 * share, 100 * se), flush=True)
+        check(sm.get("hz") == 997 and n == sum(per.values()) and len(per) == 3,
+              "samples summed over the three processes")
+        check(per.get(c.pid, 0) > 0, "the process started while sampling was sampled")
+        # a share of exactly 1 (every sample in inner: probe handling is left out) has a
+        # standard error of 0
+        check(0.9 < share <= 1 and 0 <= se < 0.02 and (se > 0 or share == 1),
+              "inner's share figured from the sum")
+        r = cli(d, "sample", "--exe", "/bin/true", "--duration", "1")
+        check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and
+              "not profiled" in r.stderr, "sample --exe of no group: %r" % r.stderr)
+        r = cli(d, "sample", "--exe", exe, "--duration", "1", user="nobody")
+        check(r.returncode == 1 and "root" in r.stderr, "nobody may not: %r" % r.stderr)
+        cli(d, "disable", "--exe", exe, "--all")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def t_postgresql(d):
@@ -653,32 +674,13 @@ def t_postgresql(d):
 
 JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"   # Debian's openjdk-17-jre-headless
 
-JAVA_WORK = r"""
-import java.io.*;
-public class Work {
-    static Object sink;
-    public static void main(String[] a) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
-        System.out.println("ready");
-        in.readLine();
-        for (int i = 0; i < Integer.parseInt(a[0]); i++) {
-            for (int j = 0; j < 20000; j++) sink = new byte[64];
-            System.gc();
-        }
-        System.out.println("done");
-        in.readLine();
-    }
-}
-"""
 
 
 def t_openjdk(d):
     """OpenJDK 17's hotspot probes as regions (in libjvm.so, which the java launcher
     dlopens), against -Xlog:safepoint and -Xlog:gc: the same operations and pauses."""
-    src = os.path.join(td.TMP, "Work.java")
-    with open(src, "w") as f:
-        f.write(JAVA_WORK)
-    splog, gclog = os.path.join(td.TMP, "safepoint.log"), os.path.join(td.TMP, "gc.log")
+    src = os.path.join(SRC_TARGETS, "Work.java")
+    splog, gclog = os.path.join(h.TMP, "safepoint.log"), os.path.join(h.TMP, "gc.log")
     ngc = 20
     p = subprocess.Popen([JAVA, "-XX:+UseSerialGC", "-Xlog:safepoint:file=" + splog,
                           "-Xlog:gc:file=" + gclog, src, str(ngc)], stdin=subprocess.PIPE,
@@ -732,63 +734,9 @@ def t_openjdk(d):
             p.stdin.flush()
         p.wait(30)
 
-def t_sample_exe(d):
-    """featprof sample --exe: every process of the executable sampled, one that starts
-    while sampling too; samples summed, shares and standard errors figured again from
-    the sums, each process's own beside; bad input one line."""
-    exe = os.path.join(td.TMP, "gated-copy")  # its own inode
-    subprocess.run(["cp", td.B + "/tests/targets/gated_always", exe], check=True)
-    procs = []
-
-    def start():
-        p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        check(p.stdout.readline().strip() == "ready", "started")
-        procs.append(p)
-        return p
-
-    try:
-        a, b = start(), start()
-        r = cli(d, "enable", "--exe", exe, "--all")
-        check(r.returncode == 0, "enable --exe: %s" % r.stderr.strip())
-        sp = subprocess.Popen([td.B + "/featprof", "--socket", d.sock, "sample", "--exe", exe,
-                               "--duration", "3", "--json"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-        time.sleep(0.8)
-        c = start()  # joins while sampling: sampled from its attach
-        out, err = sp.communicate(timeout=60)
-        check(sp.returncode == 0, "sample --exe: %s" % err.strip())
-        st = json.loads(out) if sp.returncode == 0 else {}
-        sm = st.get("sampling", {})
-        per = {p["pid"]: p["sampling"]["samples"] for p in st.get("processes", [])
-               if "sampling" in p}
-        n = sm.get("samples", 0)
-        inner = [x for x in sm.get("regions", []) if x["name"] == "inner"]
-        share = inner[0]["share"] if inner else -1
-        se = inner[0]["sampled_stderr_ns"] / (n * sm["period_ns"]) if inner and n else -1
-        print("    sample --exe: %d samples at %s Hz = %s per process; inner %.1f%% +- %.2f "
-              "points" % (n, sm.get("hz"), per, 100 * share, 100 * se), flush=True)
-        check(sm.get("hz") == 997 and n == sum(per.values()) and len(per) == 3,
-              "samples summed over the three processes")
-        check(per.get(c.pid, 0) > 0, "the process started while sampling was sampled")
-        # a share of exactly 1 (every sample in inner: probe handling is left out) has a
-        # standard error of 0
-        check(0.9 < share <= 1 and 0 <= se < 0.02 and (se > 0 or share == 1),
-              "inner's share figured from the sum")
-        r = cli(d, "sample", "--exe", "/bin/true", "--duration", "1")
-        check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and
-              "not profiled" in r.stderr, "sample --exe of no group: %r" % r.stderr)
-        r = cli(d, "sample", "--exe", exe, "--duration", "1", user="nobody")
-        check(r.returncode == 1 and "root" in r.stderr, "nobody may not: %r" % r.stderr)
-        cli(d, "disable", "--exe", exe, "--all")
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-
-
 def codec(build, *args):
     """tests/targets/codec<build> started with --wait: (Popen, pid)."""
-    p = subprocess.Popen([td.B + "/tests/targets/codec" + build] + [str(a) for a in args] +
+    p = subprocess.Popen([h.B + "/tests/targets/codec" + build] + [str(a) for a in args] +
                          ["--wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     return p, int(p.stdout.readline().split()[1])
 
@@ -816,7 +764,7 @@ def t_codec_builds(d):
         how = {x["measured"] for x in st["regions"]}
         p.stdin.close()
         p.wait()
-        run = cli(d, "run", "--json", "--", td.B + "/tests/targets/codec" + build, nb, us, nt)
+        run = cli(d, "run", "--json", "--", h.B + "/tests/targets/codec" + build, nb, us, nt)
         rn = {x["name"]: x["count"] for x in json.loads(run.stderr.splitlines()[-1])["regions"]}
         print("    codec%s: list %s; enable %s (%s); run %s" % (build or " (default)", objs,
                                                                n, how, rn))
@@ -894,7 +842,7 @@ def t_enable_at_start(d):
     got = []
     c = Client(d)
     for _ in range(5):
-        p = subprocess.Popen([td.B + "/tests/targets/codec_ip", "2000", "100", "2"],
+        p = subprocess.Popen([h.B + "/tests/targets/codec_ip", "2000", "100", "2"],
                              stdout=subprocess.DEVNULL)
         c.call("enable", pid=p.pid, all=True)
         p.wait()
@@ -905,9 +853,7 @@ def t_enable_at_start(d):
     check(all(g.get("codec_block", (0,))[0] > 0 and g["codec_block"][1] == "in-process"
               for g in got), "the library's regions timed in every one")
 
-TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_fork_safe, t_exec_pid,
-         t_exe, t_sample_exe, t_postgresql, t_openjdk, t_codec_builds,
-         t_sample_beside_tracing, t_enable_at_start]
+TESTS = h.discover(globals())
 
 
 # Tests that compare featprof's times with the program's own (the others: counts,
@@ -915,20 +861,5 @@ TESTS = [t_python_gc, t_python_import, t_definitions_bad_input, t_dlopen, t_fork
 TIMED = {t_python_gc, t_openjdk}  # (t_postgresql keeps an --exe group: not re-runnable)
 
 
-def main():
-    if os.geteuid() != 0:
-        print("SKIP: integration tests need root (BPF)")
-        return 77
-    d = td.Daemon("services")
-    try:
-        passed, failed = td.run_tests(d, TESTS, TIMED)
-    finally:
-        d.stop()
-        if td.FAILS:
-            print("---- featprofd log ----\n" + d.logtext()[-3000:])
-    print("services: %d passed, %d failed (%d checks)" % (passed, failed, td.CHECKS[0]))
-    return 1 if failed or td.FAILS else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(h.run_file("services", TESTS, TIMED))

@@ -10,6 +10,9 @@
  *                  the target's own clock reads as the region's work, as they are: a
  *                  read's cost (the median gap of back-to-back reads, "read_ns") is added
  *                  once per pair of reads that bracket region time (see one())
+ *   hot N NS       N instances of ip_body back to back, each NS ns of work measured inside
+ *                  (its own clock reads, as accuracy's), then one JSON line: count,
+ *                  ip_body (the truth, ns), read_ns, loop_ns (the whole loop's time)
  *   spin           ip_hot (a few ns of work) in a loop until a line arrives; prints
  *                  "iterations N ns_per_iteration X"
  *   hostile        ip_flat 1000 times, "ran", then on a line overwrites its own arena with
@@ -167,6 +170,37 @@ static void accuracy(long n, int threads)
 	       (unsigned long long)read_ns);
 }
 
+/* Regions of ns ns back to back: a hot region (issue 31, part 5). */
+static void hot(long n, long ns)
+{
+	uint64_t a, b, truth = 0, t0;
+	long i;
+
+	read_ns = measure_read();
+	for (i = 0; i < 1000; i++) {	/* warm */
+		FP_BEGIN(ip_body, "Body");
+		a = now_ns();
+		busy_until(a + (uint64_t)ns);
+		FP_END(ip_body);
+	}
+	printf("warm\n");
+	fflush(stdout);
+	wait_line();
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		FP_BEGIN(ip_body, "Body");
+		a = now_ns();
+		busy_until(a + (uint64_t)ns);
+		b = now_ns();
+		FP_END(ip_body);
+		truth += b - a + read_ns;	/* a's tail and b's head: one read */
+	}
+	printf("{\"count\":%ld,\"ip_body\":%llu,\"read_ns\":%llu,\"loop_ns\":%llu}\n", n,
+	       (unsigned long long)truth, (unsigned long long)read_ns,
+	       (unsigned long long)(now_ns() - t0));
+	fflush(stdout);
+}
+
 static volatile unsigned long sink;
 
 static void *watch_stdin(void *arg)
@@ -263,6 +297,8 @@ int main(int argc, char **argv)
 	wait_line();
 	if (!strcmp(mode, "accuracy")) {
 		accuracy(argc > 2 ? atol(argv[2]) : 2000, argc > 3 ? atoi(argv[3]) : 1);
+	} else if (!strcmp(mode, "hot")) {
+		hot(argc > 2 ? atol(argv[2]) : 1000000, argc > 3 ? atol(argv[3]) : 50);
 	} else if (!strcmp(mode, "spin")) {
 		spin();
 	} else if (!strcmp(mode, "sleep")) {
