@@ -168,7 +168,12 @@ struct featprof_tls {
 	".popsection\n"                                                                    \
 	".endif\n"
 
-#define __fp_stapsdt_note(region, kind_name)                                               \
+/*
+ * The stapsdt note of every featprof site (provider "featprof"), at local label 990:
+ * name and args are string literals, sem an assembler expression (the semaphore's
+ * symbol, or 0). The note joins the current section's COMDAT group, if any ("?").
+ */
+#define __fp_note(name, sem, args)                                                         \
 	".pushsection .note.stapsdt,\"?\",\"note\"\n"                                      \
 	".balign 4\n"                                                                      \
 	".4byte 992f-991f,994f-993f,3\n"                                                   \
@@ -176,12 +181,13 @@ struct featprof_tls {
 	"992:\t.balign 4\n"                                                                \
 	"993:\t.8byte 990b\n"                                                              \
 	".8byte _.stapsdt.base\n"                                                          \
-	".8byte 0\n"                                                                       \
+	".8byte " sem "\n"                                                                 \
 	".asciz \"featprof\"\n"                                                            \
-	".asciz \"" #region "__" kind_name "\"\n"                                          \
-	".asciz \"\"\n"                                                                    \
+	".asciz \"" name "\"\n"                                                            \
+	".asciz \"" args "\"\n"                                                            \
 	"994:\t.balign 4\n"                                                                \
 	".popsection\n"
+#define __fp_stapsdt_note(region, kind_name) __fp_note(#region "__" kind_name, "0", "")
 
 /*
  * Catalog note, owner "featprof", type FP_NOTE_TYPE_SITE. Descriptor:
@@ -290,20 +296,7 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
 	".hidden featprof_gate\n"
 	"featprof_gate:\n"
 	"990:\tnop\n"
-	"\tret\n"
-	".pushsection .note.stapsdt,\"?\",\"note\"\n"
-	".balign 4\n"
-	".4byte 992f-991f,994f-993f,3\n"
-	"991:\t.asciz \"stapsdt\"\n"
-	"992:\t.balign 4\n"
-	"993:\t.8byte 990b\n"
-	".8byte _.stapsdt.base\n"
-	".8byte featprof_sample_gate\n"
-	".asciz \"featprof\"\n"
-	".asciz \"sample__gate\"\n"
-	".asciz \"\"\n"
-	"994:\t.balign 4\n"
-	".popsection\n"
+	"\tret\n" __fp_note(FP_GATE_PROBE, "featprof_sample_gate", "")
 	".popsection\n" __fp_base_insns);
 #define __fp_gate_up() __builtin_expect(featprof_sample_gate != 0, 0)
 #define __fp_end_due() __builtin_expect((featprof_tls.depth | featprof_sample_gate) != 0, 0)

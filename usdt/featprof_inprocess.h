@@ -2,6 +2,24 @@
 /*
  * featprof_inprocess.h - the runtime of FEATPROF_INPROCESS builds, included by
  * featprof.h (never directly); the layout it keeps is featprof.h's (FP_IP_ABI_VERSION).
+ * Its code is compiled in the one unit per object that defines FEATPROF_IP_RUNTIME
+ * (usdt/featprof_ip.c).
+ *
+ * What the runtime does to a process, all of it only once featprofd has raised a gate
+ * (until then a site costs its gate test and nothing else):
+ *   - at the first event: creates a memfd file ("featprof-ip", FP_IP_ARENA = 64 MiB,
+ *     sparse: pages are used as threads take blocks) and maps it shared;
+ *   - registers one pthread key (a thread's block is given back at its exit) and one
+ *     pthread_atfork child handler (a forked child gets an arena of its own);
+ *   - keeps the primary object loaded (dlopen RTLD_NOLOAD | RTLD_NODELETE through
+ *     dladdr: it holds the process's control block and the key's destructor);
+ *   - runs a destructor at exit and at its object's dlclose: the region descriptors leave
+ *     the arena's table and, where featprofd asked for the arena and has not taken it,
+ *     waits for it, FEATPROF_IP_HANDOVER_MS (2 s) at most, only while a gate is up;
+ *   - takes a timestamp per event (rdtsc or clock_gettime, as featprofd chose); makes
+ *     its system calls (getpid, gettid, memfd_create, ftruncate, write, close,
+ *     nanosleep) by the raw syscall instruction, so errno never changes; mmap through
+ *     libc.
  *
  * A site of region R (x86-64, what FP_BEGIN and FP_END add to the usual site):
  *
@@ -159,19 +177,7 @@ __asm__(".pushsection .text.featprof_ip_thread_site,\"axG\",@progbits,"
 	"990:\tnop\n"
 	"\tret\n"
 	".size featprof_ip_thread_site,.-featprof_ip_thread_site\n"
-	".pushsection .note.stapsdt,\"?\",\"note\"\n"
-	".balign 4\n"
-	".4byte 992f-991f,994f-993f,3\n"
-	"991:\t.asciz \"stapsdt\"\n"
-	"992:\t.balign 4\n"
-	"993:\t.8byte 990b\n"
-	".8byte _.stapsdt.base\n"
-	".8byte 0\n"
-	".asciz \"featprof\"\n"
-	".asciz \"" FP_IP_THREAD_PROBE "\"\n"
-	".asciz \"8@%rdi\"\n"
-	"994:\t.balign 4\n"
-	".popsection\n"
+	__fp_note(FP_IP_THREAD_PROBE, "0", "8@%rdi")
 	".popsection\n" __fp_base_insns);
 
 /* The process's primary control block, 0 until featprofd names it: an object it has not
@@ -773,20 +779,7 @@ featprof_ip_end(struct featprof_ipr *r)
 	".hidden featprof_ipgate_" #region "\n"                                            \
 	"featprof_ipgate_" #region ":\n"                                                   \
 	"990:\tnop\n"                                                                      \
-	"\tret\n"                                                                          \
-	".pushsection .note.stapsdt,\"?\",\"note\"\n"                                      \
-	".balign 4\n"                                                                      \
-	".4byte 992f-991f,994f-993f,3\n"                                                   \
-	"991:\t.asciz \"stapsdt\"\n"                                                       \
-	"992:\t.balign 4\n"                                                                \
-	"993:\t.8byte 990b\n"                                                              \
-	".8byte _.stapsdt.base\n"                                                          \
-	".8byte featprof_ipr_" #region "\n"                                                \
-	".asciz \"featprof\"\n"                                                            \
-	".asciz \"" #region FP_IP_GATE_SUFFIX "\"\n"                                       \
-	".asciz \"\"\n"                                                                    \
-	"994:\t.balign 4\n"                                                                \
-	".popsection\n"                                                                    \
+	"\tret\n" __fp_note(#region FP_IP_GATE_SUFFIX, "featprof_ipr_" #region, "")        \
 	".popsection\n"                                                                    \
 	".endif\n" __fp_base_insns
 
