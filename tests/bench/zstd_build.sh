@@ -10,7 +10,9 @@
 #               frontend_compress [Frontend] each ZSTD_compressStream2 call
 # usage: zstd_build.sh ZSTD_SOURCE_DIR OUT_DIR   (OUT_DIR/{default,ip,sampled}/zstd and
 #        libzstd.so.*; the executables find their library through an rpath);
-#        FEATPROF_USDT=DIR takes featprof.h from DIR (an older one, for a before/after)
+#        FEATPROF_USDT=DIR takes featprof.h from DIR (an older one, for a before/after);
+#        ZSTD_HOT=1 adds count [Count] around every ZSTD_count call (the match length of
+#        a candidate: tens of millions of instances a run, a hot region)
 set -eu
 src=$(realpath "$1"); out=$(mkdir -p "$2" && realpath "$2")
 usdt=$(realpath "${FEATPROF_USDT:-$(dirname "$0")/../../usdt}")	# another featprof.h: before/after
@@ -55,6 +57,23 @@ for b in default ip sampled; do
 	t="$out/$b"; rm -rf "$t"; mkdir -p "$t"
 	cp -r "$src/lib" "$src/programs" "$t/"
 	patch_tree "$t"
+	if [ "${ZSTD_HOT:-}" = 1 ]; then
+		python3 - "$t/lib/compress/zstd_compress_internal.h" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+old = "MEM_STATIC size_t ZSTD_count(const BYTE* pIn, const BYTE* pMatch, const BYTE* const pInLimit)\n{"
+assert s.count(old) == 1
+s = s.replace(old, old.replace("ZSTD_count(", "ZSTD_count_body(").replace("\n{", "\n{", 1))
+wrap = ("\nMEM_STATIC size_t ZSTD_count(const BYTE* pIn, const BYTE* pMatch, "
+        "const BYTE* const pInLimit)\n{\n    size_t r;\n    FP_BEGIN(count, \"Count\");\n"
+        "    r = ZSTD_count_body(pIn, pMatch, pInLimit);\n    FP_END(count);\n    return r;\n}\n")
+i = s.index("/** ZSTD_count_2segments()")
+s = s[:i] + wrap + "\n" + s[i:]
+s = '#include "featprof.h"\n' + s
+open(p, "w").write(s)
+PY
+	fi
 	if [ $b = ip ] && [ -f "$usdt/featprof_ip.c" ]; then	# the runtime once per object
 		cp "$usdt/featprof_ip.c" "$t/lib/common/featprof_ip.c"
 		cp "$usdt/featprof_ip.c" "$t/programs/featprof_ip.c"
