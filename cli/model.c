@@ -41,56 +41,14 @@
 #include <string.h>
 
 #include "cli.h"
-
-#define MAXOPT 64	/* options */
-#define MAXP 64		/* terms of one model */
-#define MAXTERMS 4096	/* terms of the whole model, summed by option set */
-#define MAXRUNS 4096
-
-struct opt {
-	char name[64];
-	bool numeric;
-	char on[16], off[16];	/* how the runs spell a binary option's values */
-};
-
-struct unit {			/* a region, or a feature set */
-	char *name;
-	int opts[MAXOPT], nopts;	/* its options (indices) */
-	double *y, *u2;			/* per run: its time, stated uncertainty squared */
-	bool set;
-	char **feats;			/* a set's features */
-	int nfeats;
-};
-
-struct fit {
-	int p, dof, n;
-	uint64_t mask[MAXP];	/* terms kept, over the unit's options' positions */
-	double beta[MAXP];
-	double cov[MAXP][MAXP];	/* random: residual variance x (X'X)^-1 */
-	double *h;		/* p x n: beta = h y (the weights of the runs used) */
-	double *u;		/* n: the runs' stated uncertainties */
-	int dropped;		/* terms the runs could not tell apart */
-	uint64_t dropped_mask[8];
-};
-
-struct model {
-	struct opt opt[MAXOPT];
-	int nopt, nruns, nunits;
-	char **files;
-	double (*x)[MAXOPT];	/* per run: coded option values */
-	double *wall;		/* per run */
-	double *out, *out_u2;	/* per run: time outside regions */
-	struct unit *units;
-	char *exe;
-};
+#include "model.h"
 
 static const char *const binwords[][2] = {
 	{ "on", "off" }, { "true", "false" }, { "yes", "no" }, { "enabled", "disabled" },
 	{ "1", "0" },
 };
 
-/* 1 or 0 for a binary word (any case), -1 otherwise; the pair's index in *pair. */
-static int binary_value(const char *v, int *pair)
+int binary_value(const char *v, int *pair)
 {
 	size_t i;
 
@@ -104,6 +62,11 @@ static int binary_value(const char *v, int *pair)
 	return -1;
 }
 
+const char *binary_word(int pair, bool on)
+{
+	return binwords[pair][on ? 0 : 1];
+}
+
 static bool number(const char *v, double *d)
 {
 	char *end;
@@ -113,7 +76,7 @@ static bool number(const char *v, double *d)
 	return *v && !*end && !errno && isfinite(*d);
 }
 
-static int opt_index(const struct model *m, const char *name)
+int opt_index(const struct model *m, const char *name)
 {
 	int i;
 
@@ -121,221 +84,6 @@ static int opt_index(const struct model *m, const char *name)
 		if (!strcmp(m->opt[i].name, name))
 			return i;
 	return -1;
-}
-
-/* --- least squares ------------------------------------------------------------------ */
-
-/* A term's value for a run: the product of its options' values. */
-static double term(const double *x, const int *opts, uint64_t mask)
-{
-	double v = 1;
-	int b;
-
-	for (b = 0; b < 64; b++)
-		if (mask >> b & 1)
-			v *= x[opts[b]];
-	return v;
-}
-
-/* Inverts the p x p matrix a in place (Gauss-Jordan, partial pivoting); -1 if singular. */
-static int invert(double a[MAXP][MAXP], int p)
-{
-	static double inv[MAXP][MAXP];
-	int i, j, k;
-
-	for (i = 0; i < p; i++)
-		for (j = 0; j < p; j++)
-			inv[i][j] = i == j;
-	for (i = 0; i < p; i++) {
-		int piv = i;
-		double d;
-
-		for (k = i + 1; k < p; k++)
-			if (fabs(a[k][i]) > fabs(a[piv][i]))
-				piv = k;
-		if (fabs(a[piv][i]) < 1e-300)
-			return -1;
-		for (j = 0; j < p; j++) {
-			d = a[i][j], a[i][j] = a[piv][j], a[piv][j] = d;
-			d = inv[i][j], inv[i][j] = inv[piv][j], inv[piv][j] = d;
-		}
-		d = a[i][i];
-		for (j = 0; j < p; j++)
-			a[i][j] /= d, inv[i][j] /= d;
-		for (k = 0; k < p; k++) {
-			if (k == i || a[k][i] == 0)
-				continue;
-			d = a[k][i];
-			for (j = 0; j < p; j++)
-				a[k][j] -= d * a[i][j], inv[k][j] -= d * inv[i][j];
-		}
-	}
-	memcpy(a, inv, sizeof(inv));
-	return 0;
-}
-
-/*
- * Fits y (per run; runs with use[i] only) with the candidate terms cand[0..nc) over the
- * options opts: keeps, in the order given (main effects before interactions), each term
- * whose column the kept ones do not already explain (Gram-Schmidt), then solves the
- * normal equations.
- */
-static void fit(const struct model *m, const int *opts, const uint64_t *cand, int nc,
-		const double *y, const double *u2, const bool *use, struct fit *f)
-{
-	int n = 0, i, j, k, c, idx[MAXRUNS];
-	double *q = NULL, *v, a[MAXP][MAXP], xty[MAXP], rss = 0, s2r;
-
-	free(f->h);
-	free(f->u);
-	memset(f, 0, sizeof(*f));
-	for (i = 0; i < m->nruns && n < MAXRUNS; i++)
-		if (!use || use[i])
-			idx[n++] = i;
-	q = calloc((size_t)MAXP * (size_t)(n + 1), sizeof(double));
-	v = calloc((size_t)n + 1, sizeof(double));
-	for (c = 0; q && v && c < nc && f->p < MAXP && f->p < n; c++) {
-		double norm0 = 0, norm = 0, d;
-		int pass;
-
-		for (k = 0; k < n; k++) {
-			v[k] = term(m->x[idx[k]], opts, cand[c]);
-			norm0 += v[k] * v[k];
-		}
-		for (pass = 0; pass < 2; pass++)
-			for (j = 0; j < f->p; j++) {
-				for (d = 0, k = 0; k < n; k++)
-					d += q[j * n + k] * v[k];
-				for (k = 0; k < n; k++)
-					v[k] -= d * q[j * n + k];
-			}
-		for (k = 0; k < n; k++)
-			norm += v[k] * v[k];
-		if (norm0 == 0 || norm <= 1e-16 * norm0) {
-			if (f->dropped < 8)
-				f->dropped_mask[f->dropped] = cand[c];
-			f->dropped++;
-			continue;
-		}
-		for (k = 0; k < n; k++)
-			q[f->p * n + k] = v[k] / sqrt(norm);
-		f->mask[f->p++] = cand[c];
-	}
-	for (; c < nc; c++) {	/* no room (more terms than runs) */
-		if (f->dropped < 8)
-			f->dropped_mask[f->dropped] = cand[c];
-		f->dropped++;
-	}
-	free(q);
-	free(v);
-	for (i = 0; i < f->p; i++) {
-		xty[i] = 0;
-		for (j = 0; j < f->p; j++)
-			a[i][j] = 0;
-		for (k = 0; k < n; k++) {
-			double ti = term(m->x[idx[k]], opts, f->mask[i]);
-
-			xty[i] += ti * y[idx[k]];
-			for (j = 0; j < f->p; j++)
-				a[i][j] += ti * term(m->x[idx[k]], opts, f->mask[j]);
-		}
-	}
-	f->h = calloc((size_t)f->p * (size_t)n + 1, sizeof(double));
-	f->u = calloc((size_t)n + 1, sizeof(double));
-	if (!f->p || !f->h || !f->u || invert(a, f->p)) {
-		f->p = 0;
-		return;
-	}
-	f->n = n;
-	for (k = 0; k < n; k++) {	/* h = (X'X)^-1 X' */
-		f->u[k] = u2 ? sqrt(u2[idx[k]]) : 0;
-		for (i = 0; i < f->p; i++)
-			for (j = 0; j < f->p; j++)
-				f->h[i * n + k] += a[i][j] * term(m->x[idx[k]], opts, f->mask[j]);
-	}
-	for (i = 0; i < f->p; i++)
-		for (f->beta[i] = 0, j = 0; j < f->p; j++)
-			f->beta[i] += a[i][j] * xty[j];
-	for (k = 0; k < n; k++) {
-		double r = y[idx[k]];
-
-		for (i = 0; i < f->p; i++)
-			r -= f->beta[i] * term(m->x[idx[k]], opts, f->mask[i]);
-		rss += r * r;
-	}
-	f->dof = n - f->p;
-	s2r = f->dof > 0 ? rss / f->dof : 0;
-	for (i = 0; i < f->p; i++)
-		for (j = 0; j < f->p; j++)
-			f->cov[i][j] = a[i][j] * s2r;
-}
-
-/* The systematic part of the 95% interval of sum_i w[i] beta[i]: twice the runs' stated
- * uncertainties, through h. */
-static double systematic(const struct fit *f, const double *w)
-{
-	double s = 0, g;
-	int i, k;
-
-	for (k = 0; k < f->n; k++) {
-		for (g = 0, i = 0; i < f->p; i++)
-			g += w[i] * f->h[i * f->n + k];
-		s += 2 * fabs(g) * f->u[k];
-	}
-	return s;
-}
-
-/* The fit's value at x (coded options), its random variance and systematic bound. */
-static double predict(const struct fit *f, const int *opts, const double *x, double *var,
-		      double *sys)
-{
-	double t[MAXP], val = 0;
-	int i, j;
-
-	for (i = 0; i < f->p; i++) {
-		t[i] = term(x, opts, f->mask[i]);
-		val += f->beta[i] * t[i];
-	}
-	for (*var = 0, i = 0; i < f->p; i++)
-		for (j = 0; j < f->p; j++)
-			*var += t[i] * f->cov[i][j] * t[j];
-	if (sys)
-		*sys += systematic(f, t);
-	return val;
-}
-
-static void fit_free(struct fit *f)
-{
-	free(f->h);
-	free(f->u);
-	f->h = f->u = NULL;
-}
-
-/* Every product of a unit's options (all of them up to 6 options; beyond, pairs at most),
- * main effects first. */
-static int candidates(int nopts, uint64_t *cand)
-{
-	int order, nc = 0, maxorder = nopts <= 6 ? nopts : 2;
-	uint64_t s, lim = 1ull << (nopts < 20 ? nopts : 20);	/* beyond: not modelled */
-
-	for (order = 0; order <= maxorder; order++)
-		for (s = 0; s < lim; s++)
-			if (__builtin_popcountll(s) == order && nc < MAXP)
-				cand[nc++] = s;
-	return nc;
-}
-
-/* The outside model's and the black-box model's terms: the intercept, each option. */
-static int linear_terms(int nopt, int *opts, uint64_t *cand)
-{
-	int i;
-
-	cand[0] = 0;
-	for (i = 0; i < nopt && i + 1 < MAXP; i++) {
-		opts[i] = i;
-		cand[i + 1] = 1ull << i;
-	}
-	return i + 1;
 }
 
 /* --- reading run files --------------------------------------------------------------- */
@@ -505,7 +253,7 @@ static int code_option(struct model *m, struct json_object **docs, int i, const 
 	return 0;
 }
 
-static struct json_object *read_run(const char *file)
+struct json_object *read_run(const char *file)
 {
 	struct json_object *d = json_object_from_file(file), *r;
 
@@ -993,170 +741,6 @@ out:
 		json_object_put(docs[r]);
 	free(docs);
 	return ret;
-}
-
-/* --- the plan ------------------------------------------------------------------------ */
-
-struct pconf {
-	uint64_t val, set;	/* option values; which are fixed */
-};
-
-/* The rank of the design [1, options 0..upto] over the configurations. */
-static int design_rank(const struct pconf *c, int nc, int upto)
-{
-	double q[MAXOPT + 1][256], v[256];
-	int col, r = 0, k, j, n = nc < 256 ? nc : 256;
-
-	for (col = -1; col <= upto; col++) {
-		double norm0 = 0, norm = 0, d;
-
-		for (k = 0; k < n; k++) {
-			v[k] = col < 0 ? 1 : (double)(c[k].val >> col & 1);
-			norm0 += v[k] * v[k];
-		}
-		for (j = 0; j < r; j++) {
-			for (d = 0, k = 0; k < n; k++)
-				d += q[j][k] * v[k];
-			for (k = 0; k < n; k++)
-				v[k] -= d * q[j][k];
-		}
-		for (k = 0; k < n; k++)
-			norm += v[k] * v[k];
-		if (norm0 > 0 && norm > 1e-9 * norm0) {
-			for (k = 0; k < n; k++)
-				q[r][k] = v[k] / sqrt(norm);
-			r++;
-		}
-	}
-	return r;
-}
-
-/* Configurations giving each option set in sets[] every combination (first fit, the
- * largest sets first), then every option made a column of its own for the linear model
- * outside regions (a free value set, else one more configuration). */
-static int plan(const uint64_t *sets, int nsets, int nopt, struct pconf *c, int max)
-{
-	int nc = 0, s, i, k;
-
-	for (s = 0; s < nsets; s++) {
-		uint64_t S = sets[s], a = 0;
-
-		do {	/* every subset a of S: the options of S on in a, off elsewhere */
-			for (k = 0; k < nc; k++)
-				if (!((c[k].val ^ a) & c[k].set & S))
-					break;
-			if (k == nc && nc < max)
-				c[nc++] = (struct pconf){ 0, 0 };
-			if (k < nc) {
-				c[k].val = (c[k].val & ~S) | a;
-				c[k].set |= S;
-			}
-			a = (a - S) & S;
-		} while (a);
-	}
-	if (!nc)
-		c[nc++] = (struct pconf){ 0, 0 };
-	for (i = 0; i < nopt; i++) {
-		int want = design_rank(c, nc, i - 1) + 1;
-
-		for (k = 0; k < nc && design_rank(c, nc, i) < want; k++) {
-			if (c[k].set >> i & 1)
-				continue;
-			c[k].val |= 1ull << i;
-			c[k].set |= 1ull << i;
-			if (design_rank(c, nc, i) < want)
-				c[k].val &= ~(1ull << i);	/* stays fixed: off */
-		}
-		if (design_rank(c, nc, i) < want && nc < max)
-			c[nc++] = (struct pconf){ 1ull << i, 1ull << i };
-	}
-	return nc;
-}
-
-static int cmd_plan(const char *file, int json)
-{
-	struct json_object *d = read_run(file), *cfg, *out, *arr, *regs;
-	struct model m = { 0 };
-	uint64_t sets[4096];
-	struct pconf c[256];
-	int nsets = 0, nc, i, k, pair;
-	size_t r;
-
-	if (!d)
-		return 1;
-	cfg = json_object_object_get(json_object_object_get(d, "run"), "config");
-	json_object_object_foreach(cfg, key, val) {
-		if (m.nopt < MAXOPT) {
-			struct opt *o = &m.opt[m.nopt++];
-
-			pair = 4;
-			binary_value(json_object_get_string(val), &pair);
-			snprintf(o->name, sizeof(o->name), "%s", key);
-			snprintf(o->on, sizeof(o->on), "%s", binwords[pair][0]);
-			snprintf(o->off, sizeof(o->off), "%s", binwords[pair][1]);
-		}
-	}
-	regs = geta(d, "regions");
-	for (r = 0; regs && r < json_object_array_length(regs); r++) {
-		struct json_object *fl = geta(json_object_array_get_idx(regs, r), "features");
-		uint64_t s = 0;
-
-		for (k = 0; fl && k < (int)json_object_array_length(fl); k++) {
-			const char *f = json_object_get_string(json_object_array_get_idx(fl, k));
-			int o = opt_index(&m, f);
-
-			if (o < 0 && !json_object_object_length(cfg) && m.nopt < MAXOPT) {
-				o = m.nopt++;	/* no --config: the features are the options */
-				snprintf(m.opt[o].name, sizeof(m.opt[o].name), "%s", f);
-				snprintf(m.opt[o].on, sizeof(m.opt[o].on), "1");
-				snprintf(m.opt[o].off, sizeof(m.opt[o].off), "0");
-			}
-			if (o >= 0)
-				s |= 1ull << o;
-		}
-		for (k = 0; k < nsets && sets[k] != s; k++)
-			;
-		if (k == nsets && nsets < 4096)
-			sets[nsets++] = s;
-	}
-	for (i = 0; i < nsets; i++)	/* the largest first */
-		for (k = i + 1; k < nsets; k++)
-			if (__builtin_popcountll(sets[k]) > __builtin_popcountll(sets[i])) {
-				uint64_t t = sets[i];
-
-				sets[i] = sets[k];
-				sets[k] = t;
-			}
-	nc = plan(sets, nsets, m.nopt, c, 256);
-	out = json_object_new_object();
-	arr = json_object_new_array();
-	if (!json)
-		printf("featprof model --plan: %d configurations give each of %zu regions every "
-		       "combination of its options and vary each of %d options (all "
-		       "combinations: %.0f)\n", nc, regs ? json_object_array_length(regs) : 0,
-		       m.nopt, pow(2, m.nopt));
-	for (k = 0; k < nc; k++) {
-		struct json_object *o = json_object_new_object();
-		char line[4096] = "";
-
-		for (i = 0; i < m.nopt; i++) {
-			const char *v = c[k].val >> i & 1 ? m.opt[i].on : m.opt[i].off;
-
-			json_object_object_add(o, m.opt[i].name, json_object_new_string(v));
-			snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s=%s",
-				 i ? "," : "", m.opt[i].name, v);
-		}
-		json_object_array_add(arr, o);
-		if (!json)
-			printf("  %s\n", line);
-	}
-	json_object_object_add(out, "configurations", arr);
-	json_object_object_add(out, "all_combinations", json_object_new_double(pow(2, m.nopt)));
-	if (json)
-		printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
-	json_object_put(out);
-	json_object_put(d);
-	return 0;
 }
 
 /* --- the command --------------------------------------------------------------------- */

