@@ -34,6 +34,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "maps.h"
 #include "notes.h"
 #include "seterr.h"
 
@@ -761,45 +762,30 @@ static int open_mapping(pid_t pid, unsigned long long start, unsigned long long 
 
 int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 {
-	char mpath[64], line[4096];
-	int ret = 0, added = 0, i;
-	FILE *f;
+	int ret = 0, added = 0, i, k, nv;
+	struct fp_vma *v = NULL;
 
-	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)proc->pid);
-	f = fopen(mpath, "re");
-	if (!f) {
-		ret = -errno;
+	nv = fp_read_maps(proc->pid, &v);
+	if (nv < 0) {
 		seterr(err, errlen, "pid %d: %s", (int)proc->pid,
-		       errno == ENOENT ? "no such process" : strerror(errno));
-		return ret;
+		       nv == -ENOENT ? "no such process" : strerror(-nv));
+		return nv;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char perms[8], host[64], oerr[600];
-		unsigned long long start, end, off, ino;
-		unsigned int maj, mnr;
+	for (k = 0; k < nv && !ret; k++) {
+		char host[64], oerr[600], *path = v[k].path;
 		struct fp_object *obj, **objs;
 		struct fp_file_id *seen;
-		int n = 0, dup = 0, deleted = 0, fd;
-		uint64_t dev;
-		char *path;
-		size_t len;
+		int dup = 0, deleted = 0, fd;
+		size_t len = strlen(path);
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
-			   &maj, &mnr, &ino, &n) < 7 || !n)
-			continue;
-		path = line + n;
-		len = strlen(path);
-		if (len && path[len - 1] == '\n')
-			path[--len] = 0;
-		if (perms[2] != 'x' || path[0] != '/' || !ino)
+		if (v[k].perms[2] != 'x' || path[0] != '/' || !v[k].ino)
 			continue;
 		if (len > 10 && !strcmp(path + len - 10, " (deleted)")) {
 			path[len - 10] = 0;
 			deleted = 1;
 		}
-		dev = makedev(maj, mnr);
 		for (i = 0; i < proc->nseen && !dup; i++)
-			dup = proc->seen[i].dev == dev && proc->seen[i].ino == ino;
+			dup = proc->seen[i].dev == v[k].dev && proc->seen[i].ino == v[k].ino;
 		if (dup)
 			continue;
 		if (proc->nseen >= MAX_PROC_OBJECTS) {
@@ -812,13 +798,11 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 			break;
 		}
 		proc->seen = seen;
-		seen[proc->nseen++] = (struct fp_file_id){ dev, ino };
-		fd = open_mapping(proc->pid, start, end, path, deleted, dev, ino, oerr,
-				  sizeof(oerr));
+		seen[proc->nseen++] = (struct fp_file_id){ v[k].dev, v[k].ino };
+		fd = open_mapping(proc->pid, v[k].start, v[k].end, path, deleted, v[k].dev,
+				  v[k].ino, oerr, sizeof(oerr));
 		if (fd < 0) {
 			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
-			if (ret)
-				break;
 			continue;
 		}
 		snprintf(host, sizeof(host), "/proc/self/fd/%d", fd);
@@ -832,13 +816,11 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 		if (ret) {
 			close(fd);
 			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
-			if (ret)
-				break;
 			continue;
 		}
 		obj->fd = fd;
-		obj->dev = dev;
-		obj->ino = ino;
+		obj->dev = v[k].dev;
+		obj->ino = v[k].ino;
 		objs = realloc(proc->objs, sizeof(*objs) * (size_t)(proc->nobjs + 1));
 		if (!objs) {
 			fp_object__free(obj);
@@ -849,7 +831,7 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 		objs[proc->nobjs++] = obj;
 		added++;
 	}
-	fclose(f);
+	fp_free_maps(v, nv);
 	if (ret) {
 		seterr(err, errlen, "pid %d: %s", (int)proc->pid, strerror(-ret));
 		return ret;

@@ -58,7 +58,7 @@ int fp_traps(const struct fp_proc *proc, struct fp_trap *out, int max)
 			}
 		}
 	}
-	free(v);
+	fp_free_maps(v, nv);
 	close(memfd);
 	return n;
 }

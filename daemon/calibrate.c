@@ -80,6 +80,7 @@
 #include "featprof.h"
 #include "featprof.skel.h"
 #include "ip_calibrate.h"
+#include "maps.h"
 #include "target.h"
 
 #ifndef SYS_pidfd_open
@@ -544,14 +545,12 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 
 static int has_trampoline(void)
 {
-	char line[512];
-	int found = 0;
-	FILE *f = fopen("/proc/self/maps", "re");
+	struct fp_vma *v = NULL;
+	int nv = fp_read_maps(0, &v), i, found = 0;
 
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, "[uprobes-trampoline]") != NULL;
-	if (f)
-		fclose(f);
+	for (i = 0; i < nv && !found; i++)
+		found = !strcmp(v[i].path, "[uprobes-trampoline]");
+	fp_free_maps(v, nv);
 	return found;
 }
 

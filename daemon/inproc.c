@@ -121,7 +121,7 @@ static int scan(struct fp_inproc *ip, const struct fp_catalog *cat, int o0)
 			};
 		}
 	}
-	free(v);
+	fp_free_maps(v, nv);
 	return ret;
 }
 
@@ -364,7 +364,7 @@ int fp_inproc__remap(struct fp_inproc *ip, char *err, size_t errlen)
 		    (fp_inproc_peek(ip->pid, at_gen, &gen, 4) || gen != g->gen))
 			ret = fp_inproc_poke(ip->pid, at_gen, &g->gen, 4);
 	}
-	free(v);
+	fp_free_maps(v, nv);
 	if (!ret && up && !(ret = configure(ip, err, errlen)))
 		fp_inproc_hook_threads(ip);
 	else if (ret)

@@ -61,7 +61,7 @@ static int open_arena(struct fp_inproc *ip)
 	for (i = 0; i < nv && !end; i++)
 		if (v[i].start == a)
 			end = v[i].end;
-	free(v);
+	fp_free_maps(v, nv);
 	if (!end)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)ip->pid,

@@ -234,6 +234,6 @@ void fp_sample_probe_sites(struct fp_target *t)
 		}
 	}
 out:
-	free(v);
+	fp_free_maps(v, nv);
 	t->sskel->bss->sample_sites_on = 1;
 }

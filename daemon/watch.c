@@ -18,6 +18,7 @@
 
 #include "featprof_bpf.h"
 #include "kernel.h"
+#include "maps.h"
 #include "uprobe.h"
 #include "watch.h"
 #include "watch.skel.h"
@@ -117,39 +118,31 @@ int fp_watch__process(struct fp_watch *w, pid_t tgid, int group)
 /* The exec mapping of the process's dynamic linker: an fd open on it, or -errno. */
 static int open_ldso(pid_t pid)
 {
-	char p[64], line[4096];
-	int fd = -ENOENT;
-	FILE *f;
+	struct fp_vma *v = NULL;
+	int fd = -ENOENT, nv = fp_read_maps(pid, &v), i;
 
-	snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
-	f = fopen(p, "re");
-	if (!f)
-		return -errno;
-	while (fd == -ENOENT && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
-		char perms[8], *path, *base, q[4200];
-		int n = 0;
+	if (nv < 0)
+		return nv;
+	for (i = 0; i < nv && fd == -ENOENT; i++) {
+		const char *base = strrchr(v[i].path, '/');
+		char q[4200];
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &n) < 3 ||
-		    !n || perms[2] != 'x')
+		base = base ? base + 1 : v[i].path;
+		if (v[i].perms[2] != 'x' ||
+		    (strncmp(base, "ld-linux", 8) && strncmp(base, "ld-musl", 7) &&
+		     strncmp(base, "ld.so", 5) && strncmp(base, "ld64.so", 7)))
 			continue;
-		path = line + n;
-		path[strcspn(path, "\n")] = 0;
-		base = strrchr(path, '/');
-		base = base ? base + 1 : path;
-		if (strncmp(base, "ld-linux", 8) && strncmp(base, "ld-musl", 7) &&
-		    strncmp(base, "ld.so", 5) && strncmp(base, "ld64.so", 7))
-			continue;
-		snprintf(q, sizeof(q), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
+		snprintf(q, sizeof(q), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)v[i].start, (unsigned long long)v[i].end);
 		fd = open(q, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			snprintf(q, sizeof(q), "/proc/%d/root%s", (int)pid, path);
+			snprintf(q, sizeof(q), "/proc/%d/root%s", (int)pid, v[i].path);
 			fd = open(q, O_RDONLY | O_CLOEXEC);
 		}
 		if (fd < 0)
 			fd = -errno;
 	}
-	fclose(f);
+	fp_free_maps(v, nv);
 	return fd;
 }
 
