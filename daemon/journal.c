@@ -29,6 +29,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include "inproc.h"
 #include "journal.h"
 #include "log.h"
+#include "strays.h"
 #include "target.h"
 #include "uprobe.h"
 
@@ -270,4 +272,66 @@ void fp_journal__let_go(void)
 	depth = 0;
 	if (jfd >= 0 && ftruncate(jfd, 0))
 		fp_log(FP_LOG_WARN, "journal: cannot empty: %s", strerror(errno));
+}
+
+/* --- featprof repair PID ------------------------------------------------------------- */
+
+#define REPAIR_MAX 4096
+
+static int repair_object(const struct fp_object *obj, const struct fp_trap *tr, int n, int o)
+{
+	uint64_t *offs = calloc((size_t)n + 1, 8), *refs = calloc((size_t)n + 1, 8);
+	int i, k = 0, ret;
+
+	if (!offs || !refs) {
+		free(offs);
+		free(refs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (tr[i].obj == o) {
+			offs[k] = tr[i].off;
+			refs[k++] = obj->sites[tr[i].site].sem_off;
+		}
+	ret = k ? fp_repair_sites(obj->host_path, obj->dev, obj->ino, offs, refs, k) : 0;
+	free(offs);
+	free(refs);
+	return ret;
+}
+
+int fp_journal__repair_process(pid_t pid, bool check, int *before, int *after, char *err,
+			       size_t errlen)
+{
+	struct fp_trap *tr = NULL;
+	struct fp_proc *proc = NULL;
+	int o, ret = 0;
+
+	if (fp_proc__read(pid, &proc, err, errlen))
+		return -ESRCH;
+	tr = calloc(REPAIR_MAX, sizeof(*tr));
+	*before = tr ? fp_traps(proc, tr, REPAIR_MAX) : -ENOMEM;
+	if (*before < 0) {
+		snprintf(err, errlen, "pid %d: cannot read its memory: %s", (int)pid,
+			 strerror(-*before));
+		ret = *before;
+		goto out;
+	}
+	*after = *before;
+	if (!check && *before) {
+		int n = *before < REPAIR_MAX ? *before : REPAIR_MAX, r;
+
+		for (o = 0; o < proc->nobjs; o++)
+			if ((r = repair_object(proc->objs[o], tr, n, o)) < 0)
+				fp_log(FP_LOG_WARN, "pid %d: repair %s: %s", (int)pid,
+				       proc->objs[o]->path, strerror(-r));
+		*after = fp_traps(proc, tr, REPAIR_MAX);
+		if (*after < 0)
+			*after = *before;
+		fp_log(FP_LOG_INFO, "pid %d: repair: %d sites held a breakpoint, %d removed",
+		       (int)pid, *before, *before - *after);
+	}
+out:
+	free(tr);
+	fp_proc__free(proc);
+	return ret;
 }

@@ -7,6 +7,7 @@
 #ifndef FP_JOURNAL_H
 #define FP_JOURNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,5 +41,15 @@ void fp_journal__let_go(void);
  */
 int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t *offs,
 		    const uint64_t *refs, int n);
+
+/*
+ * featprof repair PID: probe sites of the process that hold a breakpoint (int3 where the
+ * file has none) get a uprobe registered and unregistered again (fp_repair_sites): the
+ * kernel then removes each one no live consumer wants; sites featprofd or another tool
+ * has attached keep theirs. check: only count. *before: the sites with a breakpoint,
+ * *after: those left. 0, -ESRCH (no such process), or -errno (err filled).
+ */
+int fp_journal__repair_process(pid_t pid, bool check, int *before, int *after, char *err,
+			       size_t errlen);
 
 #endif

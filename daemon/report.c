@@ -381,3 +381,14 @@ struct json_object *fp_report_target_status(const struct fp_target *t,
 	add(o, "anomalies", an);
 	return o;
 }
+
+struct json_object *fp_report_repair(pid_t pid, int before, int after)
+{
+	struct json_object *o = json_object_new_object();
+
+	add(o, "pid", json_object_new_int(pid));
+	add(o, "breakpoints", json_object_new_int(before));
+	add(o, "removed", json_object_new_int(before - after));
+	add(o, "held", json_object_new_int(after));
+	return o;
+}

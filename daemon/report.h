@@ -28,4 +28,8 @@ void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
 struct json_object *fp_report_target_status(const struct fp_target *t,
 					    const struct fp_snapshot *snap);
 
+/* featprof repair's reply: the process's sites that held a breakpoint, how many were
+ * removed and held. */
+struct json_object *fp_report_repair(pid_t pid, int before, int after);
+
 #endif

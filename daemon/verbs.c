@@ -28,7 +28,6 @@
 #include "report.h"
 #include "request.h"
 #include "sample.h"
-#include "strays.h"
 #include "subs.h"
 #include "verbs.h"
 #include "watch.h"
@@ -264,80 +263,23 @@ static enum fp_status do_list(struct fp_client *c, struct request *r,
 	return *res ? FP_OK : FP_E_NO_PROBES;
 }
 
-/*
- * featprof repair PID: probe sites of the process that hold a breakpoint (int3 where the
- * file has none) get a uprobe registered and unregistered again (daemon/journal.c): the
- * kernel then removes each one no live consumer wants. Sites featprofd or another tool
- * has attached keep theirs ("held"). With "check": true only counts.
- */
-#define REPAIR_MAX 4096
-
-static int repair_object(const struct fp_object *obj, const struct fp_trap *tr, int n, int o)
-{
-	uint64_t *offs = calloc((size_t)n + 1, 8), *refs = calloc((size_t)n + 1, 8);
-	int i, k = 0, ret;
-
-	if (!offs || !refs) {
-		free(offs);
-		free(refs);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		if (tr[i].obj == o) {
-			offs[k] = tr[i].off;
-			refs[k++] = obj->sites[tr[i].site].sem_off;
-		}
-	ret = k ? fp_repair_sites(obj->host_path, obj->dev, obj->ino, offs, refs, k) : 0;
-	free(offs);
-	free(refs);
-	return ret;
-}
-
+/* featprof repair PID (daemon/journal.c fp_journal__repair_process); "check": true only
+ * counts. */
 static enum fp_status do_repair(struct fp_client *c, struct request *r, struct json_object **res,
 				char *msg, size_t msglen)
 {
-	struct fp_trap *tr = NULL;
-	struct fp_proc *proc = NULL;
-	int before, after = 0, o, ret;
+	int before = 0, after = 0, ret;
 	enum fp_status st;
 	bool check;
 
 	st = arg_bool(r->obj, "check", false, &check, msg, msglen);
 	if (st)
 		return st;
-	if (fp_proc__read(r->pid, &proc, msg, msglen))
-		return FP_E_NO_SUCH_PROCESS;
-	tr = calloc(REPAIR_MAX, sizeof(*tr));
-	before = tr ? fp_traps(proc, tr, REPAIR_MAX) : -ENOMEM;
-	if (before < 0) {
-		snprintf(msg, msglen, "pid %d: cannot read its memory: %s", (int)r->pid,
-			 strerror(-before));
-		st = FP_E_INTERNAL;
-		goto out;
-	}
-	after = before;
-	if (!check && before) {
-		int n = before < REPAIR_MAX ? before : REPAIR_MAX;
-
-		for (o = 0; o < proc->nobjs; o++)
-			if ((ret = repair_object(proc->objs[o], tr, n, o)) < 0)
-				fp_log(FP_LOG_WARN, "pid %d: repair %s: %s", (int)r->pid,
-				       proc->objs[o]->path, strerror(-ret));
-		after = fp_traps(proc, tr, REPAIR_MAX);
-		if (after < 0)
-			after = before;
-		fp_log(FP_LOG_INFO, "pid %d: repair: %d sites held a breakpoint, %d removed",
-		       (int)r->pid, before, before - after);
-	}
-	*res = json_object_new_object();
-	json_object_object_add(*res, "pid", json_object_new_int(r->pid));
-	json_object_object_add(*res, "breakpoints", json_object_new_int(before));
-	json_object_object_add(*res, "removed", json_object_new_int(before - after));
-	json_object_object_add(*res, "held", json_object_new_int(after));
-out:
-	free(tr);
-	fp_proc__free(proc);
-	return st;
+	ret = fp_journal__repair_process(r->pid, check, &before, &after, msg, msglen);
+	if (ret)
+		return ret == -ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL;
+	*res = fp_report_repair(r->pid, before, after);
+	return FP_OK;
 }
 
 
