@@ -4,6 +4,7 @@
 instrumented targets, figures checked through the real CLI and the protocol.
 Needs root. usage: test_daemon.py BUILD_DIR [TEST...]"""
 import json
+import math
 import os
 import re
 import signal
@@ -60,9 +61,10 @@ def set_slack(cal):
 
 
 def within(name, key, got, truth, unc, instances, nested, pair, raw=None, offcpu=0):
-    """Within 3x the stated uncertainty and the allowance; returns the raw and the
+    """Within 3x the stated uncertainty and the allowances; returns the raw and the
     compensated figure's absolute errors."""
-    tol = 3 * unc + SLACK["instance"] * instances + SLACK["nested"] * nested
+    drift = DRIFT["instance"] * instances + DRIFT["nested"] * nested
+    tol = 3 * unc + SLACK["instance"] * instances + SLACK["nested"] * nested + drift
     err = got - truth
     line = "    %-10s %-13s truth %11d featprof %11d (%+.2f%%) off-CPU %7d tolerance %8d" % (
         name, key, truth, got, err / truth * 100, offcpu, tol)
@@ -72,6 +74,41 @@ def within(name, key, got, truth, unc, instances, nested, pair, raw=None, offcpu
     check(abs(err) <= tol, "%s %s error %d ns (%.2f%%) > 3 x its uncertainty %d ns + %d" % (
         name, key, err, err / truth * 100, unc, tol - 3 * unc))
     return abs(raw - truth) if raw is not None else 0, abs(err)
+
+
+# What the truth itself misses (set_drift): each truth interval lacks about one clock
+# read (the part of the read after the begin probe's stamp and before the end probe's),
+# each nested window holds one more; truth.cc measures what a read costs here (~20 ns
+# with the TSC in the vDSO, microseconds where the clock is a system call). Its probes'
+# windows, against the calibration at their gap, are printed: where a run is out, they
+# say whether the target's probes cost more than the daemon calibrated.
+DRIFT = {"instance": 0, "nested": 0}
+
+
+def gap_pair(cal, gap_ns):
+    """The calibrated pair cost at a gap: linear in log(gap) between the measured points."""
+    pts = sorted((p["gap_ns"], p["pair_ns"]) for p in cal.get("gap_points", [])
+                 if not p["cold"] and p["gap_ns"] > 0)
+    if not pts:
+        return cal["pair_ns"]
+    if gap_ns <= pts[0][0]:
+        return pts[0][1]
+    for (g0, p0), (g1, p1) in zip(pts, pts[1:]):
+        if gap_ns <= g1:
+            f = (math.log(gap_ns) - math.log(g0)) / (math.log(g1) - math.log(g0))
+            return p0 + f * (p1 - p0)
+    return pts[-1][1]
+
+
+def set_drift(cal, probes, scale):
+    clock = probes["clock_ns"]
+    seen = 2.0 * probes["window_ns"] / max(1, probes["count"]) - 2 * clock
+    DRIFT["instance"] = clock
+    DRIFT["nested"] = 2 * clock
+    # the windowed probes follow 150-600 us of busy time (times scale): 300 us typical
+    print("    the target's probes: %.0f ns a pair (mean of %d windows), the calibration "
+          "%.0f ns at their gap; one clock read %d ns, allowed per instance and twice per "
+          "nested pair" % (seen, probes["count"], gap_pair(cal, 300e3 * scale), clock))
 
 
 # truth.cc: the regions whose instances are a feature's outermost ones, and which share
@@ -173,6 +210,7 @@ def accuracy_run(d, threads):
     t.go_on()
     out = json.loads(t.result())
     truth = out["truth"]
+    set_drift(cal, out["probes"], scale)
     st = stats(d, t.pid)  # the target has exited: last figures stay
     check(st["exited"], "exited target still queryable")
     check_time_split(st)

@@ -47,6 +47,27 @@ static uint64_t now_ns()
 
 static double scale = 1.0;
 
+/* What one clock read costs here (the median of back-to-back reads): every truth
+ * interval misses about one, and every probe window holds one. */
+static uint64_t clock_cost_ns()
+{
+	uint64_t d[101];
+
+	for (int i = 0; i < 101; i++) {
+		uint64_t t0 = now_ns();
+
+		d[i] = now_ns() - t0;
+	}
+	for (int i = 1; i < 101; i++)	/* insertion sort: 101 values */
+		for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
+			uint64_t x = d[j];
+
+			d[j] = d[j - 1];
+			d[j - 1] = x;
+		}
+	return d[50];
+}
+
 static void busy_us(unsigned us)
 {
 	uint64_t end = now_ns() + (uint64_t)(us * 1000.0 * scale);
@@ -65,6 +86,9 @@ static const char *const fnames[F_N] = { "A", "B", "C", "D" };
 struct truth {
 	uint64_t incl[R_N], excl[R_N], count[R_N];
 	uint64_t feat[F_N];
+	/* the probes as this thread saw them: time around the sites of flat and of the
+	 * nested regions (each window also holds one clock read), and how many */
+	uint64_t probe_ns, probes;
 };
 
 static void add(struct truth *t, int r, uint64_t incl, uint64_t children)
@@ -77,9 +101,12 @@ static void add(struct truth *t, int r, uint64_t incl, uint64_t children)
 /* Time of a nested probe: the window around its site, as seen from the parent. */
 #define NESTED(site, win)                                                                  \
 	do {                                                                               \
-		uint64_t _w0 = now_ns();                                                   \
+		uint64_t _w0 = now_ns(), _w;                                               \
 		site;                                                                      \
-		(win) += now_ns() - _w0;                                                   \
+		_w = now_ns() - _w0;                                                       \
+		(win) += _w;                                                               \
+		t->probe_ns += _w;                                                         \
+		t->probes++;                                                               \
 	} while (0)
 
 /* Recursion: each level 150 us of its own, then the next level inside. Returns the
@@ -118,15 +145,19 @@ static __attribute__((noinline)) void scoped_throw(uint64_t *t0, uint64_t *t1)
 
 static void one_iteration(struct truth *t, long i)
 {
-	uint64_t a, b, c, d, win, x;
+	uint64_t a, b, c, d, win, x, w0;
 	static thread_local jmp_buf jb;
 
-	/* flat: 600 us */
+	/* flat: 600 us; its probes' windows too, outside its truth */
+	w0 = now_ns();
 	FP_BEGIN(flat, "A");
 	a = now_ns();
 	busy_us(600);
 	b = now_ns();
 	FP_END(flat);
+	x = now_ns();
+	t->probe_ns += (a - w0) + (x - b);
+	t->probes += 2;
 	add(t, R_FLAT, b - a, 0);
 	t->feat[F_A] += b - a;
 
@@ -211,7 +242,7 @@ struct worker_arg {
 };
 
 static pthread_barrier_t warm_barrier;
-static int offcpu_mode;
+static int offcpu_mode, pause_between;
 
 static uint64_t thread_cpu_ns()
 {
@@ -277,7 +308,13 @@ static void *worker(void *p)
 			cpu_then_sleep(w);
 		} else {
 			one_iteration(&w->t, i);
-			usleep(30000);
+			/* Several threads pause between iterations; one thread never sleeps:
+			 * the first probes after a 30 ms sleep cost far more than the
+			 * calibration's cold point (a 1 ms sleep) says, on some machines for a
+			 * millisecond after the wake-up (here the first begin's window 6-12 us
+			 * against a 3.4 us cold pair), and one thread need not make room. */
+			if (pause_between)
+				usleep(30000);
 			/* outside any region: a probe right after a wake-up costs more than
 			 * the calibrated one (cold caches; docs/TRACING.md measures it) */
 			busy_us(50);
@@ -362,6 +399,7 @@ int main(int argc, char **argv)
 		memset(w, 0, sizeof(w));
 		memset(&sum, 0, sizeof(sum));
 		pthread_barrier_init(&warm_barrier, NULL, (unsigned)nthreads + 1);
+		pause_between = nthreads > 1;
 		wait_go();
 		for (int i = 0; i < nthreads; i++) {
 			w[i].iters = iters;
@@ -379,6 +417,8 @@ int main(int argc, char **argv)
 				sum.excl[r] += w[i].t.excl[r];
 				sum.count[r] += w[i].t.count[r];
 			}
+			sum.probe_ns += w[i].t.probe_ns;
+			sum.probes += w[i].t.probes;
 			for (int f = 0; f < F_N; f++)
 				sum.feat[f] += w[i].t.feat[f];
 			wall += w[i].wall;
@@ -405,7 +445,10 @@ int main(int argc, char **argv)
 			for (int f = 0; f < F_N; f++)
 				printf("%s\"%s\":%llu", f ? "," : "", fnames[f],
 				       (unsigned long long)sum.feat[f]);
-			printf("}}\n");
+			printf("},\"probes\":{\"count\":%llu,\"window_ns\":%llu,"
+			       "\"clock_ns\":%llu}}\n",
+			       (unsigned long long)sum.probes, (unsigned long long)sum.probe_ns,
+			       (unsigned long long)clock_cost_ns());
 		}
 		if (getenv("TRUTH_HOLD")) {	/* alive until told: for featprof record */
 			fflush(stdout);
