@@ -106,7 +106,8 @@ static struct unit *unit_get(struct model *m, const char *name, bool set)
 	u->set = set;
 	u->y = calloc((size_t)m->nruns, sizeof(double));
 	u->u2 = calloc((size_t)m->nruns, sizeof(double));
-	return u->name && u->y && u->u2 ? u : NULL;
+	u->yc = calloc((size_t)m->nruns, sizeof(double));
+	return u->name && u->y && u->u2 && u->yc ? u : NULL;
 }
 
 /* A set's name: its features joined by '+'. */
@@ -145,7 +146,7 @@ static void unit_features(struct model *m, struct unit *u, struct json_object *f
 static int read_units(struct model *m, int r, struct json_object *st)
 {
 	struct json_object *regs = geta(st, "regions"), *sets = geta(st, "feature_sets");
-	double in = 0, in_u2 = 0;
+	double in = 0, in_u2 = 0, in_cpu = 0;
 	char name[1024];
 	size_t k;
 
@@ -158,8 +159,11 @@ static int read_units(struct model *m, int r, struct json_object *st)
 			return -1;
 		unit_features(m, u, geta(o, "features"));
 		u->y[r] = getd(o, "exclusive_ns");
+		u->yc[r] = json_object_object_get_ex(o, "exclusive_cpu_ns", NULL)
+			? getd(o, "exclusive_cpu_ns") : u->y[r];
 		u->u2[r] = unc * unc;
 		in += u->y[r];
+		in_cpu += u->yc[r];
 		in_u2 += unc * unc;
 	}
 	for (k = 0; sets && k < json_object_array_length(sets); k++) {
@@ -176,6 +180,12 @@ static int read_units(struct model *m, int r, struct json_object *st)
 	}
 	m->out[r] = m->wall[r] - in;
 	m->out_u2[r] = in_u2;
+	if (in / m->wall[r] > m->overlap)
+		m->overlap = in / m->wall[r];
+	if (m->cpu[r] > 0) {
+		m->outc[r] = m->cpu[r] > in_cpu ? m->cpu[r] - in_cpu : 0;
+		m->par[r] = m->cpu[r] / m->wall[r];
+	}
 	return 0;
 }
 
@@ -295,115 +305,6 @@ static int predict_values(const struct model *m, struct json_object *given,
 
 /* --- the models ---------------------------------------------------------------------- */
 
-/* All models fitted with the runs in use: per region (and set), outside, black-box. */
-struct fits {
-	struct fit *unit;	/* per unit */
-	struct fit out, bb;
-	int lin_opts[MAXOPT];
-};
-
-static uint64_t global_mask(uint64_t local, const int *opts);
-
-/* The outside model's terms: the intercept, each option, and each interaction a region
- * names (what interacts in a region's code may interact around it: its set-up, its
- * allocations), so that such time does not lean on the main effects. */
-static int outside_terms(const struct model *m, int *opts, uint64_t *cand)
-{
-	int n = linear_terms(m->nopt, opts, cand), i, j, k, nc;
-	uint64_t c[MAXP];
-
-	for (i = 0; i < m->nunits; i++) {
-		nc = m->units[i].set ? 0 : candidates(m->units[i].nopts, c);
-		for (k = 0; k < nc; k++) {
-			uint64_t g = global_mask(c[k], m->units[i].opts);
-
-			for (j = 0; j < n && cand[j] != g; j++)
-				;
-			if (j == n && n < MAXP && __builtin_popcountll(g) >= 2)
-				cand[n++] = g;
-		}
-	}
-	return n;
-}
-
-static void fit_all(const struct model *m, const bool *use, struct fits *F)
-{
-	uint64_t cand[MAXP];
-	int i, nc;
-
-	for (i = 0; i < m->nunits; i++) {
-		nc = candidates(m->units[i].nopts, cand);
-		fit(m, m->units[i].opts, cand, nc, m->units[i].y, m->units[i].u2, use,
-		    &F->unit[i]);
-	}
-	nc = outside_terms(m, F->lin_opts, cand);
-	fit(m, F->lin_opts, cand, nc, m->out, m->out_u2, use, &F->out);
-	nc = linear_terms(m->nopt, F->lin_opts, cand);
-	fit(m, F->lin_opts, cand, nc, m->wall, NULL, use, &F->bb);
-}
-
-/* The smallest residual dof of a and b (0: neither has residuals). */
-static int min_dof(int a, int b)
-{
-	return !a ? b : !b ? a : a < b ? a : b;
-}
-
-/* The white-box wall time at x: the regions' models and the outside one; its random
- * variance, systematic bound and dof. */
-static double predict_wall(const struct model *m, const struct fits *F, const double *x,
-			   double *var, double *sys, int *dof)
-{
-	double v, s;
-	int i;
-
-	*sys = 0;
-	s = predict(&F->out, F->lin_opts, x, var, sys);
-	*dof = F->out.dof;
-	for (i = 0; i < m->nunits; i++) {
-		if (m->units[i].set)
-			continue;
-		s += predict(&F->unit[i], m->units[i].opts, x, &v, sys);
-		*var += v;
-		*dof = min_dof(*dof, F->unit[i].dof);
-	}
-	return s;
-}
-
-static void fits_free(const struct model *m, struct fits *F)
-{
-	int i;
-
-	for (i = 0; F->unit && i < m->nunits; i++)
-		fit_free(&F->unit[i]);
-	fit_free(&F->out);
-	fit_free(&F->bb);
-	free(F->unit);
-}
-
-/* Leave-one-out MAPE (%) of the white-box and the black-box models' wall time. */
-static void loo(const struct model *m, double *wb, double *bb)
-{
-	bool *use = calloc((size_t)m->nruns, sizeof(bool));
-	struct fits F = { .unit = calloc((size_t)m->nunits + 1, sizeof(struct fit)) };
-	int i, k, dof;
-	double var, sys;
-
-	*wb = *bb = 0;
-	for (i = 0; use && F.unit && i < m->nruns; i++) {
-		for (k = 0; k < m->nruns; k++)
-			use[k] = k != i;
-		fit_all(m, use, &F);
-		*wb += fabs(predict_wall(m, &F, m->x[i], &var, &sys, &dof) - m->wall[i]) /
-		       m->wall[i];
-		*bb += fabs(predict(&F.bb, F.lin_opts, m->x[i], &var, NULL) - m->wall[i]) /
-		       m->wall[i];
-	}
-	*wb *= 100.0 / m->nruns;
-	*bb *= 100.0 / m->nruns;
-	free(use);
-	fits_free(m, &F);
-}
-
 static struct json_object *ci_json(double v, double half)
 {
 	struct json_object *a = json_object_new_array();
@@ -468,17 +369,6 @@ static void term_add(struct term *t, const struct fit *f, int i, const char *whe
 			 "%s%s", t->where[0] ? ", " : "", where);
 }
 
-/* A local mask (over opts) as a global one. */
-static uint64_t global_mask(uint64_t local, const int *opts)
-{
-	uint64_t g = 0;
-	int b;
-
-	for (b = 0; b < 64; b++)
-		if (local >> b & 1)
-			g |= 1ull << opts[b];
-	return g;
-}
 
 static int cmp_term(const void *a, const void *b)
 {
@@ -502,9 +392,12 @@ static int white_terms(const struct model *m, const struct fits *F, struct term 
 			term_add(term_get(t, &n, global_mask(f->mask[j], m->units[i].opts)), f, j,
 				 m->units[i].name);
 	}
-	for (j = 0; j < F->out.p; j++)
-		term_add(term_get(t, &n, global_mask(F->out.mask[j], F->lin_opts)), &F->out, j,
-			 "(outside regions)");
+	/* overlapping threads: the terms are time on threads, outside regions their CPU */
+	for (j = 0; j < (m->threads ? F->outc.p : F->out.p); j++)
+		term_add(term_get(t, &n, global_mask((m->threads ? F->outc : F->out).mask[j],
+						     F->lin_opts)),
+			 m->threads ? &F->outc : &F->out, j,
+			 m->threads ? "(outside regions, CPU)" : "(outside regions)");
 	qsort(t, (size_t)n, sizeof(*t), cmp_term);
 	return n;
 }
@@ -633,6 +526,8 @@ static struct json_object *prediction(const struct model *m, const struct fits *
 	int i, k, j, nf = 0, dof;
 	double var, sys, wall = predict_wall(m, F, x, &var, &sys, &dof), bvar;
 	double bb = predict(&F->bb, F->lin_opts, x, &bvar, NULL);
+
+	bb = bb > 0 ? bb : 0;
 	double half = cli_t975(dof) * sqrt(var) + sys;
 
 	json_object_object_add(o, "config", json_object_get(given));
@@ -641,6 +536,16 @@ static struct json_object *prediction(const struct model *m, const struct fits *
 	json_object_object_add(o, "black_box_wall_ns", json_object_new_double(bb));
 	json_object_object_add(o, "black_box_wall_ci95_ns",
 			       ci_json(bb, cli_t975(F->bb.dof) * sqrt(bvar)));
+	if (m->has_cpu) {
+		double cpu = predict_cpu(m, F, x, &var, &sys, &dof);
+
+		json_object_object_add(o, "cpu_ns", json_object_new_double(cpu));
+		json_object_object_add(o, "cpu_ci95_ns",
+				       ci_json(cpu, cli_t975(dof) * sqrt(var) + sys));
+		if (print)
+			printf("\nprediction: CPU %s ± %s", fmt(cpu, b1, 40),
+			       fmt(cli_t975(dof) * sqrt(var) + sys, b2, 40));
+	}
 	if (print)
 		printf("\nprediction: wall %s ± %s (black-box linear: %s)\n\n%-28s %12s %14s\n",
 		       fmt(wall, b1, 40), fmt(half, b2, 40), fmt(bb, b3, 40), "FEATURE", "TIME",
@@ -691,6 +596,7 @@ static void model_free(struct model *m)
 		free(m->units[i].name);
 		free(m->units[i].y);
 		free(m->units[i].u2);
+		free(m->units[i].yc);
 		for (k = 0; k < m->units[i].nfeats; k++)
 			free(m->units[i].feats[k]);
 		free(m->units[i].feats);
@@ -700,6 +606,9 @@ static void model_free(struct model *m)
 	free(m->wall);
 	free(m->out);
 	free(m->out_u2);
+	free(m->cpu);
+	free(m->outc);
+	free(m->par);
 	free(m->exe);
 }
 
@@ -717,17 +626,27 @@ static int model_read(struct model *m, char **files, int n, struct json_object *
 	m->wall = calloc((size_t)n, sizeof(double));
 	m->out = calloc((size_t)n, sizeof(double));
 	m->out_u2 = calloc((size_t)n, sizeof(double));
+	m->cpu = calloc((size_t)n, sizeof(double));
+	m->outc = calloc((size_t)n, sizeof(double));
+	m->par = calloc((size_t)n, sizeof(double));
 	for (r = 0; docs && r < n; r++)
 		if (!(docs[r] = read_run(files[r])))
 			goto out;
-	if (!docs || !m->x || !m->wall || !m->out || !m->out_u2 || read_options(m, docs, n) ||
+	if (!docs || !m->x || !m->wall || !m->out || !m->out_u2 || !m->cpu || !m->outc ||
+	    !m->par || read_options(m, docs, n) ||
 	    (given && predict_values(m, given, pv)))
 		goto out;
 	for (i = 0; i < m->nopt; i++)
 		if (code_option(m, docs, i, pv[i], px))
 			goto out;
+	m->has_cpu = true;
 	for (r = 0; r < n; r++) {
-		m->wall[r] = getd(json_object_object_get(docs[r], "run"), "wall_ns");
+		struct json_object *run = json_object_object_get(docs[r], "run");
+
+		m->wall[r] = getd(run, "wall_ns");
+		m->cpu[r] = json_object_object_get_ex(run, "cpu_ns", NULL) ? getd(run, "cpu_ns")
+									  : 0;
+		m->has_cpu = m->has_cpu && m->cpu[r] > 0;
 		if (m->wall[r] <= 0 || read_units(m, r, docs[r])) {
 			fprintf(stderr, "featprof model: %s: no wall time\n", files[r]);
 			goto out;
@@ -735,6 +654,19 @@ static int model_read(struct model *m, char **files, int n, struct json_object *
 		if (!m->exe)
 			m->exe = strdup(gets_(docs[r], "exe"));
 	}
+	/* threads overlap in regions: beyond 2% (compensation's error) of the wall */
+	m->threads = m->overlap > 1.02;
+	if (m->threads && !m->has_cpu) {
+		fprintf(stderr, "featprof model: warning: regions overlap on threads (up to "
+			"%.2fx the wall time) but not every run has its CPU time (featprof run "
+			"records run.cpu_ns): the wall time is predicted as if they did not\n",
+			m->overlap);
+		m->threads = false;
+	}
+	for (r = 0; r < n; r++)
+		if (m->has_cpu && (!m->par_floor || m->par[r] / 2 < m->par_floor))
+			m->par_floor = m->par[r] / 2;
+	find_unnamed(m);
 	ret = 0;
 out:
 	for (r = 0; docs && r < n; r++)
@@ -768,21 +700,84 @@ static struct json_object *parse_predict(const char *s)
 	return o;
 }
 
+/*
+ * What the runs showed that the names miss: each unit's options that its features do
+ * not name (find_unnamed), and the options the time outside regions changes with (its
+ * main effects beyond their 95% interval: no feature names code outside regions).
+ */
+static struct json_object *unnamed_json(const struct model *m, const struct fits *F,
+					bool print)
+{
+	struct json_object *a = json_object_new_array();
+	const struct fit *out = m->threads ? &F->outc : &F->out;
+	char b1[40], b2[40];
+	int i, k;
+
+	for (i = 0; i < m->nunits; i++) {
+		const struct unit *u = &m->units[i];
+
+		for (k = u->named; k < u->nopts; k++) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "unit", json_object_new_string(u->name));
+			json_object_object_add(o, "kind", json_object_new_string(
+						       u->set ? "feature_set" : "region"));
+			json_object_object_add(o, "option", json_object_new_string(
+						       m->opt[u->opts[k]].name));
+			json_object_object_add(o, "influence_ns",
+					       json_object_new_double(u->unnamed_ns[k]));
+			json_object_object_add(o, "ci95_ns", json_object_new_double(
+						       u->unnamed_ci[k]));
+			json_object_array_add(a, o);
+			if (print)
+				printf("%s %s depends on option %s, which its features do not name "
+				       "(%s ± %s)\n", u->set ? "feature set" : "region", u->name,
+				       m->opt[u->opts[k]].name, fmt(u->unnamed_ns[k], b1, 40),
+				       fmt(u->unnamed_ci[k], b2, 40));
+		}
+	}
+	for (k = 0; k < out->p; k++) {
+		double w[MAXP] = { 0 }, half, v;
+		struct json_object *o;
+		int opt;
+
+		if (__builtin_popcountll(out->mask[k]) != 1)
+			continue;
+		opt = F->lin_opts[__builtin_ctzll(out->mask[k])];
+		w[k] = 1;
+		half = cli_t975(out->dof) * sqrt(out->cov[k][k]) + systematic(out, w);
+		v = out->beta[k];
+		if (fabs(v) <= half)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "unit", json_object_new_string("(outside regions)"));
+		json_object_object_add(o, "kind", json_object_new_string("outside"));
+		json_object_object_add(o, "option", json_object_new_string(m->opt[opt].name));
+		json_object_object_add(o, "influence_ns", json_object_new_double(v));
+		json_object_object_add(o, "ci95_ns", json_object_new_double(half));
+		json_object_array_add(a, o);
+		if (print)
+			printf("outside regions depends on option %s (%s ± %s)\n",
+			       m->opt[opt].name, fmt(v, b1, 40), fmt(half, b2, 40));
+	}
+	return a;
+}
+
 static int report_model(struct model *m, struct json_object *given, const double *px,
 			int json)
 {
-	struct fits F = { .unit = calloc((size_t)m->nunits + 1, sizeof(struct fit)) };
+	struct fits F = { 0 };
 	struct term *wt = calloc(MAXTERMS, sizeof(*wt)), *bt = calloc(MAXOPT + 1, sizeof(*bt));
 	struct json_object *o = json_object_new_object(), *opts = json_object_new_array();
 	int nw, nb, i;
-	double wb, bbm;
+	double wb, bbm, cpum;
 
-	if (!F.unit || !wt || !bt)
+	if (fits_alloc(m, &F) || !wt || !bt)
 		return 1;
 	fit_all(m, NULL, &F);
 	nw = white_terms(m, &F, wt);
 	nb = black_terms(&F, bt);
-	loo(m, &wb, &bbm);
+	loo(m, &wb, &bbm, &cpum);
 	for (i = 0; i < m->nopt; i++) {
 		struct json_object *x = json_object_new_object();
 
@@ -802,18 +797,33 @@ static int report_model(struct model *m, struct json_object *given, const double
 		print_terms(m, wt, nw, "TERM (white-box)");
 		print_terms(m, bt, nb, "TERM (black-box linear)");
 		printf("\nleave-one-out error of the wall time (MAPE): white-box %.2f%%, black-box "
-		       "linear %.2f%%\n", wb, bbm);
+		       "linear %.2f%%", wb, bbm);
+		if (m->has_cpu)
+			printf("; of the CPU time: white-box %.2f%%", cpum);
+		printf("\nwall time: %s\n", m->threads
+		       ? "CPU time over parallelism (regions overlap on threads)"
+		       : "regions plus outside (one thread in regions at a time)");
 	}
 	json_object_object_add(o, "runs", json_object_new_int(m->nruns));
 	json_object_object_add(o, "options", opts);
 	json_object_object_add(o, "terms", terms_json(m, wt, nw));
 	json_object_object_add(o, "black_box_terms", terms_json(m, bt, nb));
 	json_object_object_add(o, "not_estimable", not_estimable(m, &F, !json));
+	if (!json)
+		printf("\n");
+	json_object_object_add(o, "unnamed_influences", unnamed_json(m, &F, !json));
 	json_object_object_add(o, "loo_mape_pct", json_object_new_object());
 	json_object_object_add(json_object_object_get(o, "loo_mape_pct"), "white_box",
 			       json_object_new_double(wb));
 	json_object_object_add(json_object_object_get(o, "loo_mape_pct"), "black_box_linear",
 			       json_object_new_double(bbm));
+	if (m->has_cpu)
+		json_object_object_add(json_object_object_get(o, "loo_mape_pct"), "cpu",
+				       json_object_new_double(cpum));
+	json_object_object_add(o, "wall_model",
+			       json_object_new_string(m->threads ? "cpu_over_parallelism"
+								 : "regions_plus_outside"));
+	json_object_object_add(o, "regions_over_wall_max", json_object_new_double(m->overlap));
 	if (given)
 		json_object_object_add(o, "prediction", prediction(m, &F, px, given, !json));
 	if (json)

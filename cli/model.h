@@ -23,6 +23,10 @@ struct unit {			/* a region, or a feature set */
 	char *name;
 	int opts[MAXOPT], nopts;	/* its options (indices) */
 	double *y, *u2;			/* per run: its time, stated uncertainty squared */
+	double *yc;			/* per run: its CPU time (regions only) */
+	int named;			/* opts[0..named) its features name; the rest
+					 * the runs showed it depends on (find_unnamed) */
+	double unnamed_ns[MAXOPT], unnamed_ci[MAXOPT];	/* those: influence, 95% half */
 	bool set;
 	char **feats;			/* a set's features */
 	int nfeats;
@@ -46,9 +50,24 @@ struct model {
 	double (*x)[MAXOPT];	/* per run: coded option values */
 	double *wall;		/* per run */
 	double *out, *out_u2;	/* per run: time outside regions */
+	double *cpu, *outc;	/* per run: the run's CPU time, the part outside regions */
+	double *par;		/* per run: its parallelism, CPU time / wall time */
+	bool has_cpu;		/* every run has its CPU time (run.cpu_ns) */
+	bool threads;		/* regions overlap on threads: wall = CPU / parallelism */
+	double overlap;		/* the largest of the runs' regions' sum / wall time */
+	double par_floor;	/* the least parallelism a prediction uses */
 	struct unit *units;
 	char *exe;
 };
+
+/* All models fitted with the runs in use (cli/model_wall.c): per region (and set), its
+ * CPU time, outside (wall and CPU), black-box, the parallelism. */
+struct fits {
+	struct fit *unit, *unit_cpu;	/* per unit */
+	struct fit out, outc, bb, par;
+	int lin_opts[MAXOPT];
+};
+
 
 
 /*
@@ -71,6 +90,22 @@ void fit_free(struct fit *f);
 int candidates(int nopts, uint64_t *cand);
 /* The outside model's and the black-box model's terms: the intercept, each option. */
 int linear_terms(int nopt, int *opts, uint64_t *cand);
+/* model_wall.c: the fits and what they predict (never below zero): the wall time, the
+ * CPU time, each with its random variance, systematic bound and dof; LOO MAPE (%). */
+int fits_alloc(const struct model *m, struct fits *F);
+void fit_all(const struct model *m, const bool *use, struct fits *F);
+void fits_free(const struct model *m, struct fits *F);
+double predict_wall(const struct model *m, const struct fits *F, const double *x,
+		    double *var, double *sys, int *dof);
+double predict_cpu(const struct model *m, const struct fits *F, const double *x,
+		   double *var, double *sys, int *dof);
+void loo(const struct model *m, double *wb, double *bb, double *cpu);
+int min_dof(int a, int b);
+/* Adds to each unit the options its time changes with beyond its noise though its
+ * features do not name them; how many it added in all. */
+int find_unnamed(struct model *m);
+/* A local mask (over a unit's options) as a global one. */
+uint64_t global_mask(uint64_t local, const int *opts);
 /* --plan of the run file `file`: its exit status. */
 int cmd_plan(const char *file, int json);
 /* model.c: an option's index in m, -1 if none; a run file read (NULL after a one-line

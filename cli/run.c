@@ -10,7 +10,8 @@
  * The file (-o) is the run_finish reply (stats --exe's keys, summed over the run's
  * processes) plus "run": the command, the configuration given (--config: option name ->
  * value, as text), wall_ns (from CMD's entry point to its exit: everything it
- * did), exit_status. featprof model reads such files.
+ * did), cpu_ns (its CPU time on every thread, user and system), exit_status. featprof
+ * model reads such files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -301,6 +303,21 @@ static void run_outside(struct json_object *res, uint64_t wall)
 					       (int64_t)((double)wall - in)));
 }
 
+/*
+ * The command's CPU time, user and system, on every thread: the kernel's accounting of
+ * the CLI's waited-for children, which holds the command and every descendant it waited
+ * for itself (an orphan reaped by another process is not in it).
+ */
+static uint64_t cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
 /* The run's figures with "run" added; NULL after a one-line error. */
 static struct json_object *finish(int fd, int run, const struct run_opts *o, uint64_t wall,
 				  int status)
@@ -320,6 +337,7 @@ static struct json_object *finish(int fd, int run, const struct run_opts *o, uin
 	json_object_object_add(r, "command", cmd);
 	json_object_object_add(r, "config", json_object_get(o->config));
 	json_object_object_add(r, "wall_ns", json_object_new_int64((int64_t)wall));
+	json_object_object_add(r, "cpu_ns", json_object_new_int64((int64_t)cpu_ns()));
 	json_object_object_add(r, "exit_status", json_object_new_int(status));
 	json_object_object_add(res, "run", r);
 	run_outside(res, wall);
@@ -351,8 +369,9 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
 	else {
 		cli_print_stats(res, pid, "featprof run:");
-		printf("\nwall %.3f ms from entry to exit, exit status %d\n",
-		       (double)geti(r, "wall_ns") / 1e6, (int)geti(r, "exit_status"));
+		printf("\nwall %.3f ms from entry to exit, CPU %.3f ms, exit status %d\n",
+		       (double)geti(r, "wall_ns") / 1e6, (double)geti(r, "cpu_ns") / 1e6,
+		       (int)geti(r, "exit_status"));
 	}
 	fflush(stdout);
 	dup2(saved, STDOUT_FILENO);

@@ -27,17 +27,20 @@ def model(*args):
                           capture_output=True, text=True)
 
 
-def run_file(path, config, regions, outside):
+def run_file(path, config, regions, outside, wall=None, cpu=None):
     """A run file: regions {name: (features, exclusive_ns)}, the wall time their sum plus
-    outside; one feature set per region (regions here do not nest)."""
+    outside (or wall, and the CPU time cpu where given: threads); one feature set per
+    region (regions here do not nest)."""
     regs = [{"name": n, "features": f, "count": 1, "exclusive_ns": ns,
              "exclusive_uncertainty_ns": 0} for n, (f, ns) in regions.items()]
     sets = [{"features": f, "ns": ns, "uncertainty_ns": 0} for f, ns in regions.values()
             if ns]
     doc = {"exe": "/made/up", "regions": regs, "feature_sets": sets,
-           "run": {"config": config, "wall_ns": outside + sum(ns for _, ns in
-                                                             regions.values()),
+           "run": {"config": config, "wall_ns": wall or outside + sum(ns for _, ns in
+                                                                     regions.values()),
                    "exit_status": 0, "command": ["x"]}}
+    if cpu:
+        doc["run"]["cpu_ns"] = cpu
     with open(path, "w") as f:
         json.dump(doc, f)
 
@@ -106,6 +109,79 @@ def t_numeric(t):
     check(abs(w - (3e6 + 8e6 + 4e6)) < 2000, "N=16 extrapolated linearly: %g" % w)
 
 
+def t_threads(t):
+    """Threads that overlap in regions: work (Core) 200 ms, filter (A) 150 ms, on T
+    worker threads at once (T = 1, 2, 4: numeric), 10 ms of CPU outside;
+    parallelism (CPU / wall) 0.9 T. The regions sum to up to 3.6x the wall: the wall is
+    the CPU time over the learned parallelism, exact here, never negative; regions plus
+    outside (the old sum) would predict the one-thread wall for every T."""
+    files = []
+    for a, n in itertools.product((0, 1), (1, 2, 4)):
+        p = os.path.join(t, "t%d%d.json" % (a, n))
+        regs = {"work": (["Core"], 200e6), "filter": (["A"], 150e6 * a)}
+        cpu = 10e6 + sum(ns for _, ns in regs.values())
+        run_file(p, {"A": str(a), "T": str(n)}, regs, 0, wall=cpu / (0.9 * n), cpu=cpu)
+        files.append(p)
+    r = model(*files, "--json", "--predict", "A=1,T=3")
+    check(r.returncode == 0, "threads model: %r" % r.stderr)
+    m = json.loads(r.stdout)
+    p = m["prediction"]
+    cpu, wall = 360e6, 360e6 / 2.7
+    check(m["wall_model"] == "cpu_over_parallelism", "wall model: %s" % m["wall_model"])
+    check(abs(p["cpu_ns"] - cpu) < 1e3, "predicted CPU %g (want %g)" % (p["cpu_ns"], cpu))
+    check(abs(p["wall_ns"] - wall) < 1e3, "predicted wall %g (want %g)" % (p["wall_ns"], wall))
+    check(m["loo_mape_pct"]["white_box"] < 1, "LOO %.2f%%" % m["loo_mape_pct"]["white_box"])
+    # parallelism below what was measured: held at half the least measured, not negative
+    r = model(*files, "--json", "--predict", "A=0,T=-8")
+    p = json.loads(r.stdout)["prediction"] if r.returncode == 0 else {"wall_ns": -1}
+    check(p["wall_ns"] > 0 and p["black_box_wall_ns"] >= 0,
+          "never negative: wall %g, black-box %g" % (p["wall_ns"], p.get("black_box_wall_ns", -1)))
+    # without CPU times the runs cannot say: a warning, the additive model
+    for f in files:
+        d = json.load(open(f))
+        del d["run"]["cpu_ns"]
+        json.dump(d, open(f, "w"))
+    r = model(*files, "--json")
+    check(r.returncode == 0 and "overlap on threads" in r.stderr and
+          json.loads(r.stdout)["wall_model"] == "regions_plus_outside",
+          "no CPU time: warned, additive: %r" % r.stderr)
+    print("  threads: wall %.1f ms (want %.1f), CPU %.1f ms, LOO %.3f%%" % (
+        m["prediction"]["wall_ns"] / 1e6, wall / 1e6, m["prediction"]["cpu_ns"] / 1e6,
+        m["loo_mape_pct"]["white_box"]))
+
+
+def t_unnamed(t):
+    """An option that changes another region's time: enc (feature X) 100 ms + 20 ms with
+    X + 19 ms with D, the D filter's own region (D) 7 ms, E nothing; each configuration
+    twice with 0.3 ms of noise. enc depends on D, which its features do not name: found,
+    reported, in enc's model (so the prediction holds); nothing found for E."""
+    files = []
+    for x, dd, e, rep in itertools.product((0, 1), (0, 1), (0, 1), (0, 1)):
+        p = os.path.join(t, "u%d%d%d%d.json" % (x, dd, e, rep))
+        noise = 0.3e6 * (1 if (x + dd + e + rep) % 2 else -1)
+        run_file(p, {"X": str(x), "D": str(dd), "E": str(e)},
+                 {"enc": (["X"], 100e6 + 20e6 * x + 19e6 * dd + noise),
+                  "delta": (["D"], 7e6 * dd)}, 10e6 - noise / 2)
+        files.append(p)
+    r = model(*files, "--json", "--predict", "X=1,D=1,E=0")
+    check(r.returncode == 0, "unnamed model: %r" % r.stderr)
+    m = json.loads(r.stdout)
+    found = {(u["unit"], u["option"]): u for u in m["unnamed_influences"]}
+    enc_d = found.get(("enc", "D"))
+    check(enc_d is not None and abs(enc_d["influence_ns"] - 19e6) < 1e6,
+          "enc depends on D: %s" % enc_d)
+    check(not [k for k in found if k[1] == "E"], "nothing depends on E: %s" % list(found))
+    want = 100e6 + 20e6 + 19e6 + 7e6 + 10e6
+    got = m["prediction"]["wall_ns"]
+    check(abs(got - want) / want < 0.01, "prediction %g (want %g)" % (got, want))
+    r = model(*files)
+    check("region enc depends on option D, which its features do not name" in r.stdout,
+          "said in the table: %r" % r.stdout[-400:])
+    print("  unnamed: %s; prediction %.1f ms (want %.1f)" % (
+        ", ".join("%s<-%s %.1f ms" % (k[0], k[1], v["influence_ns"] / 1e6)
+                  for k, v in found.items()), got / 1e6, want / 1e6))
+
+
 def t_plan(t):
     """ConfigCrusher-like: 10 options, regions naming at most two: every region gets every
     combination of its options; every option varies independently for the outside model;
@@ -162,7 +238,7 @@ def t_bad(t):
 
 def main():
     t = tempfile.mkdtemp(prefix="featprof-model-unit-")
-    for fn in (t_binary, t_numeric, t_plan, t_bad):
+    for fn in (t_binary, t_numeric, t_threads, t_unnamed, t_plan, t_bad):
         fn(t)
     print("cli_model: %d failed" % len(FAILS))
     return 1 if FAILS else 0

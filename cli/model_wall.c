@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprof model: every model fitted with the runs in use, and a configuration's wall
+ * and CPU time from them (cli/model.c reads the runs and reports).
+ *
+ * One thread at a time (in every run the regions' exclusive times sum to no more than
+ * the wall time): the wall time is the regions' models plus the model of the time
+ * outside them, additive because the regions' times are disjoint in time.
+ *
+ * Threads that overlap in regions (the regions sum to more than the wall in some run:
+ * two worker threads compressing at once count twice) break that sum: the time outside
+ * came out negative and so did the prediction. Then the wall time is the run's CPU time
+ * over its parallelism: CPU time adds up across threads whatever they overlap (each
+ * region's exclusive CPU time, white-box as above, plus the CPU time outside regions:
+ * the run's CPU time from the kernel's accounting, getrusage of the command's process
+ * tree, less the regions'), and the parallelism (CPU time / wall time, the CPUs busy on
+ * average) is learned linear in every option, black-box: it is what the threads'
+ * overlap and waiting make of that work, which featprof does not see per thread. A
+ * thread-count option is then a numeric option of the parallelism (perfect scaling is
+ * linear in it). Why not the main thread's critical path: the kernel's figures are per
+ * region, not per thread, and where the main thread waits for workers its wait depends
+ * on their options, which its regions do not name.
+ *
+ * Influences the names miss (find_unnamed): a region's time may change with an option
+ * none of its features names (a filter upstream that makes the encoder's input larger;
+ * a thread count). For each unit and each such option, the unit's model with that
+ * option's main effect added after all of the unit's own terms (so that it gets only
+ * what they leave) is fitted to every run; the option joins the unit's options
+ * (its interactions with them too, from then on) where its influence is beyond both the
+ * 95% interval of its coefficient (the residual spread and the runs' stated
+ * uncertainty) and 2% of the unit's mean time over the option's range (smaller ones are
+ * within what compensation may leave: docs/TRACING.md). Decided once from all the runs,
+ * before the leave-one-out refits (which are a little optimistic for it).
+ *
+ * No prediction is negative: a model's part below zero counts as zero, and the
+ * parallelism is held at no less than half the smallest one measured.
+ */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model.h"
+
+uint64_t global_mask(uint64_t local, const int *opts)
+{
+	uint64_t g = 0;
+	int b;
+
+	for (b = 0; b < 64; b++)
+		if (local >> b & 1)
+			g |= 1ull << opts[b];
+	return g;
+}
+
+/* The outside model's terms: the intercept, each option, and each interaction a region
+ * names (what interacts in a region's code may interact around it: its set-up, its
+ * allocations), so that such time does not lean on the main effects. */
+static int outside_terms(const struct model *m, int *opts, uint64_t *cand)
+{
+	int n = linear_terms(m->nopt, opts, cand), i, j, k, nc;
+	uint64_t c[MAXP];
+
+	for (i = 0; i < m->nunits; i++) {
+		nc = m->units[i].set ? 0 : candidates(m->units[i].nopts, c);
+		for (k = 0; k < nc; k++) {
+			uint64_t g = global_mask(c[k], m->units[i].opts);
+
+			for (j = 0; j < n && cand[j] != g; j++)
+				;
+			if (j == n && n < MAXP && __builtin_popcountll(g) >= 2)
+				cand[n++] = g;
+		}
+	}
+	return n;
+}
+
+void fit_all(const struct model *m, const bool *use, struct fits *F)
+{
+	uint64_t cand[MAXP];
+	int i, nc;
+
+	for (i = 0; i < m->nunits; i++) {
+		nc = candidates(m->units[i].nopts, cand);
+		fit(m, m->units[i].opts, cand, nc, m->units[i].y, m->units[i].u2, use,
+		    &F->unit[i]);
+		if (m->has_cpu && !m->units[i].set)
+			fit(m, m->units[i].opts, cand, nc, m->units[i].yc, m->units[i].u2, use,
+			    &F->unit_cpu[i]);
+	}
+	nc = outside_terms(m, F->lin_opts, cand);
+	fit(m, F->lin_opts, cand, nc, m->out, m->out_u2, use, &F->out);
+	if (m->has_cpu)
+		fit(m, F->lin_opts, cand, nc, m->outc, m->out_u2, use, &F->outc);
+	nc = linear_terms(m->nopt, F->lin_opts, cand);
+	fit(m, F->lin_opts, cand, nc, m->wall, NULL, use, &F->bb);
+	if (m->threads)
+		fit(m, F->lin_opts, cand, nc, m->par, NULL, use, &F->par);
+}
+
+/* The range of option o's coded values over the runs. */
+static double opt_range(const struct model *m, int o)
+{
+	double lo = m->x[0][o], hi = lo;
+	int r;
+
+	for (r = 1; r < m->nruns; r++) {
+		lo = m->x[r][o] < lo ? m->x[r][o] : lo;
+		hi = m->x[r][o] > hi ? m->x[r][o] : hi;
+	}
+	return hi - lo;
+}
+
+/* Option o's main effect in unit u's model (u's options and o): its coefficient and the
+ * half width of its 95% interval; 0 if the runs cannot tell it apart. */
+static int unnamed_effect(const struct model *m, const struct unit *u, int o, double *beta,
+			  double *half)
+{
+	int opts[MAXOPT + 1], nc, n = 0, j, k;
+	uint64_t own[MAXP], cand[MAXP + 1], want = 1ull << u->nopts;
+	double w[MAXP] = { 0 };
+	struct fit f = { 0 };
+
+	memcpy(opts, u->opts, sizeof(int) * (size_t)u->nopts);
+	opts[u->nopts] = o;
+	nc = candidates(u->nopts, own);
+	/* u's own terms first, o's last: o gets only what they leave (a plan varies
+	 * an unnamed option together with named ones; fitted before their interactions,
+	 * it took seal's A*B in configurable's plan) */
+	for (k = 0; k < nc; k++)
+		cand[n++] = own[k];
+	cand[n++] = want;
+	fit(m, opts, cand, n, u->y, u->u2, NULL, &f);
+	for (j = 0; j < f.p && f.mask[j] != want; j++)
+		;
+	if (j == f.p) {
+		fit_free(&f);
+		return 0;
+	}
+	w[j] = 1;
+	*beta = f.beta[j];
+	*half = cli_t975(f.dof) * sqrt(f.cov[j][j]) + systematic(&f, w);
+	fit_free(&f);
+	return 1;
+}
+
+int find_unnamed(struct model *m)
+{
+	int i, o, r, k, added = 0;
+
+	for (i = 0; i < m->nunits; i++) {
+		struct unit *u = &m->units[i];
+		double mean = 0, beta, half;
+
+		u->named = u->nopts;
+		for (r = 0; r < m->nruns; r++)
+			mean += fabs(u->y[r]) / m->nruns;
+		for (o = 0; o < m->nopt && u->nopts < MAXOPT - 1; o++) {
+			for (k = 0; k < u->nopts && u->opts[k] != o; k++)
+				;
+			if (k < u->nopts || !unnamed_effect(m, u, o, &beta, &half))
+				continue;
+			if (fabs(beta) <= half || fabs(beta) * opt_range(m, o) <= 0.02 * mean)
+				continue;
+			u->unnamed_ns[u->nopts] = beta;
+			u->unnamed_ci[u->nopts] = half;
+			u->opts[u->nopts++] = o;
+			added++;
+		}
+	}
+	return added;
+}
+
+int min_dof(int a, int b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* A model's part of a prediction: never below zero. */
+static double part(const struct fit *f, const int *opts, const double *x, double *var,
+		   double *sys)
+{
+	double v = predict(f, opts, x, var, sys);
+
+	return v > 0 ? v : 0;
+}
+
+double predict_cpu(const struct model *m, const struct fits *F, const double *x,
+		   double *var, double *sys, int *dof)
+{
+	double v, s;
+	int i;
+
+	*sys = 0;
+	*var = 0;
+	*dof = 0;
+	if (!m->has_cpu)
+		return 0;
+	s = part(&F->outc, F->lin_opts, x, var, sys);
+	*dof = F->outc.dof;
+	for (i = 0; i < m->nunits; i++) {
+		if (m->units[i].set)
+			continue;
+		s += part(&F->unit_cpu[i], m->units[i].opts, x, &v, sys);
+		*var += v;
+		*dof = min_dof(*dof, F->unit_cpu[i].dof);
+	}
+	return s;
+}
+
+double predict_wall(const struct model *m, const struct fits *F, const double *x,
+		    double *var, double *sys, int *dof)
+{
+	double v, s, p, pv;
+	int i;
+
+	if (m->threads) {	/* CPU time over the parallelism */
+		s = predict_cpu(m, F, x, var, sys, dof);
+		p = predict(&F->par, F->lin_opts, x, &pv, NULL);
+		if (p < m->par_floor)
+			p = m->par_floor;
+		*var = *var / (p * p) + s * s * pv / (p * p * p * p);
+		*sys /= p;
+		*dof = min_dof(*dof, F->par.dof);
+		return s / p;
+	}
+	*sys = 0;
+	s = part(&F->out, F->lin_opts, x, var, sys);
+	*dof = F->out.dof;
+	for (i = 0; i < m->nunits; i++) {
+		if (m->units[i].set)
+			continue;
+		s += part(&F->unit[i], m->units[i].opts, x, &v, sys);
+		*var += v;
+		*dof = min_dof(*dof, F->unit[i].dof);
+	}
+	return s;
+}
+
+int fits_alloc(const struct model *m, struct fits *F)
+{
+	F->unit = calloc((size_t)m->nunits + 1, sizeof(struct fit));
+	F->unit_cpu = calloc((size_t)m->nunits + 1, sizeof(struct fit));
+	return F->unit && F->unit_cpu ? 0 : -1;
+}
+
+void fits_free(const struct model *m, struct fits *F)
+{
+	int i;
+
+	for (i = 0; F->unit && i < m->nunits; i++)
+		fit_free(&F->unit[i]);
+	for (i = 0; F->unit_cpu && i < m->nunits; i++)
+		fit_free(&F->unit_cpu[i]);
+	fit_free(&F->out);
+	fit_free(&F->outc);
+	fit_free(&F->bb);
+	fit_free(&F->par);
+	free(F->unit);
+	free(F->unit_cpu);
+}
+
+/* Leave-one-out MAPE (%) of the white-box and the black-box models' wall time, and of
+ * the white-box CPU time (0 where the runs have none). */
+void loo(const struct model *m, double *wb, double *bb, double *cpu)
+{
+	bool *use = calloc((size_t)m->nruns, sizeof(bool));
+	struct fits F = { 0 };
+	int i, k, dof;
+	double var, sys;
+
+	*wb = *bb = *cpu = 0;
+	if (fits_alloc(m, &F))
+		goto out;
+	for (i = 0; use && i < m->nruns; i++) {
+		for (k = 0; k < m->nruns; k++)
+			use[k] = k != i;
+		fit_all(m, use, &F);
+		*wb += fabs(predict_wall(m, &F, m->x[i], &var, &sys, &dof) - m->wall[i]) /
+		       m->wall[i];
+		*bb += fabs(predict(&F.bb, F.lin_opts, m->x[i], &var, NULL) - m->wall[i]) /
+		       m->wall[i];
+		if (m->has_cpu && m->cpu[i] > 0)
+			*cpu += fabs(predict_cpu(m, &F, m->x[i], &var, &sys, &dof) - m->cpu[i]) /
+				m->cpu[i];
+	}
+	*wb *= 100.0 / m->nruns;
+	*bb *= 100.0 / m->nruns;
+	*cpu *= 100.0 / m->nruns;
+out:
+	free(use);
+	fits_free(m, &F);
+}
