@@ -43,49 +43,6 @@
 #include "cli.h"
 #include "model.h"
 
-static const char *const binwords[][2] = {
-	{ "on", "off" }, { "true", "false" }, { "yes", "no" }, { "enabled", "disabled" },
-	{ "1", "0" },
-};
-
-int binary_value(const char *v, int *pair)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(binwords) / sizeof(binwords[0]); i++) {
-		if (!strcasecmp(v, binwords[i][0]) || !strcasecmp(v, binwords[i][1])) {
-			if (pair)
-				*pair = (int)i;
-			return !strcasecmp(v, binwords[i][0]);
-		}
-	}
-	return -1;
-}
-
-const char *binary_word(int pair, bool on)
-{
-	return binwords[pair][on ? 0 : 1];
-}
-
-static bool number(const char *v, double *d)
-{
-	char *end;
-
-	errno = 0;
-	*d = strtod(v, &end);
-	return *v && !*end && !errno && isfinite(*d);
-}
-
-int opt_index(const struct model *m, const char *name)
-{
-	int i;
-
-	for (i = 0; i < m->nopt; i++)
-		if (!strcmp(m->opt[i].name, name))
-			return i;
-	return -1;
-}
-
 /* --- reading run files --------------------------------------------------------------- */
 
 static struct unit *unit_get(struct model *m, const char *name, bool set)
@@ -189,80 +146,6 @@ static int read_units(struct model *m, int r, struct json_object *st)
 	return 0;
 }
 
-/* The options of the first file; the others must give the same. */
-static int read_options(struct model *m, struct json_object **docs, int n)
-{
-	struct json_object *cfg = json_object_object_get(json_object_object_get(docs[0], "run"),
-							 "config");
-	int i, r;
-
-	json_object_object_foreach(cfg, key, val) {
-		(void)val;
-		if (m->nopt == MAXOPT) {
-			fprintf(stderr, "featprof model: more than %d options\n", MAXOPT);
-			return -1;
-		}
-		snprintf(m->opt[m->nopt++].name, sizeof(m->opt[0].name), "%s", key);
-	}
-	for (r = 0; r < n; r++) {
-		struct json_object *c = json_object_object_get(
-			json_object_object_get(docs[r], "run"), "config");
-
-		for (i = 0; i < m->nopt; i++)
-			if (!json_object_object_get_ex(c, m->opt[i].name, NULL) ||
-			    json_object_object_length(c) != m->nopt) {
-				fprintf(stderr, "featprof model: %s: its options differ from %s's "
-					"(each run must give the same options to --config)\n",
-					m->files[r], m->files[0]);
-				return -1;
-			}
-	}
-	return 0;
-}
-
-/* Codes every run's value of option i (and the prediction's, pv): binary if all are
- * binary words, else numbers. */
-static int code_option(struct model *m, struct json_object **docs, int i, const char *pv,
-		       double *px)
-{
-	struct opt *o = &m->opt[i];
-	int r, pair = 4, bin = 1;
-	double d;
-
-	for (r = 0; r <= m->nruns; r++) {
-		const char *v = r < m->nruns
-			? gets_(json_object_object_get(json_object_object_get(docs[r], "run"),
-						       "config"), o->name)
-			: pv;
-
-		if (v && binary_value(v, r < m->nruns && bin ? &pair : NULL) < 0)
-			bin = 0;
-	}
-	o->numeric = !bin;
-	snprintf(o->on, sizeof(o->on), "%s", binwords[pair][0]);
-	snprintf(o->off, sizeof(o->off), "%s", binwords[pair][1]);
-	for (r = 0; r <= m->nruns; r++) {
-		const char *v = r < m->nruns
-			? gets_(json_object_object_get(json_object_object_get(docs[r], "run"),
-						       "config"), o->name)
-			: pv;
-		double *dst = r < m->nruns ? &m->x[r][i] : &px[i];
-
-		if (!v)
-			continue;
-		if (bin)
-			*dst = binary_value(v, NULL);
-		else if (number(v, &d))
-			*dst = d;
-		else {
-			fprintf(stderr, "featprof model: option %s: '%s' is neither binary "
-				"(on/off, true/false, yes/no, 1/0) nor a number\n", o->name, v);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 struct json_object *read_run(const char *file)
 {
 	struct json_object *d = json_object_from_file(file), *r;
@@ -275,32 +158,6 @@ struct json_object *read_run(const char *file)
 		return NULL;
 	}
 	return d;
-}
-
-/* The prediction's configuration (K=V,...) into values per option; NULL if none. */
-static int predict_values(const struct model *m, struct json_object *given,
-			  const char **pv)
-{
-	int i;
-
-	json_object_object_foreach(given, key, val) {
-		(void)val;
-		if (opt_index(m, key) < 0) {
-			fprintf(stderr, "featprof model: --predict: '%s' is not an option of the "
-				"runs\n", key);
-			return -1;
-		}
-	}
-	for (i = 0; i < m->nopt; i++) {
-		pv[i] = json_object_object_get_ex(given, m->opt[i].name, NULL)
-			? gets_(given, m->opt[i].name) : NULL;
-		if (!pv[i]) {
-			fprintf(stderr, "featprof model: --predict: no value for option %s\n",
-				m->opt[i].name);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 /* --- the models ---------------------------------------------------------------------- */
@@ -614,11 +471,10 @@ static void model_free(struct model *m)
 
 /* Reads the files into m; px: the prediction's coded values (given: its K=V). */
 static int model_read(struct model *m, char **files, int n, struct json_object *given,
-		      double *px)
+		      double *px, const struct choices *ch)
 {
 	struct json_object **docs = calloc((size_t)n, sizeof(*docs));
-	const char *pv[MAXOPT] = { 0 };
-	int r, i, ret = -1;
+	int r, ret = -1;
 
 	m->files = files;
 	m->nruns = n;
@@ -633,12 +489,8 @@ static int model_read(struct model *m, char **files, int n, struct json_object *
 		if (!(docs[r] = read_run(files[r])))
 			goto out;
 	if (!docs || !m->x || !m->wall || !m->out || !m->out_u2 || !m->cpu || !m->outc ||
-	    !m->par || read_options(m, docs, n) ||
-	    (given && predict_values(m, given, pv)))
+	    !m->par || code_options(m, docs, n, given, px, ch))
 		goto out;
-	for (i = 0; i < m->nopt; i++)
-		if (code_option(m, docs, i, pv[i], px))
-			goto out;
 	m->has_cpu = true;
 	for (r = 0; r < n; r++) {
 		struct json_object *run = json_object_object_get(docs[r], "run");
@@ -783,7 +635,11 @@ static int report_model(struct model *m, struct json_object *given, const double
 
 		json_object_object_add(x, "name", json_object_new_string(m->opt[i].name));
 		json_object_object_add(x, "kind", json_object_new_string(
-					       m->opt[i].numeric ? "numeric" : "binary"));
+					       m->opt[i].group >= 0 ? "one_of"
+					       : m->opt[i].numeric ? "numeric" : "binary"));
+		if (m->opt[i].group >= 0)
+			json_object_object_add(x, "group", json_object_new_string(
+						       m->group[m->opt[i].group].name));
 		json_object_array_add(opts, x);
 	}
 	if (!json) {
@@ -846,48 +702,61 @@ int cmd_model(int argc, char **argv)
 	int i, n = 0, json = 0, planf = 0, rc;
 	double px[MAXOPT] = { 0 };
 	struct model m = { 0 };
+	struct choices *ch = calloc(1, sizeof(*ch));
+	struct constraints *cs = calloc(1, sizeof(*cs));
 
 	for (i = 1; files && i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "--plan")) {
 			planf = 1;
+		} else if (!strcmp(argv[i], "--choices") && i + 1 < argc) {
+			if (!ch || choices_parse(ch, argv[++i]))
+				return free(files), free(ch), free(cs), json_object_put(given), 2;
+		} else if (!strcmp(argv[i], "--constraint") && i + 1 < argc) {
+			if (!cs || constraint_parse(cs, argv[++i]))
+				return free(files), free(ch), free(cs), json_object_put(given), 2;
 		} else if (!strcmp(argv[i], "--predict") && i + 1 < argc) {
 			json_object_put(given);
 			if (!(given = parse_predict(argv[++i])))
-				return free(files), 2;
+				return free(files), free(ch), free(cs), 2;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: featprof model FILE... [--predict NAME=VALUE,...] [--json]\n"
-			       "       featprof model --plan FILE [--json]\n");
-			return free(files), 0;
+			printf("usage: featprof model FILE... [--choices NAME=V1|V2|...]... "
+			       "[--predict NAME=VALUE,...] [--json]\n"
+			       "       featprof model --plan FILE [--choices NAME=V1|V2|...]... "
+			       "[--constraint NAME=V&...[->NAME=V]]... [--json]\n");
+			return free(files), free(ch), free(cs), 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "featprof model: unknown option or missing value '%s'\n",
 				argv[i]);
-			return free(files), json_object_put(given), 2;
+			return free(files), free(ch), free(cs), json_object_put(given), 2;
 		} else {
 			files[n++] = argv[i];
 		}
 	}
 	if (n > MAXRUNS) {
 		fprintf(stderr, "featprof model: %d run files: at most %d\n", n, MAXRUNS);
-		return free(files), json_object_put(given), 2;
+		return free(files), free(ch), free(cs), json_object_put(given), 2;
 	}
 	if (!files || !n || (planf && (n != 1 || given))) {
 		fprintf(stderr, "featprof model: %s\n",
 			planf ? "--plan takes one run file"
 			      : "no run files (featprof run -o FILE)");
-		return free(files), json_object_put(given), 2;
+		return free(files), free(ch), free(cs), json_object_put(given), 2;
 	}
 	if (planf)
-		rc = cmd_plan(files[0], json);
+		rc = cmd_plan(files[0], json, ch, cs);
 	else if (n < 2) {
 		fprintf(stderr, "featprof model: one run: a model needs runs of several "
 			"configurations (featprof model --plan %s)\n", files[0]);
 		rc = 2;
 	} else
-		rc = model_read(&m, files, n, given, px) ? 1 : report_model(&m, given, px, json);
+		rc = model_read(&m, files, n, given, px, ch) ? 1
+							      : report_model(&m, given, px, json);
 	model_free(&m);
 	json_object_put(given);
 	free(files);
+	free(ch);
+	free(cs);
 	return rc;
 }

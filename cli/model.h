@@ -13,10 +13,47 @@
 #define MAXTERMS 4096	/* terms of the whole model, summed by option set */
 #define MAXRUNS 4096
 
+#define MAXCHOICE 32	/* values of a one-of option */
+#define MAXLIT 8	/* literals of a constraint's left side */
+
 struct opt {
-	char name[64];
+	char name[64];		/* as --config names it; a one-of value's NAME=VALUE */
 	bool numeric;
-	char on[16], off[16];	/* how the runs spell a binary option's values */
+	char on[48], off[48];	/* how the runs spell a binary option's values */
+	int group;		/* a one-of value's group, else -1 */
+	char value[48];		/* a one-of value's VALUE */
+};
+
+/* A one-of option: its values are opt[first..first+n), the first the baseline. */
+struct group {
+	char name[64];
+	int first, n;
+};
+
+/* --choices NAME=V1|V2|...: a one-of option's values, or a numeric one's levels. */
+struct choice {
+	char name[64];
+	char v[MAXCHOICE][48];
+	int n;
+};
+struct choices {
+	struct choice c[MAXOPT];
+	int n;
+};
+
+/* --constraint: lit[0] & ... & lit[n-1] never, or -> then. */
+struct lit {
+	char name[64], value[48];
+};
+struct constraint {
+	struct lit lit[MAXLIT], then;
+	int n;
+	bool implies;
+	char text[256];
+};
+struct constraints {
+	struct constraint c[MAXOPT];
+	int n;
 };
 
 struct unit {			/* a region, or a feature set */
@@ -45,7 +82,8 @@ struct fit {
 
 struct model {
 	struct opt opt[MAXOPT];
-	int nopt, nruns, nunits;
+	struct group group[MAXOPT];
+	int nopt, nruns, nunits, ngroups;
 	char **files;
 	double (*x)[MAXOPT];	/* per run: coded option values */
 	double *wall;		/* per run */
@@ -88,8 +126,21 @@ void fit_free(struct fit *f);
 /* Every product of a unit's options (all of them up to 6 options; beyond, pairs at most),
  * main effects first. */
 int candidates(int nopts, uint64_t *cand);
-/* The outside model's and the black-box model's terms: the intercept, each option. */
-int linear_terms(int nopt, int *opts, uint64_t *cand);
+/* model_opts.c: the options. The terms of models over every option: the intercept,
+ * each option but a one-of group's baseline (opts: their indices); a unit's candidate
+ * terms less those that multiply two values of one group (how many are left). */
+int linear_terms(const struct model *m, int *opts, uint64_t *cand);
+int prune_terms(const struct model *m, const int *opts, uint64_t *cand, int nc);
+bool same_group(const struct model *m, int a, int b);
+bool is_baseline(const struct model *m, int o);
+/* Codes the runs' options into m (kinds, groups; px: the prediction's, given: its
+ * NAME=VALUE); -1 after a one-line error. */
+int code_options(struct model *m, struct json_object **docs, int n, struct json_object *given,
+		 double *px, const struct choices *ch);
+int choices_parse(struct choices *ch, const char *s);
+const struct choice *choice_of(const struct choices *ch, const char *name);
+int constraint_parse(struct constraints *cs, const char *s);
+bool opt_number(const char *v, double *d);
 /* model_wall.c: the fits and what they predict (never below zero): the wall time, the
  * CPU time, each with its random variance, systematic bound and dof; LOO MAPE (%). */
 int fits_alloc(const struct model *m, struct fits *F);
@@ -107,7 +158,8 @@ int find_unnamed(struct model *m);
 /* A local mask (over a unit's options) as a global one. */
 uint64_t global_mask(uint64_t local, const int *opts);
 /* --plan of the run file `file`: its exit status. */
-int cmd_plan(const char *file, int json);
+int cmd_plan(const char *file, int json, const struct choices *ch,
+	     const struct constraints *cs);
 /* model.c: an option's index in m, -1 if none; a run file read (NULL after a one-line
  * error). */
 int opt_index(const struct model *m, const char *name);

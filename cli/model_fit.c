@@ -210,17 +210,3 @@ int candidates(int nopts, uint64_t *cand)
 				cand[nc++] = s;
 	return nc;
 }
-
-/* The outside model's and the black-box model's terms: the intercept, each option. */
-int linear_terms(int nopt, int *opts, uint64_t *cand)
-{
-	int i;
-
-	cand[0] = 0;
-	for (i = 0; i < nopt && i + 1 < MAXP; i++) {
-		opts[i] = i;
-		cand[i + 1] = 1ull << i;
-	}
-	return i + 1;
-}
-

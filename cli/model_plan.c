@@ -1,6 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-/* featprof model --plan: the fewest configurations (greedily) that give every region
- * every combination of its options and vary every option for the outside model. */
+/*
+ * featprof model --plan: the fewest configurations (greedily) that give every region
+ * every combination of its options and vary every option for the outside model, within
+ * the one-of groups and the constraints given.
+ *
+ * A configuration is a bit per option (a one-of group: a bit per value, exactly one on),
+ * and which bits are fixed. Each region's option set gets every combination of its bits
+ * (first fit into a configuration whose fixed bits agree, the largest sets first), less
+ * those no configuration can run: two values of one group on, or none of a group whose
+ * values the region names all. Then each option (a group's value but its baseline)
+ * is made a column of its own for the linear models over every option. Then each
+ * configuration is completed (a group with no value on takes its baseline, or the first
+ * value free) and held to the constraints: a violated one is repaired by changing an
+ * option the plan left free, else the configuration is dropped and said.
+ */
 #include <json-c/json.h>
 #include <math.h>
 #include <stdbool.h>
@@ -8,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "model.h"
@@ -16,10 +30,12 @@
 
 struct pconf {
 	uint64_t val, set;	/* option values; which are fixed */
+	char line[512];		/* as printed */
 };
 
-/* The rank of the design [1, options 0..upto] over the configurations. */
-static int design_rank(const struct pconf *c, int nc, int upto)
+/* The rank of the design [1, options 0..upto but those in skip] over the
+ * configurations. */
+static int design_rank(const struct pconf *c, int nc, int upto, uint64_t skip)
 {
 	double q[MAXOPT + 1][256], v[256];
 	int col, r = 0, k, j, n = nc < 256 ? nc : 256;
@@ -27,6 +43,8 @@ static int design_rank(const struct pconf *c, int nc, int upto)
 	for (col = -1; col <= upto; col++) {
 		double norm0 = 0, norm = 0, d;
 
+		if (col >= 0 && skip >> col & 1)
+			continue;
 		for (k = 0; k < n; k++) {
 			v[k] = col < 0 ? 1 : (double)(c[k].val >> col & 1);
 			norm0 += v[k] * v[k];
@@ -48,22 +66,117 @@ static int design_rank(const struct pconf *c, int nc, int upto)
 	return r;
 }
 
-/* Configurations giving each option set in sets[] every combination (first fit, the
- * largest sets first), then every option made a column of its own for the linear model
- * outside regions (a free value set, else one more configuration). */
-static int plan(const uint64_t *sets, int nsets, int nopt, struct pconf *c, int max)
+/* A --config name as the plan sees it: one bit, or a group's bits. */
+struct pkey {
+	char name[64];
+	int bit, group;		/* group >= 0: the group's bits, bit unused */
+	char on[48], off[48];
+};
+
+struct pstate {
+	struct model m;
+	struct pkey key[MAXOPT];
+	int nkey;
+	uint64_t gmask[MAXOPT], base;	/* each group's bits; the baselines' */
+	const struct constraints *cs;
+};
+
+static const struct pkey *key_of(const struct pstate *P, const char *name);
+static bool lit_true(const struct pstate *P, const struct lit *l, const struct pconf *c);
+
+/* Whether literal l is decided by c's fixed bits alone. */
+static bool lit_fixed(const struct pstate *P, const struct lit *l, const struct pconf *c)
 {
-	int nc = 0, s, i, k;
+	const struct pkey *K = key_of(P, l->name);
+	int k;
+
+	if (K->group < 0)
+		return c->set >> K->bit & 1;
+	if (c->val & c->set & P->gmask[K->group])	/* a value fixed on */
+		return true;
+	for (k = 0; k < P->m.group[K->group].n; k++) {	/* l's value fixed off */
+		int b = P->m.group[K->group].first + k;
+
+		if (!strcmp(P->m.opt[b].value, l->value))
+			return c->set >> b & 1;
+	}
+	return true;	/* a value the group does not have: false whatever */
+}
+
+/* Whether c's fixed bits already break a constraint (nothing free could repair it). */
+static bool breaks(const struct pstate *P, const struct pconf *c)
+{
+	int i, j;
+
+	for (i = 0; P->cs && i < P->cs->n; i++) {
+		const struct constraint *k = &P->cs->c[i];
+		bool all = true;
+
+		for (j = 0; j < k->n && all; j++)
+			all = lit_fixed(P, &k->lit[j], c) && lit_true(P, &k->lit[j], c);
+		if (all && (!k->implies ||
+			    (lit_fixed(P, &k->then, c) && !lit_true(P, &k->then, c))))
+			return true;
+	}
+	return false;
+}
+
+/* Whether subset a of S can run: at most one value of a group on, and one where S
+ * names all of the group's values. */
+static bool subset_ok(const struct pstate *P, uint64_t S, uint64_t a)
+{
+	int g;
+
+	for (g = 0; g < P->m.ngroups; g++) {
+		int on = __builtin_popcountll(a & P->gmask[g]);
+
+		if (on > 1 || (!on && (S & P->gmask[g]) == P->gmask[g]))
+			return false;
+	}
+	return true;
+}
+
+/* Whether configuration c can take a on S: its fixed bits agree, no other value of a
+ * group that a turns on is fixed on, and the fixed bits then break no constraint. */
+static bool fits_conf(const struct pstate *P, const struct pconf *c, uint64_t S, uint64_t a)
+{
+	int g;
+
+	struct pconf t = *c;
+
+	if ((c->val ^ a) & c->set & S)
+		return false;
+	for (g = 0; g < P->m.ngroups; g++)
+		if ((a & P->gmask[g]) && (c->val & c->set & P->gmask[g] & ~S))
+			return false;
+	t.val = (t.val & ~S) | a;
+	t.set |= S;
+	return !breaks(P, &t);
+}
+
+/* Configurations giving each option set in sets[] every combination it can run (first
+ * fit, the largest sets first), then every option but a baseline made a column of its
+ * own for the linear models over every option (a free value set, else one more
+ * configuration). */
+static int plan(const struct pstate *P, const uint64_t *sets, int nsets, struct pconf *c,
+		int max)
+{
+	int nc = 0, s, i, k, nopt = P->m.nopt;
 
 	for (s = 0; s < nsets; s++) {
 		uint64_t S = sets[s], a = 0;
 
 		do {	/* every subset a of S: the options of S on in a, off elsewhere */
-			for (k = 0; k < nc; k++)
-				if (!((c[k].val ^ a) & c[k].set & S))
-					break;
+			struct pconf alone = { .val = a, .set = S };
+
+			if (!subset_ok(P, S, a) || breaks(P, &alone)) {
+				a = (a - S) & S;
+				continue;
+			}
+			for (k = 0; k < nc && !fits_conf(P, &c[k], S, a); k++)
+				;
 			if (k == nc && nc < max)
-				c[nc++] = (struct pconf){ 0, 0 };
+				c[nc++] = (struct pconf){ .val = 0 };
 			if (k < nc) {
 				c[k].val = (c[k].val & ~S) | a;
 				c[k].set |= S;
@@ -72,47 +185,248 @@ static int plan(const uint64_t *sets, int nsets, int nopt, struct pconf *c, int 
 		} while (a);
 	}
 	if (!nc)
-		c[nc++] = (struct pconf){ 0, 0 };
+		c[nc++] = (struct pconf){ .val = 0 };
 	for (i = 0; i < nopt; i++) {
-		int want = design_rank(c, nc, i - 1) + 1;
+		int want = design_rank(c, nc, i - 1, P->base) + 1;
 
-		for (k = 0; k < nc && design_rank(c, nc, i) < want; k++) {
-			if (c[k].set >> i & 1)
+		if (P->base >> i & 1)
+			continue;
+		for (k = 0; k < nc && design_rank(c, nc, i, P->base) < want; k++) {
+			if ((c[k].set >> i & 1) || !fits_conf(P, &c[k], 1ull << i, 1ull << i))
 				continue;
 			c[k].val |= 1ull << i;
 			c[k].set |= 1ull << i;
-			if (design_rank(c, nc, i) < want)
+			if (design_rank(c, nc, i, P->base) < want)
 				c[k].val &= ~(1ull << i);	/* stays fixed: off */
 		}
-		if (design_rank(c, nc, i) < want && nc < max)
-			c[nc++] = (struct pconf){ 1ull << i, 1ull << i };
+		if (design_rank(c, nc, i, P->base) < want && nc < max &&
+		    fits_conf(P, &(struct pconf){ .val = 0 }, 1ull << i, 1ull << i))
+			c[nc++] = (struct pconf){ .val = 1ull << i, .set = 1ull << i };
 	}
 	return nc;
 }
 
-int cmd_plan(const char *file, int json)
+/* A group with no value on takes its baseline, else its first value not fixed off;
+ * false if every value is fixed off. */
+static bool complete(const struct pstate *P, struct pconf *c)
 {
-	struct json_object *d = read_run(file), *cfg, *out, *arr, *regs;
-	struct model m = { 0 };
+	int g, k;
+
+	for (g = 0; g < P->m.ngroups; g++) {
+		const struct group *gr = &P->m.group[g];
+
+		if (c->val & P->gmask[g])
+			continue;
+		for (k = gr->first; k < gr->first + gr->n && (c->set >> k & 1); k++)
+			;
+		if (k == gr->first + gr->n)
+			return false;
+		c->val |= 1ull << k;
+	}
+	return true;
+}
+
+/* Key K's value in configuration c. */
+static const char *key_value(const struct pstate *P, const struct pkey *K,
+			     const struct pconf *c)
+{
+	int k;
+
+	if (K->group < 0)
+		return c->val >> K->bit & 1 ? K->on : K->off;
+	for (k = 0; k < P->m.group[K->group].n; k++)
+		if (c->val >> (P->m.group[K->group].first + k) & 1)
+			return P->m.opt[P->m.group[K->group].first + k].value;
+	return "";
+}
+
+static const struct pkey *key_of(const struct pstate *P, const char *name)
+{
+	int i;
+
+	for (i = 0; i < P->nkey; i++)
+		if (!strcmp(P->key[i].name, name))
+			return &P->key[i];
+	return NULL;
+}
+
+static bool lit_true(const struct pstate *P, const struct lit *l, const struct pconf *c)
+{
+	const struct pkey *K = key_of(P, l->name);
+	const char *v = key_value(P, K, c);
+	int b = binary_value(l->value, NULL);
+
+	if (K->group < 0 && b >= 0 && binary_value(v, NULL) >= 0)
+		return b == binary_value(v, NULL);
+	return !strcasecmp(v, l->value);
+}
+
+static bool key_free(const struct pstate *P, const struct pkey *K, const struct pconf *c)
+{
+	return K->group < 0 ? !(c->set >> K->bit & 1) : !(c->set & P->gmask[K->group]);
+}
+
+/* Sets key K to value v (want: true) or away from it (false) in c. */
+static void key_set(const struct pstate *P, const struct pkey *K, struct pconf *c,
+		    const char *v, bool want)
+{
+	const struct group *g;
+	int k, pick = -1;
+
+	if (K->group < 0) {
+		bool on = !strcasecmp(v, K->on) ||
+			  (binary_value(v, NULL) == 1 && binary_value(K->on, NULL) == 1);
+
+		c->val = (c->val & ~(1ull << K->bit)) | ((uint64_t)(on == want) << K->bit);
+		return;
+	}
+	g = &P->m.group[K->group];
+	for (k = g->first; k < g->first + g->n && pick < 0; k++)
+		if (!strcmp(P->m.opt[k].value, v) == want)
+			pick = k;
+	if (pick >= 0)
+		c->val = (c->val & ~P->gmask[K->group]) | 1ull << pick;
+}
+
+/* Holds c to the constraints, changing options the plan left free; the constraint it
+ * cannot hold, or NULL. */
+static const struct constraint *hold(const struct pstate *P, const struct constraints *cs,
+				     struct pconf *c)
+{
+	int pass, i, j;
+
+	for (pass = 0; pass < 4 * MAXOPT; pass++) {
+		const struct constraint *bad = NULL;
+		bool all = true, fixed = false;
+
+		for (i = 0; cs && i < cs->n && !bad; i++) {
+			for (all = true, j = 0; j < cs->c[i].n; j++)
+				all = all && lit_true(P, &cs->c[i].lit[j], c);
+			if (all && (!cs->c[i].implies || !lit_true(P, &cs->c[i].then, c)))
+				bad = &cs->c[i];
+		}
+		if (!bad)
+			return NULL;
+		if (bad->implies && key_free(P, key_of(P, bad->then.name), c)) {
+			key_set(P, key_of(P, bad->then.name), c, bad->then.value, true);
+			fixed = true;
+		}
+		for (j = 0; !fixed && j < bad->n; j++) {
+			const struct lit *l = &bad->lit[j];
+
+			if (key_free(P, key_of(P, l->name), c)) {
+				key_set(P, key_of(P, l->name), c, l->value, false);
+				fixed = true;
+			}
+		}
+		if (!fixed)
+			return bad;
+	}
+	return &cs->c[0];
+}
+
+/* The keys of the run's --config: groups from --choices, numeric levels too. */
+static int plan_keys(struct pstate *P, struct json_object *cfg, const struct choices *ch)
+{
+	struct model *m = &P->m;
+
+	json_object_object_foreach(cfg, key, val) {
+		const struct choice *c = choice_of(ch, key);
+		struct pkey *K = &P->key[P->nkey];
+		const char *v = json_object_get_string(val);
+		int pair = 4, k, num = 1;
+		double d, lo = 0, hi = 0;
+
+		for (k = 0; c && k < c->n; k++) {
+			num = num && opt_number(c->v[k], &d);
+			lo = !k || d < lo ? d : lo;
+			hi = !k || d > hi ? d : hi;
+		}
+		if (P->nkey == MAXOPT || m->nopt + (c ? c->n : 1) > MAXOPT) {
+			fprintf(stderr, "featprof model --plan: more than %d options and values\n",
+				MAXOPT);
+			return -1;
+		}
+		snprintf(K->name, sizeof(K->name), "%s", key);
+		K->group = -1;
+		if (c && !num) {	/* one of c's values: a bit each */
+			struct group *g = &m->group[m->ngroups];
+
+			snprintf(g->name, sizeof(g->name), "%s", key);
+			g->first = m->nopt;
+			g->n = c->n;
+			for (k = 0; k < c->n; k++) {
+				struct opt *o = &m->opt[m->nopt++];
+
+				snprintf(o->name, sizeof(o->name), "%s=%s", key, c->v[k]);
+				snprintf(o->value, sizeof(o->value), "%s", c->v[k]);
+				o->group = m->ngroups;
+				P->gmask[m->ngroups] |= 1ull << (g->first + k);
+			}
+			P->base |= 1ull << g->first;
+			K->group = m->ngroups++;
+		} else {
+			struct opt *o = &m->opt[m->nopt];
+
+			if (!c && binary_value(v, &pair) < 0 && !opt_number(v, &d)) {
+				fprintf(stderr, "featprof model --plan: option %s is '%s', neither "
+					"binary nor a number: declare its values with --choices "
+					"%s=%s|...\n", key, v, key, v);
+				return -1;
+			}
+			snprintf(o->name, sizeof(o->name), "%s", key);
+			o->group = -1;
+			if (c) {	/* a numeric option's lowest and highest level */
+				snprintf(o->on, sizeof(o->on), "%s", c->v[0]);
+				snprintf(o->off, sizeof(o->off), "%s", c->v[0]);
+				for (k = 0; k < c->n; k++) {
+					opt_number(c->v[k], &d);
+					if (d == hi)
+						snprintf(o->on, sizeof(o->on), "%s", c->v[k]);
+					if (d == lo)
+						snprintf(o->off, sizeof(o->off), "%s", c->v[k]);
+				}
+			} else {
+				snprintf(o->on, sizeof(o->on), "%s", binary_word(pair, true));
+				snprintf(o->off, sizeof(o->off), "%s", binary_word(pair, false));
+			}
+			snprintf(K->on, sizeof(K->on), "%s", o->on);
+			snprintf(K->off, sizeof(K->off), "%s", o->off);
+			K->bit = m->nopt++;
+		}
+		P->nkey++;
+	}
+	return 0;
+}
+
+int cmd_plan(const char *file, int json, const struct choices *ch,
+	     const struct constraints *cs)
+{
+	struct json_object *d = read_run(file), *cfg, *out, *arr, *drop, *regs;
+	struct pstate *P = calloc(1, sizeof(*P));
 	uint64_t sets[4096];
 	struct pconf c[256];
-	int nsets = 0, nc, i, k, pair;
+	int nsets = 0, nc, i, k, kept = 0, nlin = 0, rank;
+	double all = 1;
 	size_t r;
 
-	if (!d)
-		return 1;
+	if (!d || !P)
+		return json_object_put(d), free(P), 1;
+	P->cs = cs;
 	cfg = json_object_object_get(json_object_object_get(d, "run"), "config");
-	json_object_object_foreach(cfg, key, val) {
-		if (m.nopt < MAXOPT) {
-			struct opt *o = &m.opt[m.nopt++];
+	if (plan_keys(P, cfg, ch))
+		return json_object_put(d), free(P), 2;
+	for (i = 0; cs && i < cs->n; i++)
+		for (k = -1; k < cs->c[i].n; k++) {
+			const struct lit *l = k < 0 ? (cs->c[i].implies ? &cs->c[i].then : NULL)
+						    : &cs->c[i].lit[k];
 
-			pair = 4;
-			binary_value(json_object_get_string(val), &pair);
-			snprintf(o->name, sizeof(o->name), "%s", key);
-			snprintf(o->on, sizeof(o->on), "%s", binary_word(pair, true));
-			snprintf(o->off, sizeof(o->off), "%s", binary_word(pair, false));
+			if (l && !key_of(P, l->name)) {
+				fprintf(stderr, "featprof model --plan: --constraint %s: %s is "
+					"not an option of the run\n", cs->c[i].text, l->name);
+				return json_object_put(d), free(P), 2;
+			}
 		}
-	}
 	regs = geta(d, "regions");
 	for (r = 0; regs && r < json_object_array_length(regs); r++) {
 		struct json_object *fl = geta(json_object_array_get_idx(regs, r), "features");
@@ -120,13 +434,18 @@ int cmd_plan(const char *file, int json)
 
 		for (k = 0; fl && k < (int)json_object_array_length(fl); k++) {
 			const char *f = json_object_get_string(json_object_array_get_idx(fl, k));
-			int o = opt_index(&m, f);
+			int o = opt_index(&P->m, f);
 
-			if (o < 0 && !json_object_object_length(cfg) && m.nopt < MAXOPT) {
-				o = m.nopt++;	/* no --config: the features are the options */
-				snprintf(m.opt[o].name, sizeof(m.opt[o].name), "%s", f);
-				snprintf(m.opt[o].on, sizeof(m.opt[o].on), "1");
-				snprintf(m.opt[o].off, sizeof(m.opt[o].off), "0");
+			if (o < 0 && !json_object_object_length(cfg) && P->m.nopt < MAXOPT) {
+				/* no --config: the features are the options */
+				o = P->m.nopt++;
+				snprintf(P->m.opt[o].name, sizeof(P->m.opt[o].name), "%s", f);
+				P->m.opt[o].group = -1;
+				snprintf(P->key[P->nkey].name, sizeof(P->key[0].name), "%s", f);
+				P->key[P->nkey].group = -1;
+				P->key[P->nkey].bit = o;
+				snprintf(P->key[P->nkey].on, sizeof(P->key[0].on), "1");
+				snprintf(P->key[P->nkey++].off, sizeof(P->key[0].off), "0");
 			}
 			if (o >= 0)
 				s |= 1ull << o;
@@ -144,35 +463,63 @@ int cmd_plan(const char *file, int json)
 				sets[i] = sets[k];
 				sets[k] = t;
 			}
-	nc = plan(sets, nsets, m.nopt, c, 256);
+	nc = plan(P, sets, nsets, c, 256);
 	out = json_object_new_object();
 	arr = json_object_new_array();
-	if (!json)
-		printf("featprof model --plan: %d configurations give each of %zu regions every "
-		       "combination of its options and vary each of %d options (all "
-		       "combinations: %.0f)\n", nc, regs ? json_object_array_length(regs) : 0,
-		       m.nopt, pow(2, m.nopt));
+	drop = json_object_new_array();
+	for (i = 0; i < P->nkey; i++)
+		all *= P->key[i].group < 0 ? 2 : P->m.group[P->key[i].group].n;
 	for (k = 0; k < nc; k++) {
+		bool done = complete(P, &c[k]);
+		const struct constraint *bad = done ? hold(P, cs, &c[k]) : NULL;
 		struct json_object *o = json_object_new_object();
 		char line[4096] = "";
+		bool ok = done && !bad;
 
-		for (i = 0; i < m.nopt; i++) {
-			const char *v = c[k].val >> i & 1 ? m.opt[i].on : m.opt[i].off;
+		for (i = 0; i < P->nkey; i++) {
+			const char *v = key_value(P, &P->key[i], &c[k]);
 
-			json_object_object_add(o, m.opt[i].name, json_object_new_string(v));
+			json_object_object_add(o, P->key[i].name, json_object_new_string(v));
 			snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s=%s",
-				 i ? "," : "", m.opt[i].name, v);
+				 i ? "," : "", P->key[i].name, v);
 		}
-		json_object_array_add(arr, o);
-		if (!json)
-			printf("  %s\n", line);
+		if (ok) {
+			json_object_array_add(arr, o);
+			c[kept++] = c[k];
+			snprintf(c[kept - 1].line, sizeof(c[0].line), "%s", line);
+			continue;
+		}
+		json_object_object_add(o, "constraint",
+				       json_object_new_string(bad ? bad->text : "(no value left)"));
+		json_object_array_add(drop, o);
+		snprintf(c[k].line, sizeof(c[0].line), "%s", line);
+		fprintf(stderr, "featprof model --plan: dropped %s: it breaks %s and the plan "
+			"leaves nothing to change\n", line,
+			bad ? bad->text : "(a one-of option with no value left)");
+	}
+	for (i = 0; i < P->m.nopt; i++)
+		nlin += !(P->base >> i & 1);
+	rank = design_rank(c, kept, P->m.nopt - 1, P->base);
+	if (!json) {
+		printf("featprof model --plan: %d configurations give each of %zu regions every "
+		       "combination of its options and vary each of %d options (all "
+		       "combinations: %.0f)\n", kept, regs ? json_object_array_length(regs) : 0,
+		       P->nkey, all);
+		for (k = 0; k < kept; k++)
+			printf("  %s\n", c[k].line);
+		if (rank < nlin + 1)
+			printf("note: within the constraints the options are not all varied "
+			       "independently (rank %d of %d): some influences will not be told "
+			       "apart\n", rank, nlin + 1);
 	}
 	json_object_object_add(out, "configurations", arr);
-	json_object_object_add(out, "all_combinations", json_object_new_double(pow(2, m.nopt)));
+	json_object_object_add(out, "dropped", drop);
+	json_object_object_add(out, "all_combinations", json_object_new_double(all));
+	json_object_object_add(out, "independent", json_object_new_boolean(rank >= nlin + 1));
 	if (json)
 		printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
 	json_object_put(out);
 	json_object_put(d);
+	free(P);
 	return 0;
 }
-

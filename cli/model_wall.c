@@ -62,18 +62,30 @@ uint64_t global_mask(uint64_t local, const int *opts)
  * allocations), so that such time does not lean on the main effects. */
 static int outside_terms(const struct model *m, int *opts, uint64_t *cand)
 {
-	int n = linear_terms(m->nopt, opts, cand), i, j, k, nc;
+	int n = linear_terms(m, opts, cand), nlin = n - 1, i, j, k, b, nc;
 	uint64_t c[MAXP];
 
 	for (i = 0; i < m->nunits; i++) {
 		nc = m->units[i].set ? 0 : candidates(m->units[i].nopts, c);
+		nc = prune_terms(m, m->units[i].opts, c, nc);
 		for (k = 0; k < nc; k++) {
-			uint64_t g = global_mask(c[k], m->units[i].opts);
+			uint64_t g = global_mask(c[k], m->units[i].opts), l = 0;
 
-			for (j = 0; j < n && cand[j] != g; j++)
+			for (b = 0; b < 64; b++) {	/* over opts: a baseline is not there */
+				if (!(g >> b & 1))
+					continue;
+				for (j = 0; j < nlin && opts[j] != b; j++)
+					;
+				if (j == nlin)
+					break;
+				l |= 1ull << j;
+			}
+			if (b < 64 || __builtin_popcountll(l) < 2)
+				continue;
+			for (j = 0; j < n && cand[j] != l; j++)
 				;
-			if (j == n && n < MAXP && __builtin_popcountll(g) >= 2)
-				cand[n++] = g;
+			if (j == n && n < MAXP)
+				cand[n++] = l;
 		}
 	}
 	return n;
@@ -86,6 +98,7 @@ void fit_all(const struct model *m, const bool *use, struct fits *F)
 
 	for (i = 0; i < m->nunits; i++) {
 		nc = candidates(m->units[i].nopts, cand);
+		nc = prune_terms(m, m->units[i].opts, cand, nc);
 		fit(m, m->units[i].opts, cand, nc, m->units[i].y, m->units[i].u2, use,
 		    &F->unit[i]);
 		if (m->has_cpu && !m->units[i].set)
@@ -96,7 +109,7 @@ void fit_all(const struct model *m, const bool *use, struct fits *F)
 	fit(m, F->lin_opts, cand, nc, m->out, m->out_u2, use, &F->out);
 	if (m->has_cpu)
 		fit(m, F->lin_opts, cand, nc, m->outc, m->out_u2, use, &F->outc);
-	nc = linear_terms(m->nopt, F->lin_opts, cand);
+	nc = linear_terms(m, F->lin_opts, cand);
 	fit(m, F->lin_opts, cand, nc, m->wall, NULL, use, &F->bb);
 	if (m->threads)
 		fit(m, F->lin_opts, cand, nc, m->par, NULL, use, &F->par);
@@ -127,7 +140,7 @@ static int unnamed_effect(const struct model *m, const struct unit *u, int o, do
 
 	memcpy(opts, u->opts, sizeof(int) * (size_t)u->nopts);
 	opts[u->nopts] = o;
-	nc = candidates(u->nopts, own);
+	nc = prune_terms(m, opts, own, candidates(u->nopts, own));
 	/* u's own terms first, o's last: o gets only what they leave (a plan varies
 	 * an unnamed option together with named ones; fitted before their interactions,
 	 * it took seal's A*B in configurable's plan) */

@@ -182,6 +182,77 @@ def t_unnamed(t):
                   for k, v in found.items()), got / 1e6, want / 1e6))
 
 
+def t_choices(t):
+    """A one-of option (check=none|crc32|sha256; region crc32 names the value, region
+    sha256 its NAME=VALUE) and a numeric one (level 1, 5, 9; region match 10 ms + 5 ms a
+    level): crc32 30 ms, sha256 60 ms, 20 ms outside. Coded by one indicator a value,
+    the baseline (none) left to the intercept; no term multiplies two values of check;
+    every coefficient exact; a value no run had is refused in one line."""
+    files = []
+    for chk, lv in itertools.product(("none", "crc32", "sha256"), (1, 5, 9)):
+        p = os.path.join(t, "c-%s-%d.json" % (chk, lv))
+        run_file(p, {"check": chk, "level": str(lv)},
+                 {"crc32": (["crc32"], 30e6 * (chk == "crc32")),
+                  "sha256": (["check=sha256"], 60e6 * (chk == "sha256")),
+                  "match": (["level"], 10e6 + 5e6 * lv)}, 20e6)
+        files.append(p)
+    r = model(*files, "--json", "--predict", "check=sha256,level=3")
+    check(r.returncode == 0, "choices model: %r" % r.stderr)
+    m = json.loads(r.stdout)
+    kinds = {o["name"]: o["kind"] for o in m["options"]}
+    check(kinds.get("check=crc32") == "one_of" and kinds.get("level") == "numeric",
+          "kinds: %s" % kinds)
+    check(not m["not_estimable"], "nothing left out: %s" % m["not_estimable"])
+    tm = terms(r.stdout)
+    for k, v in {("check=crc32",): 30e6, ("check=sha256",): 60e6, ("level",): 5e6}.items():
+        got = tm.get(k, {}).get("influence_ns")
+        check(got is not None and abs(got - v) < 1, "term %s = %s (want %g)" % (k, got, v))
+    got = m["prediction"]["wall_ns"]
+    check(abs(got - 105e6) < 1, "check=sha256,level=3 predicted %g (want 105 ms)" % got)
+    r = model(*files, "--predict", "check=md5,level=3")
+    check(r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and
+          "md5" in r.stderr, "an unknown value: one line: %r" % r.stderr)
+    print("  choices: %d options coded, check=sha256,level=3 predicted %.1f ms" % (
+        len(kinds), got / 1e6))
+
+
+def t_plan_choices(t):
+    """The plan within a one-of group, a numeric option's levels and constraints: check
+    is one of none|crc32|sha256, level 1 or 9 (--choices level=1|5|9), mt binary; regions
+    crc32 (crc32), sha256 (sha256), match (level), par (mt, crc32); sha256 never with
+    level 1, mt only with check=none. Every configuration runs (one check each, the
+    constraints hold), every region gets every combination the constraints leave."""
+    p = os.path.join(t, "planc.json")
+    run_file(p, {"check": "none", "level": "1", "mt": "off"},
+             {"crc32": (["crc32"], 1), "sha256": (["sha256"], 1), "match": (["level"], 1),
+              "par": (["mt", "crc32"], 1)}, 1)
+    args = ["--choices", "check=none|crc32|sha256", "--choices", "level=1|5|9",
+            "--constraint", "check=sha256&level=1", "--constraint", "mt=on->check=none"]
+    r = model("--plan", p, "--json", *args)
+    check(r.returncode == 0, "plan with choices: %r" % r.stderr)
+    out = json.loads(r.stdout) if r.returncode == 0 else {"configurations": []}
+    confs = out["configurations"]
+    check(all(c["check"] in ("none", "crc32", "sha256") and c["level"] in ("1", "9")
+              for c in confs), "one check, level 1 or 9: %s" % confs)
+    check(not [c for c in confs if c["check"] == "sha256" and c["level"] == "1"],
+          "never sha256 with level 1")
+    check(not [c for c in confs if c["mt"] == "on" and c["check"] != "none"],
+          "mt only with check=none")
+    for name, key in (("crc32", lambda c: c["check"] == "crc32"),
+                      ("sha256", lambda c: c["check"] == "sha256"),
+                      ("match", lambda c: c["level"]),
+                      ("par", lambda c: (c["mt"], c["check"] == "crc32"))):
+        seen = {key(c) for c in confs}
+        want = 3 if name == "par" else 2  # (on, crc32) cannot run
+        check(len(seen) == want, "%s: %d of %d combinations: %s" % (name, len(seen), want,
+                                                                    seen))
+    r = model("--plan", p, "--constraint", "check=md5->nothing")
+    check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
+          "a bad constraint: one line: %r" % r.stderr)
+    print("  plan with choices: %d configurations of %d" % (len(confs),
+                                                           out.get("all_combinations", 0)))
+
+
 def t_plan(t):
     """ConfigCrusher-like: 10 options, regions naming at most two: every region gets every
     combination of its options; every option varies independently for the outside model;
@@ -238,7 +309,8 @@ def t_bad(t):
 
 def main():
     t = tempfile.mkdtemp(prefix="featprof-model-unit-")
-    for fn in (t_binary, t_numeric, t_threads, t_unnamed, t_plan, t_bad):
+    for fn in (t_binary, t_numeric, t_threads, t_unnamed, t_choices, t_plan, t_plan_choices,
+               t_bad):
         fn(t)
     print("cli_model: %d failed" % len(FAILS))
     return 1 if FAILS else 0
