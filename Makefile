@@ -56,7 +56,7 @@ COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o model_fit.o model_plan.o \
-	model_wall.o model_opts.o tdist.o) \
+	model_wall.o model_opts.o model_check.o tdist.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o pool.o subs.o record.o groups.o groups_cursor.o groups_run.o \
 	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \

@@ -381,7 +381,7 @@ static struct json_object *prediction(const struct model *m, const struct fits *
 	struct json_object *o = json_object_new_object(), *fa = json_object_new_array();
 	char **names = NULL, b1[40], b2[40], b3[40];
 	int i, k, j, nf = 0, dof;
-	double var, sys, wall = predict_wall(m, F, x, &var, &sys, &dof), bvar;
+	double var, sys, wall = predict_wall(m, F, x, &var, &sys, &dof), bvar, pi;
 	double bb = predict(&F->bb, F->lin_opts, x, &bvar, NULL);
 
 	bb = bb > 0 ? bb : 0;
@@ -390,6 +390,8 @@ static struct json_object *prediction(const struct model *m, const struct fits *
 	json_object_object_add(o, "config", json_object_get(given));
 	json_object_object_add(o, "wall_ns", json_object_new_double(wall));
 	json_object_object_add(o, "wall_ci95_ns", ci_json(wall, half));
+	pi = cli_t975(dof) * sqrt(var + predict_wall_noise(m, F, x)) + sys;
+	json_object_object_add(o, "wall_pi95_ns", ci_json(wall, pi));
 	json_object_object_add(o, "black_box_wall_ns", json_object_new_double(bb));
 	json_object_object_add(o, "black_box_wall_ci95_ns",
 			       ci_json(bb, cli_t975(F->bb.dof) * sqrt(bvar)));
@@ -668,6 +670,7 @@ static int report_model(struct model *m, struct json_object *given, const double
 	if (!json)
 		printf("\n");
 	json_object_object_add(o, "unnamed_influences", unnamed_json(m, &F, !json));
+	json_object_object_add(o, "fit", fit_check(m, &F, !json));
 	json_object_object_add(o, "loo_mape_pct", json_object_new_object());
 	json_object_object_add(json_object_object_get(o, "loo_mape_pct"), "white_box",
 			       json_object_new_double(wb));

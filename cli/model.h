@@ -73,6 +73,7 @@ struct fit {
 	int p, dof, n;
 	uint64_t mask[MAXP];	/* terms kept, over the unit's options' positions */
 	double beta[MAXP];
+	double s2;		/* residual variance (0: no residual dof) */
 	double cov[MAXP][MAXP];	/* random: residual variance x (X'X)^-1 */
 	double *h;		/* p x n: beta = h y (the weights of the runs used) */
 	double *u;		/* n: the runs' stated uncertainties */
@@ -155,6 +156,12 @@ int min_dof(int a, int b);
 /* Adds to each unit the options its time changes with beyond its noise though its
  * features do not name them; how many it added in all. */
 int find_unnamed(struct model *m);
+/* model_check.c: whether the models fit (per region and feature set: leave-one-out
+ * error, lack of fit against the replicates' spread and the stated uncertainty) as
+ * JSON, the misfits printed; the residual variance a new run of x adds to the wall
+ * time's prediction. */
+struct json_object *fit_check(const struct model *m, const struct fits *F, bool print);
+double predict_wall_noise(const struct model *m, const struct fits *F, const double *x);
 /* A local mask (over a unit's options) as a global one. */
 uint64_t global_mask(uint64_t local, const int *opts);
 /* --plan of the run file `file`: its exit status. */

@@ -151,6 +151,7 @@ void fit(const struct model *m, const int *opts, const uint64_t *cand, int nc,
 	}
 	f->dof = n - f->p;
 	s2r = f->dof > 0 ? rss / f->dof : 0;
+	f->s2 = s2r;
 	for (i = 0; i < f->p; i++)
 		for (j = 0; j < f->p; j++)
 			f->cov[i][j] = a[i][j] * s2r;

@@ -331,8 +331,9 @@ int code_options(struct model *m, struct json_object **docs, int n, struct json_
 				}
 			}
 			if (!hit) {	/* the prediction's value was never run */
-				fprintf(stderr, "featprof model: --predict: %s=%s: no run had that "
-					"value (declare it with --choices to predict it)\n", key, v);
+				fprintf(stderr, "featprof model: --predict: %s=%s: no run had "
+					"that value (declare it with --choices to predict it)\n",
+					key, v);
 				return -1;
 			}
 		}

@@ -303,8 +303,11 @@ def t_model(d):
     print("    leave-one-out MAPE: white-box %.2f%%, black-box linear %.2f%%" % (
         m["loo_mape_pct"]["white_box"], m["loo_mape_pct"]["black_box_linear"]))
     held = [b for b in itertools.product((0, 1), repeat=5) if b not in plan][::7][:4]
-    print("    %-24s %10s %10s %7s %10s %7s" % ("held out", "measured", "white-box", "err",
-                                               "black-box", "err"))
+    print("    %-24s %10s %10s %7s %10s %7s %s" % ("held out", "measured", "white-box", "err",
+                                                  "black-box", "err", "95% prediction"))
+    covered = 0
+    check(all(x["fits"] for x in m["fit"]), "every region fits its runs: %s" % [
+        x["unit"] for x in m["fit"] if not x["fits"]])
     for bits in held:
         f = "%s/h%s.json" % (t, "".join(map(str, bits)))
         check(run(d, f, bits, None, ip, "nofork").returncode == 0, "held-out run")
@@ -313,15 +316,20 @@ def t_model(d):
         r = cli(d, "model", *files, "--predict", config(bits), "--json")
         p = json.loads(r.stdout)["prediction"]
         e, eb = (p["wall_ns"] - wall) / wall, (p["black_box_wall_ns"] - wall) / wall
-        print("    %-24s %8.2f ms %7.2f ms %+6.2f%% %7.2f ms %+6.2f%%" % (
+        lo, hi = p["wall_pi95_ns"]
+        covered += lo <= wall <= hi
+        print("    %-24s %8.2f ms %7.2f ms %+6.2f%% %7.2f ms %+6.2f%% [%.2f, %.2f]" % (
             config(bits), wall / 1e6, p["wall_ns"] / 1e6, 100 * e,
-            p["black_box_wall_ns"] / 1e6, 100 * eb))
+            p["black_box_wall_ns"] / 1e6, 100 * eb, lo / 1e6, hi / 1e6))
         check(abs(e) <= 0.05, "%s predicted within 5%%" % config(bits))
         fa = {x["name"]: x["ns"] for x in p["features"]}
         want_a = (30 * bits[0] + 10 * bits[0] * bits[1]) * UNIT_MS * 1e6
         check(abs(fa.get("A", 0) - want_a) <= 0.05 * max(want_a, 1e6),
               "feature A predicted: %.3f ms (truth %.3f)" % (fa.get("A", 0) / 1e6,
                                                              want_a / 1e6))
+    # 95% each: all four covered about 4 times in 5; three of four nearly always
+    check(covered >= len(held) - 1, "the prediction interval covers %d of %d held-out "
+          "runs" % (covered, len(held)))
 
 
 def t_model_input(d):

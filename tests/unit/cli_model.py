@@ -253,6 +253,37 @@ def t_plan_choices(t):
                                                            out.get("all_combinations", 0)))
 
 
+def t_misfit(t):
+    """Say when the model does not fit: region sq grows with level squared (level 1, 5,
+    9, each twice, 0.1 ms of noise) where the model is linear in level; region lin is
+    linear in it. sq is said not to fit (its lack of fit far beyond the replicates'
+    spread), lin fits; the prediction interval is wider than the fit's own."""
+    files = []
+    for lv, rep in itertools.product((1, 5, 9), (0, 1)):
+        p = os.path.join(t, "m%d%d.json" % (lv, rep))
+        noise = 0.1e6 * (1 if rep else -1)
+        run_file(p, {"level": str(lv)},
+                 {"sq": (["level"], 10e6 + 1e6 * lv * lv + noise),
+                  "lin": (["level"], 10e6 + 2e6 * lv - noise)}, 5e6)
+        files.append(p)
+    r = model(*files, "--json", "--predict", "level=3")
+    check(r.returncode == 0, "misfit model: %r" % r.stderr)
+    m = json.loads(r.stdout)
+    fit = {(f["kind"], f["unit"]): f for f in m["fit"]}
+    check(not fit[("region", "sq")]["fits"], "sq does not fit: %s" % fit[("region", "sq")])
+    check(fit[("region", "lin")]["fits"], "lin fits: %s" % fit[("region", "lin")])
+    p = m["prediction"]
+    ci, pi = p["wall_ci95_ns"], p["wall_pi95_ns"]
+    check(pi[0] < ci[0] and pi[1] > ci[1], "prediction interval %s wider than %s" % (pi, ci))
+    r = model(*files)
+    check("region sq does not fit" in r.stdout, "said: %r" % r.stdout[-500:])
+    print("  misfit: sq lack of fit %.2f ms RMS against %.2f ms replicates, LOO %.1f%%; "
+          "lin %.1f%%" % (fit[("region", "sq")]["lack_of_fit_rms_ns"] / 1e6,
+                          fit[("region", "sq")]["pure_error_rms_ns"] / 1e6,
+                          fit[("region", "sq")]["loo_error_pct"],
+                          fit[("region", "lin")]["loo_error_pct"]))
+
+
 def t_plan(t):
     """ConfigCrusher-like: 10 options, regions naming at most two: every region gets every
     combination of its options; every option varies independently for the outside model;
@@ -309,8 +340,8 @@ def t_bad(t):
 
 def main():
     t = tempfile.mkdtemp(prefix="featprof-model-unit-")
-    for fn in (t_binary, t_numeric, t_threads, t_unnamed, t_choices, t_plan, t_plan_choices,
-               t_bad):
+    for fn in (t_binary, t_numeric, t_threads, t_unnamed, t_choices, t_misfit, t_plan,
+               t_plan_choices, t_bad):
         fn(t)
     print("cli_model: %d failed" % len(FAILS))
     return 1 if FAILS else 0
