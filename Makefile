@@ -140,7 +140,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	redzone redzone_bare regress regress_sampled service gated gated_always \
 	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
-	libcodec_local.so codec_local)
+	libcodec_local.so codec_local pipeline_ip)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
@@ -161,10 +161,13 @@ $(O)/tests/targets/service: tests/targets/service.c
 $(O)/tests/targets/configurable $(O)/tests/targets/configurable_ip: tests/targets/configurable.c
 # FEATPROF_INPROCESS builds take the runtime once per object from usdt/featprof_ip.c
 IP_TARGETS := $(addprefix $(O)/tests/targets/,configurable_ip inproc service_ip libsite_ip.so \
-	site_shlib_ip libcodec_ip.so codec_ip) $(O)/bench/busyloop_fp_inproc
+	site_shlib_ip libcodec_ip.so codec_ip pipeline_ip) $(O)/bench/busyloop_fp_inproc
 $(IP_TARGETS): usdt/featprof_ip.c
 $(O)/tests/targets/configurable_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
 $(O)/tests/targets/configurable_ip: private TGT_LIBS := -lpthread
+$(O)/tests/targets/pipeline_ip: tests/targets/pipeline.c
+$(O)/tests/targets/pipeline_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
+$(O)/tests/targets/pipeline_ip: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: private TGT_LIBS := -ldl -lpthread
 # FEATPROF_INPROCESS builds (usdt/featprof_inprocess.h): the same sources, timed in-process
 $(O)/tests/targets/inproc: tests/targets/inproc.c

@@ -141,7 +141,7 @@ static int read_units(struct model *m, int r, struct json_object *st)
 		m->overlap = in / m->wall[r];
 	if (m->cpu[r] > 0) {
 		m->outc[r] = m->cpu[r] > in_cpu ? m->cpu[r] - in_cpu : 0;
-		m->par[r] = m->cpu[r] / m->wall[r];
+		m->ovl[r] = m->cpu[r] - m->wall[r];
 	}
 	return 0;
 }
@@ -320,7 +320,7 @@ static struct json_object *not_estimable(const struct model *m, const struct fit
 					 bool print)
 {
 	struct json_object *a = json_object_new_array();
-	char buf[512];
+	char buf[512], pbuf[512];
 	int i, k;
 
 	for (i = 0; i < m->nunits; i++) {
@@ -340,6 +340,22 @@ static struct json_object *not_estimable(const struct model *m, const struct fit
 				       "(measure the configurations of featprof model --plan)\n",
 				       m->units[i].name, buf);
 		}
+	}
+	for (k = 0; m->threads && k < F->ovl.dropped && k < 8; k++) {
+		struct json_object *o = json_object_new_object();
+		uint64_t g = global_mask(F->ovl.dropped_mask[k], F->lin_opts);
+
+		json_object_object_add(o, "region", json_object_new_string("(overlap)"));
+		json_object_object_add(o, "options", opts_json(m, g));
+		json_object_array_add(a, o);
+		mask_names(m, g, "*", buf, sizeof(buf));
+		mask_names(m, g & m->par_opts, "/", pbuf, sizeof(pbuf));
+		if (print)
+			printf("note: the threads' overlap changes with %s, but the runs cannot "
+			       "tell "
+			       "term %s apart: wall times of configurations that combine them are "
+			       "extrapolated (featprof model --plan --parallel OPTION varies an "
+			       "option with every region's)\n", pbuf, buf);
 	}
 	return a;
 }
@@ -467,14 +483,16 @@ static void model_free(struct model *m)
 	free(m->out_u2);
 	free(m->cpu);
 	free(m->outc);
-	free(m->par);
+	free(m->ovl);
+	free(m->xc);
 	free(m->exe);
 }
 
 /* Reads the files into m; px: the prediction's coded values (given: its K=V). */
 static int model_read(struct model *m, char **files, int n, struct json_object *given,
-		      double *px, const struct choices *ch)
+		      double *px, const struct choices *ch, const char **par, int npar)
 {
+	uint64_t declared = 0;
 	struct json_object **docs = calloc((size_t)n, sizeof(*docs));
 	int r, ret = -1;
 
@@ -486,12 +504,13 @@ static int model_read(struct model *m, char **files, int n, struct json_object *
 	m->out_u2 = calloc((size_t)n, sizeof(double));
 	m->cpu = calloc((size_t)n, sizeof(double));
 	m->outc = calloc((size_t)n, sizeof(double));
-	m->par = calloc((size_t)n, sizeof(double));
+	m->ovl = calloc((size_t)n, sizeof(double));
+	m->xc = calloc((size_t)n, sizeof(*m->xc));
 	for (r = 0; docs && r < n; r++)
 		if (!(docs[r] = read_run(files[r])))
 			goto out;
 	if (!docs || !m->x || !m->wall || !m->out || !m->out_u2 || !m->cpu || !m->outc ||
-	    !m->par || code_options(m, docs, n, given, px, ch))
+	    !m->ovl || !m->xc || code_options(m, docs, n, given, px, ch))
 		goto out;
 	m->has_cpu = true;
 	for (r = 0; r < n; r++) {
@@ -518,9 +537,20 @@ static int model_read(struct model *m, char **files, int n, struct json_object *
 		m->threads = false;
 	}
 	for (r = 0; r < n; r++)
-		if (m->has_cpu && (!m->par_floor || m->par[r] / 2 < m->par_floor))
-			m->par_floor = m->par[r] / 2;
+		if (m->has_cpu && (!m->wall_floor || m->wall[r] / m->cpu[r] / 2 < m->wall_floor))
+			m->wall_floor = m->wall[r] / m->cpu[r] / 2;
+	for (r = 0; r < npar; r++) {
+		int o = opt_index(m, par[r]);
+
+		if (o < 0) {
+			fprintf(stderr, "featprof model: --parallel %s: not an option of the "
+				"runs\n", par[r]);
+			goto out;
+		}
+		declared |= 1ull << o;
+	}
 	find_unnamed(m);
+	find_parallel(m, declared);
 	ret = 0;
 out:
 	for (r = 0; docs && r < n; r++)
@@ -659,7 +689,7 @@ static int report_model(struct model *m, struct json_object *given, const double
 		if (m->has_cpu)
 			printf("; of the CPU time: white-box %.2f%%", cpum);
 		printf("\nwall time: %s\n", m->threads
-		       ? "CPU time over parallelism (regions overlap on threads)"
+		       ? "CPU time less the threads' overlap (regions overlap on threads)"
 		       : "regions plus outside (one thread in regions at a time)");
 	}
 	json_object_object_add(o, "runs", json_object_new_int(m->nruns));
@@ -680,7 +710,7 @@ static int report_model(struct model *m, struct json_object *given, const double
 		json_object_object_add(json_object_object_get(o, "loo_mape_pct"), "cpu",
 				       json_object_new_double(cpum));
 	json_object_object_add(o, "wall_model",
-			       json_object_new_string(m->threads ? "cpu_over_parallelism"
+			       json_object_new_string(m->threads ? "cpu_less_overlap"
 								 : "regions_plus_outside"));
 	json_object_object_add(o, "regions_over_wall_max", json_object_new_double(m->overlap));
 	if (given)
@@ -707,6 +737,8 @@ int cmd_model(int argc, char **argv)
 	struct model m = { 0 };
 	struct choices *ch = calloc(1, sizeof(*ch));
 	struct constraints *cs = calloc(1, sizeof(*cs));
+	const char *par[MAXOPT];
+	int npar = 0;
 
 	for (i = 1; files && i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
@@ -716,6 +748,10 @@ int cmd_model(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--choices") && i + 1 < argc) {
 			if (!ch || choices_parse(ch, argv[++i]))
 				return free(files), free(ch), free(cs), json_object_put(given), 2;
+		} else if (!strcmp(argv[i], "--parallel") && i + 1 < argc) {
+			if (npar == MAXOPT)
+				return free(files), free(ch), free(cs), json_object_put(given), 2;
+			par[npar++] = argv[++i];
 		} else if (!strcmp(argv[i], "--constraint") && i + 1 < argc) {
 			if (!cs || constraint_parse(cs, argv[++i]))
 				return free(files), free(ch), free(cs), json_object_put(given), 2;
@@ -725,9 +761,10 @@ int cmd_model(int argc, char **argv)
 				return free(files), free(ch), free(cs), 2;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: featprof model FILE... [--choices NAME=V1|V2|...]... "
-			       "[--predict NAME=VALUE,...] [--json]\n"
+			       "[--parallel NAME]... [--predict NAME=VALUE,...] [--json]\n"
 			       "       featprof model --plan FILE [--choices NAME=V1|V2|...]... "
-			       "[--constraint NAME=V&...[->NAME=V]]... [--json]\n");
+			       "[--constraint NAME=V&...[->NAME=V]]... [--parallel NAME]... "
+			       "[--json]\n");
 			return free(files), free(ch), free(cs), 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "featprof model: unknown option or missing value '%s'\n",
@@ -748,14 +785,14 @@ int cmd_model(int argc, char **argv)
 		return free(files), free(ch), free(cs), json_object_put(given), 2;
 	}
 	if (planf)
-		rc = cmd_plan(files[0], json, ch, cs);
+		rc = cmd_plan(files[0], json, ch, cs, par, npar);
 	else if (n < 2) {
 		fprintf(stderr, "featprof model: one run: a model needs runs of several "
 			"configurations (featprof model --plan %s)\n", files[0]);
 		rc = 2;
 	} else
-		rc = model_read(&m, files, n, given, px, ch) ? 1
-							      : report_model(&m, given, px, json);
+		rc = model_read(&m, files, n, given, px, ch, par, npar)
+			? 1 : report_model(&m, given, px, json);
 	model_free(&m);
 	json_object_put(given);
 	free(files);

@@ -90,11 +90,14 @@ struct model {
 	double *wall;		/* per run */
 	double *out, *out_u2;	/* per run: time outside regions */
 	double *cpu, *outc;	/* per run: the run's CPU time, the part outside regions */
-	double *par;		/* per run: its parallelism, CPU time / wall time */
+	double *ovl;		/* per run: its overlap, CPU time less wall time */
 	bool has_cpu;		/* every run has its CPU time (run.cpu_ns) */
-	bool threads;		/* regions overlap on threads: wall = CPU / parallelism */
+	bool threads;		/* regions overlap on threads: wall = CPU - overlap */
 	double overlap;		/* the largest of the runs' regions' sum / wall time */
-	double par_floor;	/* the least parallelism a prediction uses */
+	double wall_floor;	/* the least wall / CPU a prediction uses */
+	uint64_t par_opts;	/* options the overlap changes with (find_parallel) */
+	double xmin[MAXOPT];	/* each option's least coded value over the runs */
+	double (*xc)[MAXOPT];	/* per run: coded options less xmin (the overlap's) */
 	struct unit *units;
 	char *exe;
 };
@@ -103,7 +106,7 @@ struct model {
  * CPU time, outside (wall and CPU), black-box, the parallelism. */
 struct fits {
 	struct fit *unit, *unit_cpu;	/* per unit */
-	struct fit out, outc, bb, par;
+	struct fit out, outc, bb, ovl;
 	int lin_opts[MAXOPT];
 };
 
@@ -149,6 +152,8 @@ void fit_all(const struct model *m, const bool *use, struct fits *F);
 void fits_free(const struct model *m, struct fits *F);
 double predict_wall(const struct model *m, const struct fits *F, const double *x,
 		    double *var, double *sys, int *dof);
+/* The overlap (CPU time less wall time) at x. */
+double predict_ovl(const struct model *m, const struct fits *F, const double *x, double *var);
 double predict_cpu(const struct model *m, const struct fits *F, const double *x,
 		   double *var, double *sys, int *dof);
 void loo(const struct model *m, double *wb, double *bb, double *cpu);
@@ -156,6 +161,11 @@ int min_dof(int a, int b);
 /* Adds to each unit the options its time changes with beyond its noise though its
  * features do not name them; how many it added in all. */
 int find_unnamed(struct model *m);
+/* Marks the options the overlap changes with as thread counts: those declared
+ * (--parallel), else the one under which the overlap's model leaves the least residual
+ * (others then show only through their products with it). The overlap's model holds
+ * their products with every other option. */
+void find_parallel(struct model *m, uint64_t declared);
 /* model_check.c: whether the models fit (per region and feature set: leave-one-out
  * error, lack of fit against the replicates' spread and the stated uncertainty) as
  * JSON, the misfits printed; the residual variance a new run of x adds to the wall
@@ -166,7 +176,7 @@ double predict_wall_noise(const struct model *m, const struct fits *F, const dou
 uint64_t global_mask(uint64_t local, const int *opts);
 /* --plan of the run file `file`: its exit status. */
 int cmd_plan(const char *file, int json, const struct choices *ch,
-	     const struct constraints *cs);
+	     const struct constraints *cs, const char **par, int npar);
 /* model.c: an option's index in m, -1 if none; a run file read (NULL after a one-line
  * error). */
 int opt_index(const struct model *m, const char *name);

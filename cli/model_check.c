@@ -140,16 +140,14 @@ out:
 
 double predict_wall_noise(const struct model *m, const struct fits *F, const double *x)
 {
-	double s = 0, p, var;
+	double s = 0;
 	int i;
 
-	if (m->threads) {	/* the CPU models' residuals, over the parallelism */
-		p = predict(&F->par, F->lin_opts, x, &var, NULL);
-		p = p < m->par_floor ? m->par_floor : p;
-		s = F->outc.s2;
+	if (m->threads) {	/* the CPU models' residuals and the overlap's */
+		s = F->outc.s2 + F->ovl.s2;
 		for (i = 0; i < m->nunits; i++)
 			s += m->units[i].set ? 0 : F->unit_cpu[i].s2;
-		return s / (p * p);
+		return s;
 	}
 	s = F->out.s2;
 	for (i = 0; i < m->nunits; i++)

@@ -33,20 +33,19 @@ struct pconf {
 	char line[512];		/* as printed */
 };
 
-/* The rank of the design [1, options 0..upto but those in skip] over the
- * configurations. */
-static int design_rank(const struct pconf *c, int nc, int upto, uint64_t skip)
+/* The rank of the design whose columns are the products of the bits of cols[] (0: the
+ * intercept) over the configurations. */
+static int rank_cols(const struct pconf *c, int nc, const uint64_t *cols, int ncols)
 {
-	double q[MAXOPT + 1][256], v[256];
+	static double q[MAXP + MAXOPT * MAXOPT][256];
+	double v[256];
 	int col, r = 0, k, j, n = nc < 256 ? nc : 256;
 
-	for (col = -1; col <= upto; col++) {
+	for (col = 0; col < ncols; col++) {
 		double norm0 = 0, norm = 0, d;
 
-		if (col >= 0 && skip >> col & 1)
-			continue;
 		for (k = 0; k < n; k++) {
-			v[k] = col < 0 ? 1 : (double)(c[k].val >> col & 1);
+			v[k] = (c[k].val & cols[col]) == cols[col];
 			norm0 += v[k] * v[k];
 		}
 		for (j = 0; j < r; j++) {
@@ -78,6 +77,7 @@ struct pstate {
 	struct pkey key[MAXOPT];
 	int nkey;
 	uint64_t gmask[MAXOPT], base;	/* each group's bits; the baselines' */
+	uint64_t pbits;			/* --parallel's */
 	const struct constraints *cs;
 };
 
@@ -154,6 +154,31 @@ static bool fits_conf(const struct pstate *P, const struct pconf *c, uint64_t S,
 	return !breaks(P, &t);
 }
 
+/* Makes column want (a product of bits) independent of cols[0..ncols) in c[0..*nc): sets
+ * its bits on where they are free in a configuration, else in one more configuration;
+ * the column joins cols either way. */
+static void add_column(const struct pstate *P, struct pconf *c, int *nc, int max,
+		       uint64_t *cols, int *ncols, uint64_t want)
+{
+	int goal = rank_cols(c, *nc, cols, *ncols) + 1, k;
+
+	cols[(*ncols)++] = want;
+	for (k = 0; k < *nc && rank_cols(c, *nc, cols, *ncols) < goal; k++) {
+		uint64_t free = want & ~c[k].set, old = c[k].val;
+
+		if ((c[k].val & c[k].set & want) != (want & c[k].set) || !free ||
+		    !fits_conf(P, &c[k], free, free))
+			continue;
+		c[k].val |= free;
+		c[k].set |= free;
+		if (rank_cols(c, *nc, cols, *ncols) < goal)
+			c[k].val = old;	/* stays fixed: off */
+	}
+	if (rank_cols(c, *nc, cols, *ncols) < goal && *nc < max &&
+	    fits_conf(P, &(struct pconf){ .val = 0 }, want, want))
+		c[(*nc)++] = (struct pconf){ .val = want, .set = want };
+}
+
 /* Configurations giving each option set in sets[] every combination it can run (first
  * fit, the largest sets first), then every option but a baseline made a column of its
  * own for the linear models over every option (a free value set, else one more
@@ -161,7 +186,8 @@ static bool fits_conf(const struct pstate *P, const struct pconf *c, uint64_t S,
 static int plan(const struct pstate *P, const uint64_t *sets, int nsets, struct pconf *c,
 		int max)
 {
-	int nc = 0, s, i, k, nopt = P->m.nopt;
+	int nc = 0, s, i, k, nopt = P->m.nopt, ncols = 0;
+	uint64_t cols[MAXOPT * MAXOPT + 1];
 
 	for (s = 0; s < nsets; s++) {
 		uint64_t S = sets[s], a = 0;
@@ -186,23 +212,16 @@ static int plan(const struct pstate *P, const uint64_t *sets, int nsets, struct 
 	}
 	if (!nc)
 		c[nc++] = (struct pconf){ .val = 0 };
-	for (i = 0; i < nopt; i++) {
-		int want = design_rank(c, nc, i - 1, P->base) + 1;
-
-		if (P->base >> i & 1)
-			continue;
-		for (k = 0; k < nc && design_rank(c, nc, i, P->base) < want; k++) {
-			if ((c[k].set >> i & 1) || !fits_conf(P, &c[k], 1ull << i, 1ull << i))
-				continue;
-			c[k].val |= 1ull << i;
-			c[k].set |= 1ull << i;
-			if (design_rank(c, nc, i, P->base) < want)
-				c[k].val &= ~(1ull << i);	/* stays fixed: off */
-		}
-		if (design_rank(c, nc, i, P->base) < want && nc < max &&
-		    fits_conf(P, &(struct pconf){ .val = 0 }, 1ull << i, 1ull << i))
-			c[nc++] = (struct pconf){ .val = 1ull << i, .set = 1ull << i };
-	}
+	cols[ncols++] = 0;
+	for (i = 0; i < nopt; i++)
+		if (!(P->base >> i & 1))
+			add_column(P, c, &nc, max, cols, &ncols, 1ull << i);
+	/* --parallel: its products with every other option, for the parallelism's model */
+	for (i = 0; i < nopt; i++)
+		for (k = 0; (P->pbits >> i & 1) && !(P->base >> i & 1) && k < nopt; k++)
+			if (k != i && !(P->base >> k & 1) && !(k < i && (P->pbits >> k & 1)) &&
+			    !(P->m.opt[i].group >= 0 && P->m.opt[i].group == P->m.opt[k].group))
+				add_column(P, c, &nc, max, cols, &ncols, 1ull << i | 1ull << k);
 	return nc;
 }
 
@@ -400,8 +419,9 @@ static int plan_keys(struct pstate *P, struct json_object *cfg, const struct cho
 }
 
 int cmd_plan(const char *file, int json, const struct choices *ch,
-	     const struct constraints *cs)
+	     const struct constraints *cs, const char **par, int npar)
 {
+	uint64_t pbits = 0;
 	struct json_object *d = read_run(file), *cfg, *out, *arr, *drop, *regs;
 	struct pstate *P = calloc(1, sizeof(*P));
 	uint64_t sets[4096];
@@ -427,6 +447,17 @@ int cmd_plan(const char *file, int json, const struct choices *ch,
 				return json_object_put(d), free(P), 2;
 			}
 		}
+	for (i = 0; i < npar; i++) {	/* --parallel: its bits join every region's set */
+		const struct pkey *K = key_of(P, par[i]);
+
+		if (!K) {
+			fprintf(stderr, "featprof model --plan: --parallel %s: not an option of "
+				"the run\n", par[i]);
+			return json_object_put(d), free(P), 2;
+		}
+		pbits |= K->group < 0 ? 1ull << K->bit : P->gmask[K->group];
+		P->pbits = pbits;
+	}
 	regs = geta(d, "regions");
 	for (r = 0; regs && r < json_object_array_length(regs); r++) {
 		struct json_object *fl = geta(json_object_array_get_idx(regs, r), "features");
@@ -450,6 +481,7 @@ int cmd_plan(const char *file, int json, const struct choices *ch,
 			if (o >= 0)
 				s |= 1ull << o;
 		}
+		s |= pbits;
 		for (k = 0; k < nsets && sets[k] != s; k++)
 			;
 		if (k == nsets && nsets < 4096)
@@ -499,7 +531,15 @@ int cmd_plan(const char *file, int json, const struct choices *ch,
 	}
 	for (i = 0; i < P->m.nopt; i++)
 		nlin += !(P->base >> i & 1);
-	rank = design_rank(c, kept, P->m.nopt - 1, P->base);
+	{
+		uint64_t cols[MAXOPT + 1] = { 0 };
+		int ncols = 1;
+
+		for (i = 0; i < P->m.nopt; i++)
+			if (!(P->base >> i & 1))
+				cols[ncols++] = 1ull << i;
+		rank = rank_cols(c, kept, cols, ncols);
+	}
 	if (!json) {
 		printf("featprof model --plan: %d configurations give each of %zu regions every "
 		       "combination of its options and vary each of %d options (all "

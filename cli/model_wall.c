@@ -10,14 +10,22 @@
  * Threads that overlap in regions (the regions sum to more than the wall in some run:
  * two worker threads compressing at once count twice) break that sum: the time outside
  * came out negative and so did the prediction. Then the wall time is the run's CPU time
- * over its parallelism: CPU time adds up across threads whatever they overlap (each
+ * less the threads' overlap. CPU time adds up across threads whatever they overlap (each
  * region's exclusive CPU time, white-box as above, plus the CPU time outside regions:
  * the run's CPU time from the kernel's accounting, getrusage of the command's process
- * tree, less the regions'), and the parallelism (CPU time / wall time, the CPUs busy on
- * average) is learned linear in every option, black-box: it is what the threads'
- * overlap and waiting make of that work, which featprof does not see per thread. A
- * thread-count option is then a numeric option of the parallelism (perfect scaling is
- * linear in it). Why not the main thread's critical path: the kernel's figures are per
+ * tree, less the regions'). The overlap (CPU time less wall time: what running at once
+ * saved) is learned, black-box, over the options less their least values: a constant
+ * where the options it changes with are at their least (one thread: startup and waits
+ * make it a small figure of either sign), those options' main effects, and their
+ * products with every other option. A thread count T's overlap is the parallel work
+ * times (1 - 1/T): additive in that work, so a level that adds work to the threads
+ * shows as a product with T, and an option of the serial part (a check on the main
+ * thread) does not. A ratio (CPU / wall, the parallelism) was tried first: linear in the
+ * options it missed a held-out 2-thread configuration by 6-7% where the overlap is
+ * within 1% (tests/integration/test_model.py t_model_threads). Which options the
+ * overlap changes with: declared (--parallel), else found (find_parallel); featprof
+ * model --plan --parallel T varies T with every other option, so that the products can
+ * be told apart. Why not the main thread's critical path: featprof's figures are per
  * region, not per thread, and where the main thread waits for workers its wait depends
  * on their options, which its regions do not name.
  *
@@ -32,8 +40,8 @@
  * within what compensation may leave: docs/TRACING.md). Decided once from all the runs,
  * before the leave-one-out refits (which are a little optimistic for it).
  *
- * No prediction is negative: a model's part below zero counts as zero, and the
- * parallelism is held at no less than half the smallest one measured.
+ * No prediction is negative: a model's part below zero counts as zero, and the wall
+ * time is held at no less than half the smallest wall / CPU measured times the CPU.
  */
 #include <json-c/json.h>
 #include <math.h>
@@ -91,6 +99,64 @@ static int outside_terms(const struct model *m, int *opts, uint64_t *cand)
 	return n;
 }
 
+/*
+ * The overlap's terms, over the options less their least value: the intercept (the
+ * overlap where every option it changes with is at its least), each such option, and
+ * its product with every other option (a thread count's effect depends on how much work
+ * the other options put on the threads it runs). Other options' main effects are left
+ * out: where the threads are one, the overlap is one figure, and the runs' noise would
+ * otherwise spread over options the plan varies together.
+ */
+static int par_terms(const struct model *m, int *opts, uint64_t *cand)
+{
+	int nlin = linear_terms(m, opts, cand) - 1, n = 1, i, j;
+
+	for (i = 0; i < nlin && n < MAXP; i++)
+		if (m->par_opts >> opts[i] & 1)
+			cand[n++] = 1ull << i;
+	for (i = 0; i < nlin; i++)
+		for (j = 0; j < nlin && n < MAXP; j++)
+			if (j != i && (m->par_opts >> opts[i] & 1) &&
+			    (j < i ? !(m->par_opts >> opts[j] & 1) : true) &&
+			    !same_group(m, opts[i], opts[j]))
+				cand[n++] = 1ull << i | 1ull << j;
+	return n;
+}
+
+/* The overlap's fit over the runs' options less their least values. */
+static void fit_ovl(const struct model *m, const int *opts, const uint64_t *cand, int nc,
+		    const bool *use, struct fit *f)
+{
+	struct model *mc = malloc(sizeof(*mc));
+
+	if (!mc)
+		return;
+	*mc = *m;
+	mc->x = m->xc;
+	fit(mc, opts, cand, nc, m->ovl, NULL, use, f);
+	free(mc);
+}
+
+/* Option o's value v as the overlap's model codes it: less the option's least value; a
+ * thread count (a numeric option the overlap changes with, 1 or more) as 1 - 1/T, so
+ * that the overlap of parallel work P, P (1 - 1/T) (Amdahl), is linear in it. */
+static double ovl_coded(const struct model *m, int o, double v)
+{
+	if ((m->par_opts >> o & 1) && m->opt[o].numeric && m->xmin[o] >= 1)
+		return 1 / m->xmin[o] - 1 / (v > 1e-9 ? v : 1e-9);
+	return v - m->xmin[o];
+}
+
+double predict_ovl(const struct model *m, const struct fits *F, const double *x, double *var)
+{
+	double xc[MAXOPT];
+	int i;
+
+	for (i = 0; i < m->nopt; i++)
+		xc[i] = ovl_coded(m, i, x[i]);
+	return predict(&F->ovl, F->lin_opts, xc, var, NULL);
+}
+
 void fit_all(const struct model *m, const bool *use, struct fits *F)
 {
 	uint64_t cand[MAXP];
@@ -111,8 +177,10 @@ void fit_all(const struct model *m, const bool *use, struct fits *F)
 		fit(m, F->lin_opts, cand, nc, m->outc, m->out_u2, use, &F->outc);
 	nc = linear_terms(m, F->lin_opts, cand);
 	fit(m, F->lin_opts, cand, nc, m->wall, NULL, use, &F->bb);
-	if (m->threads)
-		fit(m, F->lin_opts, cand, nc, m->par, NULL, use, &F->par);
+	if (m->threads) {
+		nc = par_terms(m, F->lin_opts, cand);
+		fit_ovl(m, F->lin_opts, cand, nc, use, &F->ovl);
+	}
 }
 
 /* The range of option o's coded values over the runs. */
@@ -128,10 +196,59 @@ static double opt_range(const struct model *m, int o)
 	return hi - lo;
 }
 
-/* Option o's main effect in unit u's model (u's options and o): its coefficient and the
- * half width of its 95% interval; 0 if the runs cannot tell it apart. */
+/* The overlap's residual sum of squares with the options of par as its thread counts. */
+static double ovl_rss(struct model *m, uint64_t par)
+{
+	uint64_t cand[MAXP];
+	int opts[MAXOPT], nc, k, r;
+	struct fit f = { 0 };
+	double rss;
+
+	m->par_opts = par;
+	for (r = 0; m->xc && r < m->nruns; r++)
+		for (k = 0; k < m->nopt; k++)
+			m->xc[r][k] = ovl_coded(m, k, m->x[r][k]);
+	nc = par_terms(m, opts, cand);
+	fit_ovl(m, opts, cand, nc, NULL, &f);
+	rss = f.p ? f.s2 * f.dof : INFINITY;
+	fit_free(&f);
+	return rss;
+}
+
+void find_parallel(struct model *m, uint64_t declared)
+{
+	uint64_t par = declared;
+	double none, best, rss;
+	int k, o, r;
+
+	m->par_opts = declared;
+	if (!m->threads)
+		return;
+	for (k = 0; k < m->nopt; k++)
+		for (r = 0; r < m->nruns; r++)
+			m->xmin[k] = !r || m->x[r][k] < m->xmin[k] ? m->x[r][k] : m->xmin[k];
+	/* not declared: the option under which, as the thread count, the overlap's model
+	 * leaves the least residual (work spread over the threads also changes the
+	 * overlap, but not as 1 - 1/T), if it explains more than half of what a constant
+	 * leaves */
+	none = best = ovl_rss(m, 0);
+	for (o = 0; !declared && o < m->nopt; o++) {
+		if (is_baseline(m, o) || opt_range(m, o) == 0)
+			continue;
+		rss = ovl_rss(m, 1ull << o);
+		if (rss < best && rss < none / 2) {
+			best = rss;
+			par = 1ull << o;
+		}
+	}
+	ovl_rss(m, par);	/* the codes of the one chosen */
+}
+
+/* Option o's main effect in unit u's model (u's options and o): its coefficient, the
+ * half width of its 95% interval and the fit's residual sum of squares; 0 if the runs
+ * cannot tell it apart. */
 static int unnamed_effect(const struct model *m, const struct unit *u, int o, double *beta,
-			  double *half)
+			  double *half, double *rss)
 {
 	int opts[MAXOPT + 1], nc, n = 0, j, k;
 	uint64_t own[MAXP], cand[MAXP + 1], want = 1ull << u->nopts;
@@ -157,31 +274,46 @@ static int unnamed_effect(const struct model *m, const struct unit *u, int o, do
 	w[j] = 1;
 	*beta = f.beta[j];
 	*half = cli_t975(f.dof) * sqrt(f.cov[j][j]) + systematic(&f, w);
+	*rss = f.s2 * f.dof;
 	fit_free(&f);
 	return 1;
 }
 
+/* Forward selection: of the options u's time changes with beyond their noise, the one
+ * that leaves the least residual joins first, then the rest are tried again given it
+ * (a plan that switches two options on together makes each look like an influence
+ * alone; the one that also explains the other runs is taken). */
 int find_unnamed(struct model *m)
 {
 	int i, o, r, k, added = 0;
 
 	for (i = 0; i < m->nunits; i++) {
 		struct unit *u = &m->units[i];
-		double mean = 0, beta, half;
+		double mean = 0;
 
 		u->named = u->nopts;
 		for (r = 0; r < m->nruns; r++)
 			mean += fabs(u->y[r]) / m->nruns;
-		for (o = 0; o < m->nopt && u->nopts < MAXOPT - 1; o++) {
-			for (k = 0; k < u->nopts && u->opts[k] != o; k++)
-				;
-			if (k < u->nopts || !unnamed_effect(m, u, o, &beta, &half))
-				continue;
-			if (fabs(beta) <= half || fabs(beta) * opt_range(m, o) <= 0.02 * mean)
-				continue;
-			u->unnamed_ns[u->nopts] = beta;
-			u->unnamed_ci[u->nopts] = half;
-			u->opts[u->nopts++] = o;
+		while (u->nopts < MAXOPT - 1) {
+			double beta, half, rss, best_rss = INFINITY, best_b = 0, best_h = 0;
+			int best = -1;
+
+			for (o = 0; o < m->nopt; o++) {
+				for (k = 0; k < u->nopts && u->opts[k] != o; k++)
+					;
+				if (k < u->nopts || is_baseline(m, o) ||
+				    !unnamed_effect(m, u, o, &beta, &half, &rss))
+					continue;
+				if (fabs(beta) <= half ||
+				    fabs(beta) * opt_range(m, o) <= 0.02 * mean || rss >= best_rss)
+					continue;
+				best = o, best_rss = rss, best_b = beta, best_h = half;
+			}
+			if (best < 0)
+				break;
+			u->unnamed_ns[u->nopts] = best_b;
+			u->unnamed_ci[u->nopts] = best_h;
+			u->opts[u->nopts++] = best;
 			added++;
 		}
 	}
@@ -228,18 +360,15 @@ double predict_cpu(const struct model *m, const struct fits *F, const double *x,
 double predict_wall(const struct model *m, const struct fits *F, const double *x,
 		    double *var, double *sys, int *dof)
 {
-	double v, s, p, pv;
+	double v, s, o, ov;
 	int i;
 
-	if (m->threads) {	/* CPU time over the parallelism */
+	if (m->threads) {	/* CPU time less the threads' overlap */
 		s = predict_cpu(m, F, x, var, sys, dof);
-		p = predict(&F->par, F->lin_opts, x, &pv, NULL);
-		if (p < m->par_floor)
-			p = m->par_floor;
-		*var = *var / (p * p) + s * s * pv / (p * p * p * p);
-		*sys /= p;
-		*dof = min_dof(*dof, F->par.dof);
-		return s / p;
+		o = predict_ovl(m, F, x, &ov);
+		*var += ov;
+		*dof = min_dof(*dof, F->ovl.dof);
+		return s - o > s * m->wall_floor ? s - o : s * m->wall_floor;
 	}
 	*sys = 0;
 	s = part(&F->out, F->lin_opts, x, var, sys);
@@ -272,7 +401,7 @@ void fits_free(const struct model *m, struct fits *F)
 	fit_free(&F->out);
 	fit_free(&F->outc);
 	fit_free(&F->bb);
-	fit_free(&F->par);
+	fit_free(&F->ovl);
 	free(F->unit);
 	free(F->unit_cpu);
 }

@@ -332,6 +332,107 @@ def t_model(d):
           "runs" % (covered, len(held)))
 
 
+# pipeline's known influences on CPU time, in units of PIPE_US (its header comment)
+PIPE_US = 500
+PIPE_CHOICES = ["--choices", "check=none|crc|sha", "--choices", "level=1|9",
+                "--choices", "threads=1|2"]
+
+
+def pipe_config(c):
+    return "check=%s,level=%d,threads=%d,delta=%d" % (c["check"], int(c["level"]),
+                                                      int(c["threads"]), int(c["delta"]))
+
+
+def pipe_truth(c):
+    """(CPU, wall) in ns of a configuration, from pipeline's header comment."""
+    chk = {"none": 0, "crc": 20, "sha": 60}[c["check"]]
+    lv, th, dl = int(c["level"]), int(c["threads"]), int(c["delta"])
+    cpu = 65 + chk + 10 * lv + 30 * dl
+    wall = 45 + chk + 10 * dl + (20 + 10 * lv + 20 * dl) / th
+    return cpu * PIPE_US * 1e3, wall * PIPE_US * 1e3
+
+
+def pipe_run(d, out, c):
+    k = pipe_config(c)
+    return cli(d, "run", "--config", k, "-o", out, "--", TG + "pipeline_ip", k, PIPE_US,
+               timeout=60)
+
+
+def t_model_threads(d):
+    """A multi-threaded configurable program (pipeline_ip: match on 1 or 2 worker threads
+    at once, a one-of check, a numeric level, delta slowing match, which does not name
+    it): the plan runs every configuration it proposes (one check each); the model
+    predicts wall time as CPU time less a learned overlap; each known influence on
+    CPU time within 5% (check=crc, check=sha, level, delta with match's part found as an
+    influence match's features do not name, threads ~0); held-out configurations' wall
+    and CPU time within 5%, never negative. Wall time as regions plus outside, which
+    breaks with threads, fails it."""
+    if (os.cpu_count() or 1) < 2:
+        check(False, "two CPUs needed for two worker threads at once")
+        return
+    t = tmpdir()
+    first = {"check": "none", "level": "1", "threads": "1", "delta": "0"}
+    check(pipe_run(d, t + "/first.json", first).returncode == 0, "first run")
+    r = cli(d, "model", "--plan", t + "/first.json", "--json", *PIPE_CHOICES,
+            "--parallel", "threads")
+    check(r.returncode == 0, "plan: %r" % r.stderr)
+    plan = json.loads(r.stdout)["configurations"] if r.returncode == 0 else []
+    print("    plan: %d configurations of 24: %s" % (len(plan),
+                                                    [pipe_config(c) for c in plan]))
+    check({c["check"] for c in plan} == {"none", "crc", "sha"}, "every check planned")
+    os.environ["PIPELINE_TRUTH"] = t + "/truth.jsonl"
+    files = []
+    for i, c in enumerate(plan * 2):
+        f = "%s/p%d.json" % (t, i)
+        check(pipe_run(d, f, c).returncode == 0, "run " + pipe_config(c))
+        files.append(f)
+    del os.environ["PIPELINE_TRUTH"]
+    r = cli(d, "model", *files, "--json", *PIPE_CHOICES[:2])
+    check(r.returncode == 0, "model: %r" % r.stderr)
+    if r.returncode:
+        return
+    m = json.loads(r.stdout)
+    check(m["wall_model"] == "cpu_less_overlap", "wall from CPU less the overlap "
+          "(regions up to %.2fx the wall)" % m["regions_over_wall_max"])
+    tm = {tuple(sorted(x["options"])): x for x in m["terms"]}
+    unit = PIPE_US * 1e3
+    for opts, want in ((("check=crc",), 20), (("check=sha",), 60), (("level",), 10),
+                       (("delta",), 30), (("threads",), 0)):
+        got = tm.get(opts, {}).get("influence_ns", 0)
+        ok = abs(got - want * unit) <= (0.05 * want * unit if want else 0.02 * 65 * unit)
+        print("    %-10s truth %6.2f ms  model %7.3f ms  (%s)" % (
+            "*".join(opts), want * unit / 1e6, got / 1e6, tm.get(opts, {}).get("where")))
+        check(ok, "%s within 5%%: %.3f ms (truth %.3f)" % ("*".join(opts), got / 1e6,
+                                                           want * unit / 1e6))
+    un = {(x["unit"], x["option"]): x for x in m["unnamed_influences"]}
+    md = un.get(("match", "delta"), {}).get("influence_ns", 0)
+    print("    unnamed: %s" % ["%s<-%s %.2f ms" % (k[0], k[1], v["influence_ns"] / 1e6)
+                               for k, v in un.items()])
+    check(abs(md - 20 * unit) <= 0.05 * 20 * unit,
+          "match depends on delta: %.3f ms (truth %.3f)" % (md / 1e6, 20 * unit / 1e6))
+    held = [c for c in ({"check": "sha", "level": "5", "threads": "2", "delta": "1"},
+                        {"check": "crc", "level": "3", "threads": "1", "delta": "1"},
+                        {"check": "none", "level": "9", "threads": "2", "delta": "0"})
+            if c not in plan]
+    print("    %-40s %10s %10s %7s %10s %7s" % ("held out", "wall", "predicted", "err",
+                                               "CPU", "err"))
+    for i, c in enumerate(held):
+        f = "%s/h%d.json" % (t, i)
+        check(pipe_run(d, f, c).returncode == 0, "held-out run")
+        with open(f) as fh:
+            run = json.load(fh)["run"]
+        r = cli(d, "model", *files, "--json", *PIPE_CHOICES[:2], "--predict",
+                pipe_config(c))
+        p = json.loads(r.stdout)["prediction"]
+        ew = (p["wall_ns"] - run["wall_ns"]) / run["wall_ns"]
+        ec = (p["cpu_ns"] - run["cpu_ns"]) / run["cpu_ns"]
+        print("    %-40s %8.2f ms %7.2f ms %+6.2f%% %7.2f ms %+6.2f%%" % (
+            pipe_config(c), run["wall_ns"] / 1e6, p["wall_ns"] / 1e6, 100 * ew,
+            run["cpu_ns"] / 1e6, 100 * ec))
+        check(abs(ew) <= 0.05 and abs(ec) <= 0.05 and p["wall_ns"] > 0,
+              "%s predicted within 5%%" % pipe_config(c))
+
+
 def t_model_input(d):
     """Bad input: one line, no model."""
     t = tmpdir()
@@ -351,4 +452,4 @@ if __name__ == "__main__":
     # a pause where it fails (the "outside regions" part of a 150 ms run moved by 0.6 ms
     # between configurations in 2 of ~8 runs on this shared machine in one afternoon,
     # beyond its replicates' interval)
-    sys.exit(h.run_file("model", TESTS, {t_model}))
+    sys.exit(h.run_file("model", TESTS, {t_model, t_model_threads}))
