@@ -559,6 +559,34 @@ out:
 	return ret;
 }
 
+/* Each region's options of runs files[0..n): those its features name and those the runs
+ * show it depends on (find_unnamed), as {region: [option, ...]}; NULL after a one-line
+ * error. For --plan of several runs. */
+struct json_object *region_options(char **files, int n, const struct choices *ch)
+{
+	struct model m = { 0 };
+	double px[MAXOPT] = { 0 };
+	struct json_object *o = NULL;
+	int i, k;
+
+	if (!model_read(&m, files, n, NULL, px, ch, NULL, 0)) {
+		o = json_object_new_object();
+		for (i = 0; i < m.nunits; i++) {
+			struct json_object *a = json_object_new_array();
+
+			for (k = 0; !m.units[i].set && k < m.units[i].nopts; k++)
+				json_object_array_add(a, json_object_new_string(
+							      m.opt[m.units[i].opts[k]].name));
+			if (m.units[i].set)
+				json_object_put(a);
+			else
+				json_object_object_add(o, m.units[i].name, a);
+		}
+	}
+	model_free(&m);
+	return o;
+}
+
 /* --- the command --------------------------------------------------------------------- */
 
 /* --predict's K=V,... into an object; NULL after a one-line error. */
@@ -612,8 +640,19 @@ static struct json_object *unnamed_json(const struct model *m, const struct fits
 					       json_object_new_double(u->unnamed_ns[k]));
 			json_object_object_add(o, "ci95_ns", json_object_new_double(
 						       u->unnamed_ci[k]));
+			if (u->tied[k] >= 0) {
+				json_object_object_add(o, "tied_with", json_object_new_string(
+							       m->opt[u->tied[k]].name));
+				if (print)
+					printf("%s %s depends on option %s or %s, which its "
+					       "features do not name and these runs cannot tell "
+					       "apart (featprof model --plan with these runs "
+					       "varies both)\n", u->set ? "feature set" : "region",
+					       u->name, m->opt[u->tied[k]].name,
+					       m->opt[u->opts[k]].name);
+			}
 			json_object_array_add(a, o);
-			if (print)
+			if (print && u->tied[k] < 0)
 				printf("%s %s depends on option %s, which its features do not name "
 				       "(%s ± %s)\n", u->set ? "feature set" : "region", u->name,
 				       m->opt[u->opts[k]].name, fmt(u->unnamed_ns[k], b1, 40),
@@ -778,14 +817,14 @@ int cmd_model(int argc, char **argv)
 		fprintf(stderr, "featprof model: %d run files: at most %d\n", n, MAXRUNS);
 		return free(files), free(ch), free(cs), json_object_put(given), 2;
 	}
-	if (!files || !n || (planf && (n != 1 || given))) {
+	if (!files || !n || (planf && given)) {
 		fprintf(stderr, "featprof model: %s\n",
-			planf ? "--plan takes one run file"
+			planf ? "--plan does not predict"
 			      : "no run files (featprof run -o FILE)");
 		return free(files), free(ch), free(cs), json_object_put(given), 2;
 	}
 	if (planf)
-		rc = cmd_plan(files[0], json, ch, cs, par, npar);
+		rc = cmd_plan(files, n, json, ch, cs, par, npar);
 	else if (n < 2) {
 		fprintf(stderr, "featprof model: one run: a model needs runs of several "
 			"configurations (featprof model --plan %s)\n", files[0]);

@@ -64,6 +64,7 @@ struct unit {			/* a region, or a feature set */
 	int named;			/* opts[0..named) its features name; the rest
 					 * the runs showed it depends on (find_unnamed) */
 	double unnamed_ns[MAXOPT], unnamed_ci[MAXOPT];	/* those: influence, 95% half */
+	int tied[MAXOPT];	/* those: the option the runs cannot tell it from, else -1 */
 	bool set;
 	char **feats;			/* a set's features */
 	int nfeats;
@@ -175,8 +176,11 @@ double predict_wall_noise(const struct model *m, const struct fits *F, const dou
 /* A local mask (over a unit's options) as a global one. */
 uint64_t global_mask(uint64_t local, const int *opts);
 /* --plan of the run file `file`: its exit status. */
-int cmd_plan(const char *file, int json, const struct choices *ch,
+int cmd_plan(char **files, int n, int json, const struct choices *ch,
 	     const struct constraints *cs, const char **par, int npar);
+/* model.c: each region's options in runs files[0..n), named and found ({region:
+ * [option, ...]}); NULL after a one-line error. */
+struct json_object *region_options(char **files, int n, const struct choices *ch);
 /* model.c: an option's index in m, -1 if none; a run file read (NULL after a one-line
  * error). */
 int opt_index(const struct model *m, const char *name);

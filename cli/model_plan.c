@@ -31,6 +31,7 @@
 struct pconf {
 	uint64_t val, set;	/* option values; which are fixed */
 	char line[512];		/* as printed */
+	bool had;		/* one of the runs given (--plan of several) */
 };
 
 /* The rank of the design whose columns are the products of the bits of cols[] (0: the
@@ -418,20 +419,66 @@ static int plan_keys(struct pstate *P, struct json_object *cfg, const struct cho
 	return 0;
 }
 
-int cmd_plan(const char *file, int json, const struct choices *ch,
+static uint64_t key_bits(const struct pstate *P, const struct pkey *K)
+{
+	return K->group < 0 ? 1ull << K->bit : P->gmask[K->group];
+}
+
+static void add_set(uint64_t *sets, int *nsets, uint64_t s)
+{
+	int k;
+
+	for (k = 0; k < *nsets && sets[k] != s; k++)
+		;
+	if (k == *nsets && *nsets < 4096)
+		sets[(*nsets)++] = s;
+}
+
+/* Whether configuration line (NAME=VALUE,...) is one of the runs'. */
+static bool measured(struct json_object *const *docs, int n, const struct pstate *P,
+		     const struct pconf *c)
+{
+	int r, i;
+
+	for (r = 0; r < n; r++) {
+		struct json_object *cfg = json_object_object_get(
+			json_object_object_get(docs[r], "run"), "config");
+		bool same = true;
+
+		for (i = 0; i < P->nkey && same; i++) {
+			const char *v = json_object_object_get_ex(cfg, P->key[i].name, NULL)
+				? gets_(cfg, P->key[i].name) : "";
+
+			same = !strcasecmp(v, key_value(P, &P->key[i], c));
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
 	     const struct constraints *cs, const char **par, int npar)
 {
 	uint64_t pbits = 0;
-	struct json_object *d = read_run(file), *cfg, *out, *arr, *drop, *regs;
+	struct json_object *d = read_run(files[0]), *cfg, *out, *arr, *drop, *regs;
+	struct json_object *found = NULL;
+	uint64_t named;
+	struct json_object **docs = calloc((size_t)nfiles, sizeof(*docs));
 	struct pstate *P = calloc(1, sizeof(*P));
 	uint64_t sets[4096];
 	struct pconf c[256];
-	int nsets = 0, nc, i, k, kept = 0, nlin = 0, rank;
+	int nsets = 0, nc, i, j, k, kept = 0, nlin = 0, rank, nhad = 0;
 	double all = 1;
 	size_t r;
 
-	if (!d || !P)
-		return json_object_put(d), free(P), 1;
+	if (!d || !P || !docs)
+		return json_object_put(d), free(P), free(docs), 1;
+	for (i = 0; nfiles > 1 && i < nfiles; i++)	/* runs so far: what they found */
+		if (!(docs[i] = read_run(files[i])))
+			return json_object_put(d), free(P), free(docs), 1;
+	if (nfiles > 1 && !(found = region_options(files, nfiles, ch)))
+		return json_object_put(d), free(P), free(docs), 1;
 	P->cs = cs;
 	cfg = json_object_object_get(json_object_object_get(d, "run"), "config");
 	if (plan_keys(P, cfg, ch))
@@ -481,11 +528,30 @@ int cmd_plan(const char *file, int json, const struct choices *ch,
 			if (o >= 0)
 				s |= 1ull << o;
 		}
+		fl = json_object_object_get(found, gets_(json_object_array_get_idx(regs, r),
+							 "name"));
+		named = s | pbits;
+		for (k = 0; fl && k < (int)json_object_array_length(fl); k++) {
+			int o = opt_index(&P->m, json_object_get_string(
+						       json_object_array_get_idx(fl, k)));
+
+			if (o >= 0)	/* an option the runs showed it depends on */
+				s |= 1ull << o;
+		}
 		s |= pbits;
-		for (k = 0; k < nsets && sets[k] != s; k++)
-			;
-		if (k == nsets && nsets < 4096)
-			sets[nsets++] = s;
+		add_set(sets, &nsets, s);
+		/* a region that depends on options it does not name may depend on others
+		 * with them (lz4's block compressor: the level, and the block size at
+		 * the slow levels only, too weak at the fast level the first plan ran it
+		 * at to be found): each such option with each other one, for the next
+		 * model */
+		for (k = 0; s != named && k < P->nkey; k++) {
+			uint64_t kb = key_bits(P, &P->key[k]);
+
+			for (j = 0; (s & ~named & kb) && j < P->nkey; j++)
+				if (!(key_bits(P, &P->key[j]) & (kb | named)))
+					add_set(sets, &nsets, named | kb | key_bits(P, &P->key[j]));
+		}
 	}
 	for (i = 0; i < nsets; i++)	/* the largest first */
 		for (k = i + 1; k < nsets; k++)
@@ -516,9 +582,14 @@ int cmd_plan(const char *file, int json, const struct choices *ch,
 				 i ? "," : "", P->key[i].name, v);
 		}
 		if (ok) {
-			json_object_array_add(arr, o);
-			c[kept++] = c[k];
-			snprintf(c[kept - 1].line, sizeof(c[0].line), "%s", line);
+			c[kept] = c[k];
+			c[kept].had = nfiles > 1 && measured(docs, nfiles, P, &c[k]);
+			if (c[kept].had)
+				json_object_put(o);
+			else
+				json_object_array_add(arr, o);
+			nhad += c[kept].had;
+			snprintf(c[kept++].line, sizeof(c[0].line), "%s", line);
 			continue;
 		}
 		json_object_object_add(o, "constraint",
@@ -542,11 +613,15 @@ int cmd_plan(const char *file, int json, const struct choices *ch,
 	}
 	if (!json) {
 		printf("featprof model --plan: %d configurations give each of %zu regions every "
-		       "combination of its options and vary each of %d options (all "
+		       "combination of its options%s and vary each of %d options (all "
 		       "combinations: %.0f)\n", kept, regs ? json_object_array_length(regs) : 0,
-		       P->nkey, all);
+		       found ? " (those the runs showed it depends on included)" : "", P->nkey,
+		       all);
+		if (nhad)
+			printf("%d of them measured already; to run:\n", nhad);
 		for (k = 0; k < kept; k++)
-			printf("  %s\n", c[k].line);
+			if (!c[k].had)
+				printf("  %s\n", c[k].line);
 		if (rank < nlin + 1)
 			printf("note: within the constraints the options are not all varied "
 			       "independently (rank %d of %d): some influences will not be told "
@@ -556,10 +631,16 @@ int cmd_plan(const char *file, int json, const struct choices *ch,
 	json_object_object_add(out, "dropped", drop);
 	json_object_object_add(out, "all_combinations", json_object_new_double(all));
 	json_object_object_add(out, "independent", json_object_new_boolean(rank >= nlin + 1));
+	json_object_object_add(out, "measured", json_object_new_int(nhad));
+	if (found)
+		json_object_object_add(out, "region_options", found);
 	if (json)
 		printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN));
 	json_object_put(out);
 	json_object_put(d);
+	for (i = 0; i < nfiles; i++)
+		json_object_put(docs[i]);
+	free(docs);
 	free(P);
 	return 0;
 }

@@ -244,45 +244,65 @@ void find_parallel(struct model *m, uint64_t declared)
 	ovl_rss(m, par);	/* the codes of the one chosen */
 }
 
-/* Option o's main effect in unit u's model (u's options and o): its coefficient, the
- * half width of its 95% interval and the fit's residual sum of squares; 0 if the runs
- * cannot tell it apart. */
+/*
+ * Option o's main effects in unit u's model (u's options and o's: o alone, or every value
+ * of o's one-of group but the baseline, which the intercept holds), after all of u's
+ * own terms: per added option its coefficient and the half width of its 95% interval,
+ * and the fit's residual sum of squares; how many were added (0: the runs cannot tell
+ * them apart).
+ */
 static int unnamed_effect(const struct model *m, const struct unit *u, int o, double *beta,
-			  double *half, double *rss)
+			  double *half, int *added, double *rss)
 {
-	int opts[MAXOPT + 1], nc, n = 0, j, k;
-	uint64_t own[MAXP], cand[MAXP + 1], want = 1ull << u->nopts;
-	double w[MAXP] = { 0 };
+	int opts[MAXOPT + MAXCHOICE], nc, n = 0, na = 0, j, k, first = o, last = o;
+	uint64_t own[MAXP], cand[MAXP + MAXCHOICE];
 	struct fit f = { 0 };
 
+	if (m->opt[o].group >= 0) {
+		first = m->group[m->opt[o].group].first + 1;
+		last = m->group[m->opt[o].group].first + m->group[m->opt[o].group].n - 1;
+	}
+	if (u->nopts + last - first + 1 > MAXOPT)
+		return 0;
 	memcpy(opts, u->opts, sizeof(int) * (size_t)u->nopts);
-	opts[u->nopts] = o;
 	nc = prune_terms(m, opts, own, candidates(u->nopts, own));
 	/* u's own terms first, o's last: o gets only what they leave (a plan varies
 	 * an unnamed option together with named ones; fitted before their interactions,
 	 * it took seal's A*B in configurable's plan) */
 	for (k = 0; k < nc; k++)
 		cand[n++] = own[k];
-	cand[n++] = want;
-	fit(m, opts, cand, n, u->y, u->u2, NULL, &f);
-	for (j = 0; j < f.p && f.mask[j] != want; j++)
-		;
-	if (j == f.p) {
-		fit_free(&f);
-		return 0;
+	for (k = first; k <= last; k++) {
+		opts[u->nopts + na] = k;
+		added[na] = k;
+		cand[n++] = 1ull << (u->nopts + na++);
 	}
-	w[j] = 1;
-	*beta = f.beta[j];
-	*half = cli_t975(f.dof) * sqrt(f.cov[j][j]) + systematic(&f, w);
+	fit(m, opts, cand, n, u->y, u->u2, NULL, &f);
+	for (k = 0; k < na; k++) {
+		double w[MAXP] = { 0 };
+
+		for (j = 0; j < f.p && f.mask[j] != 1ull << (u->nopts + k); j++)
+			;
+		if (j == f.p) {
+			fit_free(&f);
+			return 0;
+		}
+		w[j] = 1;
+		beta[k] = f.beta[j];
+		half[k] = cli_t975(f.dof) * sqrt(f.cov[j][j]) + systematic(&f, w);
+	}
 	*rss = f.s2 * f.dof;
 	fit_free(&f);
-	return 1;
+	return na;
 }
 
-/* Forward selection: of the options u's time changes with beyond their noise, the one
- * that leaves the least residual joins first, then the rest are tried again given it
- * (a plan that switches two options on together makes each look like an influence
- * alone; the one that also explains the other runs is taken). */
+/* Forward selection: of the options u's time changes with beyond their noise (a one-of
+ * option with all of its values at once: it is one option), the one that leaves the
+ * least residual joins first, then the rest are tried again given it (a plan that
+ * switches two options on together makes each look like an influence alone; the one
+ * that also explains the other runs is taken). Options that leave the same residual
+ * (their runs moved together) all join, marked tied: the model cannot tell them apart
+ * (the later ones' terms are left out as not estimable), and a plan from these runs
+ * varies both. */
 int find_unnamed(struct model *m)
 {
 	int i, o, r, k, added = 0;
@@ -294,27 +314,58 @@ int find_unnamed(struct model *m)
 		u->named = u->nopts;
 		for (r = 0; r < m->nruns; r++)
 			mean += fabs(u->y[r]) / m->nruns;
-		while (u->nopts < MAXOPT - 1) {
-			double beta, half, rss, best_rss = INFINITY, best_b = 0, best_h = 0;
-			int best = -1;
+		for (;;) {
+			double beta[MAXCHOICE], half[MAXCHOICE], rss, best_rss = INFINITY;
+			double bb[MAXCHOICE] = { 0 }, bh[MAXCHOICE] = { 0 };
+			int add[MAXCHOICE], best[MAXCHOICE], na, nbest = 0;
+			int ties[MAXOPT], nties = 0;
 
 			for (o = 0; o < m->nopt; o++) {
-				for (k = 0; k < u->nopts && u->opts[k] != o; k++)
+				bool beyond = false;
+
+				for (k = 0; k < u->nopts && u->opts[k] != o &&
+					    !same_group(m, u->opts[k], o); k++)
 					;
-				if (k < u->nopts || is_baseline(m, o) ||
-				    !unnamed_effect(m, u, o, &beta, &half, &rss))
+				if (k < u->nopts || (m->opt[o].group >= 0 &&
+						     m->group[m->opt[o].group].first + 1 != o))
+					continue;	/* a group: once, at its first value */
+				na = unnamed_effect(m, u, o, beta, half, add, &rss);
+				for (k = 0; k < na; k++)
+					beyond = beyond || (fabs(beta[k]) > half[k] &&
+							    fabs(beta[k]) * opt_range(m, add[k]) >
+								    0.02 * mean);
+				if (!na || !beyond)
 					continue;
-				if (fabs(beta) <= half ||
-				    fabs(beta) * opt_range(m, o) <= 0.02 * mean || rss >= best_rss)
+				if (nbest &&
+				    fabs(rss - best_rss) <= 1e-9 * (best_rss + mean * mean)) {
+					if (na == 1 && nties < MAXOPT)
+						ties[nties++] = add[0];
 					continue;
-				best = o, best_rss = rss, best_b = beta, best_h = half;
+				}
+				if (rss >= best_rss)
+					continue;
+				nties = 0;
+				best_rss = rss;
+				nbest = na;
+				memcpy(best, add, sizeof(int) * (size_t)na);
+				memcpy(bb, beta, sizeof(double) * (size_t)na);
+				memcpy(bh, half, sizeof(double) * (size_t)na);
 			}
-			if (best < 0)
+			if (!nbest || u->nopts + nbest > MAXOPT)
 				break;
-			u->unnamed_ns[u->nopts] = best_b;
-			u->unnamed_ci[u->nopts] = best_h;
-			u->opts[u->nopts++] = best;
-			added++;
+			for (k = 0; k < nbest; k++) {
+				u->unnamed_ns[u->nopts] = bb[k];
+				u->unnamed_ci[u->nopts] = bh[k];
+				u->tied[u->nopts] = -1;
+				u->opts[u->nopts++] = best[k];
+			}
+			for (k = 0; k < nties && u->nopts < MAXOPT; k++) {
+				u->unnamed_ns[u->nopts] = 0;
+				u->unnamed_ci[u->nopts] = 0;
+				u->tied[u->nopts] = best[0];
+				u->opts[u->nopts++] = ties[k];
+			}
+			added += nbest + nties;
 		}
 	}
 	return added;

@@ -25,6 +25,7 @@ TESTS=(
 	"integration/services:python3 tests/integration/test_services.py $B"
 	"integration/inproc:python3 tests/integration/test_inproc.py $B"
 	"integration/model:python3 tests/integration/test_model.py $B"
+	"integration/real_models:python3 tests/integration/test_real_models.py $B"
 	"integration/robust:python3 tests/integration/test_robust.py $B"
 	# a second run where the first alarms: two runs of one build side by side differed
 	# in all six regions once in a clean clone's make check (a noisy moment; the run
