@@ -12,7 +12,10 @@
 #        libzstd.so.*; the executables find their library through an rpath);
 #        FEATPROF_USDT=DIR takes featprof.h from DIR (an older one, for a before/after);
 #        ZSTD_HOT=1 adds count [Count] around every ZSTD_count call (the match length of
-#        a candidate: tens of millions of instances a run, a hot region)
+#        a candidate: tens of millions of instances a run, a hot region);
+#        ZSTD_VARIANTS="ip" builds only those of default, ip, sampled;
+#        ZSTD_MODEL=1 names checksum's feature check, the option --check/--no-check
+#        (tests/bench/zstd_model.py)
 set -eu
 src=$(realpath "$1"); out=$(mkdir -p "$2" && realpath "$2")
 usdt=$(realpath "${FEATPROF_USDT:-$(dirname "$0")/../../usdt}")	# another featprof.h: before/after
@@ -52,11 +55,15 @@ edit("programs/fileio.c", [
      "            FP_END(frontend_compress);\n", 1)], '#include "featprof.h"\n')
 PY
 }
-for b in default ip sampled; do
+for b in ${ZSTD_VARIANTS:-default ip sampled}; do
 	case $b in default) def= ;; ip) def=-DFEATPROF_INPROCESS ;; sampled) def=-DFEATPROF_SAMPLING ;; esac
 	t="$out/$b"; rm -rf "$t"; mkdir -p "$t"
 	cp -r "$src/lib" "$src/programs" "$t/"
 	patch_tree "$t"
+	if [ "${ZSTD_MODEL:-}" = 1 ]; then
+		sed -i 's/FP_BEGIN(checksum, "Checksum")/FP_BEGIN(checksum, "check")/' \
+			"$t/lib/compress/zstd_compress.c"
+	fi
 	if [ "${ZSTD_HOT:-}" = 1 ]; then
 		python3 - "$t/lib/compress/zstd_compress_internal.h" <<'PY'
 import sys
