@@ -35,7 +35,9 @@ BPF_ARCH := $(or $(patsubst $(ARCH):%,%,$(filter $(ARCH):%,$(ARCH_MAP))),$(ARCH)
 
 O := build
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
-INCLUDES := -I$(O) -Icommon -Ibpf -Iusdt -Idaemon
+# daemon/ in folders by layer (docs/ARCHITECTURE.md; scripts/layers.py derives the ranks)
+DAEMON_DIRS := util kern clients inproc target report registry groups streams serve
+INCLUDES := -I$(O) -Icommon -Ibpf -Iusdt $(addprefix -Idaemon/,$(DAEMON_DIRS))
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
 LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz
 LIBS_JSON := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
@@ -58,12 +60,10 @@ CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o expor
 	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o model_fit.o model_plan.o \
 	model_wall.o model_opts.o model_check.o tdist.o) \
 	$(COMMON_OBJS)
-DAEMON_OBJS := $(addprefix $(O)/daemon/,main.o server.o verbs.o pool.o subs.o record.o groups.o groups_cursor.o groups_run.o \
-	registry.o client.o access.o target.o target_read.o wants.o merge.o calibrate.o stats.o report.o \
-	log.o closer.o uprobe.o target_links.o sample.o sample_elf.o sampler.o watch.o journal.o kernel.o \
-	ip_calibrate.o inproc.o inproc_read.o) $(COMMON_OBJS)
+DAEMON_OBJS := $(patsubst %.c,$(O)/%.o,$(foreach d,$(DAEMON_DIRS),$(wildcard daemon/$(d)/*.c))) \
+	$(COMMON_OBJS)
 # the in-process runtime's own calibration carries the runtime (usdt/featprof_inprocess.h)
-$(O)/daemon/ip_calibrate.o: ALL_CFLAGS += -DFEATPROF_INPROCESS -DFEATPROF_IP_RUNTIME
+$(O)/daemon/inproc/ip_calibrate.o: ALL_CFLAGS += -DFEATPROF_INPROCESS -DFEATPROF_IP_RUNTIME
 
 # The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
 # a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a
@@ -107,7 +107,7 @@ $(O)/watch.skel.h: $(O)/watch.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name watch_bpf > $@
 
-# featprof sample's programs, an object of their own (daemon/sample.c)
+# featprof sample's programs, an object of their own (daemon/target/sample.c)
 $(O)/sample.bpf.o: bpf/sample.bpf.c bpf/featprof_bpf.h bpf/task_state.h $(O)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -129,7 +129,8 @@ $(O)/featprof: $(CLI_OBJS)
 
 # Instrumented programs: the demo, test targets, benchmarks. Built from one source each
 # with per-target flags; extra objects and libraries through TGT_OBJS / TGT_LIBS.
-TGT_FLAGS := -O2 -g -Wall -Wextra -Werror -Iusdt -Icommon -Idaemon -D_GNU_SOURCE
+TGT_FLAGS := -O2 -g -Wall -Wextra -Werror -Iusdt -Icommon $(addprefix -Idaemon/,$(DAEMON_DIRS)) \
+	-D_GNU_SOURCE
 
 $(O)/featprof-demo: examples/demo.c $(HDRS)
 	$(call msg,CC,$@)
@@ -224,9 +225,9 @@ $(O)/tests/targets/redzone_bare: private TGT_EXTRA := -DREDZONE_BARE_NOP5
 $(O)/bench/gap_cost: tests/bench/gap_cost.c
 $(O)/bench/gap_cost: private TGT_LIBS := -lpthread
 $(filter $(O)/bench/busyloop_%,$(BENCH_BINS)): tests/bench/busyloop.c $(O)/common/notes.o \
-	$(O)/common/maps.o $(O)/daemon/uprobe.o
+	$(O)/common/maps.o $(O)/daemon/kern/uprobe.o
 $(O)/bench/busyloop_%: private TGT_OBJS := $(O)/common/notes.o $(O)/common/maps.o \
-	$(O)/daemon/uprobe.o
+	$(O)/daemon/kern/uprobe.o
 $(O)/bench/busyloop_%: private TGT_LIBS := -lpthread $(LIBS_NOTES) $(LIBS_BPF)
 $(O)/bench/busyloop_dry: private TGT_EXTRA := -DBL_DRY
 $(O)/bench/busyloop_sdt: private TGT_EXTRA := -DBL_SDT
@@ -263,10 +264,10 @@ $(O)/tests/unit/notes_dump $(O)/tests/unit/test_notes: $(O)/tests/unit/%: \
 	$(O)/tests/unit/%.o $(COMMON_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
-$(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/stats.o
+$(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/util/stats.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ -lm
-$(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/merge.o
+$(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/groups/merge.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_JSON)
 

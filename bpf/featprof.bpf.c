@@ -33,7 +33,7 @@
  * can, so the probes' own cost inside a region is as small as it can be; the same
  * timestamp closes the feature-set interval, so a feature's span starts and ends
  * exactly where its outermost region does. The rest is calibrated and subtracted in
- * user space (daemon/calibrate.c, daemon/stats.c).
+ * user space (daemon/target/calibrate.c, daemon/util/stats.c).
  *
  * Cost: each event adds the probe's calibrated cost to a per-thread running total, the
  * part before its timestamp first (gap_cost: by how long the thread ran since its
@@ -41,7 +41,7 @@
  * its begin's timestamp, so an instance's probe cost (its own begin's post part,
  * everything nested, its end's pre part) is one subtraction at its end, as its off-CPU
  * time is; an interval of a path holds the post part of the event that opened it and the
- * pre part of the one that closed it. User space subtracts these sums (daemon/stats.c),
+ * pre part of the one that closed it. User space subtracts these sums (daemon/util/stats.c),
  * and their uncertainty (gap_sd, the calibration's spread; shared_sd after another CPU's
  * probe) is summed alike.
  *
@@ -51,19 +51,19 @@
  * A frame keeps the counters' values at its
  * begin, so an end knows the off-CPU time of its instance without walking the stack.
  * A thread with no region open costs a switch one task-storage lookup, nothing else.
- * Threads of in-process targets (daemon/inproc.c) keep their stack in their own memory:
+ * Threads of in-process targets (daemon/inproc/inproc.c) keep their stack in their own memory:
  * while the daemon measures one (ip_active), a switch also looks the thread up in
  * ip_threads and, with a region open, charges the time to the open path of its block
  * (ip_switch).
  *
- * Kernels (daemon/kernel.c probes them; docs/TRACING.md "The kernel's mechanisms"): the
+ * Kernels (daemon/kern/kernel.c probes them; docs/TRACING.md "The kernel's mechanisms"): the
  * per-thread state lives in task storage (Linux 5.11) where the kernel has it and
  * bpf_loop (5.17) too, else in a hash map keyed by thread id that the thread's exit
  * empties: every program that touches the state exists in both
  * kinds (TS_STORAGE, TS_MAP: the same code, a constant argument), and the daemon loads one
  * kind. The site's identity is the attach cookie (5.15); without it the daemon attaches
  * one small program per (region, begin or end) that stores the cookie it was built with
- * in site_cookie and tail-calls the site program (daemon/uprobe.c). Other differences are
+ * in site_cookie and tail-calls the site program (daemon/kern/uprobe.c). Other differences are
  * read-only flags set before load (k_*): the verifier never walks a branch a flag
  * rules out, so a helper or context field the kernel lacks is never seen.
  */
@@ -117,7 +117,7 @@ struct {
 	__type(value, __u32);
 } site_prog SEC(".maps");
 
-/* What the kernel has (daemon/kernel.c), set before load. */
+/* What the kernel has (daemon/kern/kernel.c), set before load. */
 const volatile __u32 k_cookie = 1;		/* bpf_get_attach_cookie for uprobes */
 const volatile __u32 k_switch_state = 1;	/* sched_switch's prev_state argument */
 
@@ -224,7 +224,7 @@ struct {
  * FP_MEMBER_OWN) measures it from the moment the daemon sets that bit in the map: one
  * map write hands a process over, so no event is counted twice or by neither. 0: a
  * pid target, no check. Per slot: a file's target has an object of its own, a member's
- * own target shares one with other processes' (daemon/pool.c).
+ * own target shares one with other processes' (daemon/target/pool.c).
  */
 __u32 member_group[FP_POOL_SLOTS] = {};
 struct {
@@ -312,7 +312,7 @@ struct {
 } ip_off SEC(".maps");
 
 /*
- * Per slot (the object's targets, daemon/pool.c): disables so far, the current link set's
+ * Per slot (the object's targets, daemon/target/pool.c): disables so far, the current link set's
  * generation (sites of the other one are a link set being replaced), and the slot's
  * occupant, a number the object never gives twice: a thread whose state was another
  * occupant's (a process that exec'd, a slot given to another process) starts afresh.
@@ -367,7 +367,7 @@ __attribute__((noinline)) int fp_held_mark(__u32 slot, __u32 kind)
 __u32 gap_cost[2][FP_GAP_SLOTS][FP_PARTS] = {};
 __u32 gap_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
 /* The extra spread of an event after another CPU hit this object's probes since the
- * thread's previous event: it may cost more than its gap says (daemon/stats.h
+ * thread's previous event: it may cost more than its gap says (daemon/util/stats.h
  * FP_GAP_SHARED_UNC), per point, step and part. */
 __u32 shared_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
 __u32 last_probe_cpu[FP_POOL_SLOTS] = {};	/* the CPU of the target's latest event */

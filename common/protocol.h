@@ -29,8 +29,8 @@
  *             {"record","events":[[tid,region,start_ns,end_ns,depth,ndesc,cstart_ns,
  *             cend_ns],...]} (c*: the thread's probe cost so far at start and end) and
  *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
- *             an "event" (exit, detached) that voids it (daemon/record.c)
- *   sample    pid, hz, on         -> starts/stops sampling (daemon/sample.c); stats then
+ *             an "event" (exit, detached) that voids it (daemon/streams/record.c)
+ *   sample    pid, hz, on         -> starts/stops sampling (daemon/target/sample.c); stats then
  *             carries "sampling" and per region/feature "samples","sampled_ns",...;
  *             subscription pushes carry "sampling" only (cumulative since its start)
  *
@@ -102,7 +102,7 @@
  *     stops_at_exec, exe_stats' processes_inprocess_unread (members gone before their
  *     in-process figures were read).
  *     status bpf_objects (privileged clients): objects, the BPF objects loaded for
- *     targets, and targets, how many targets they hold (daemon/pool.c).
+ *     targets, and targets, how many targets they hold (daemon/target/pool.c).
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

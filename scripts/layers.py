@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The daemon's layers (docs/ARCHITECTURE.md, "Layers"): a file may include the header
-of, and call, only rooms below its own; no daemon file is over 900 lines, no function
-over 100. Prints each breach and exits 1. usage: scripts/layers.py [DIR] (default daemon)"""
-import os, re, sys
+"""The daemon's layers (docs/ARCHITECTURE.md, "Layers"). Each folder of DIR is a module;
+a file depends on another module when it includes one of that module's headers or calls
+a function one of them declares. The modules' dependencies must form no cycle: their
+ranks are derived from it (a module's rank is one more than the highest of those it
+depends on), so there is no table to keep in step, and an include or a call that goes
+up a layer closes a cycle and is refused, with the files that close it. Also: no file
+over 900 lines, no function over 100. Prints each breach and exits 1.
+usage: scripts/layers.py [DIR] (default daemon)"""
+import os
+import re
+import sys
 
 D = sys.argv[1] if len(sys.argv) > 1 else "daemon"
-RANK = {"main": 7, "server": 6, "verbs": 5, "subs": 4, "record": 4, "groups": 3,
-        "groups_cursor": 3, "groups_impl": 3, "groups_run": 3, "registry": 2, "client": 1}  # every other file: 0, the objects
-ROOMS = [r for r in RANK if r != "main"]
-
-
-def rank(path):
-    return RANK.get(os.path.splitext(os.path.basename(path))[0], 0)
 
 
 def text(path):
@@ -20,47 +20,73 @@ def text(path):
         return f.read()
 
 
-# what each room's header declares: fp_* names followed by "("
-exports = {}
-for room in ROOMS:
-    h = os.path.join(D, room + ".h")
-    if os.path.exists(h):
-        exports[room] = set(re.findall(r"\b(fp_[a-z0-9_]+)\(", text(h)))
+mods = sorted(m for m in os.listdir(D) if os.path.isdir(os.path.join(D, m)))
+files = {m: sorted(f for f in os.listdir(os.path.join(D, m)) if f.endswith((".c", ".h")))
+         for m in mods}
+stray = sorted(f for f in os.listdir(D) if f.endswith((".c", ".h")))
+headers = {h: m for m in mods for h in files[m] if h.endswith(".h")}
+exports = {}  # function -> its module: fp_* names followed by "(" in a module's headers
+for h, m in headers.items():
+    for fn in re.findall(r"\b(fp_[a-z0-9_]+)\(", text(os.path.join(D, m, h))):
+        exports[fn] = m
 
-bad = []
-files = sorted(f for f in os.listdir(D) if f.endswith((".c", ".h")))
-for name in files:
-    path, r = os.path.join(D, name), rank(name)
-    src = text(path)
-    words = set(re.findall(r"\b(fp_[a-z0-9_]+)\b", src))
-    for room, names in exports.items():
-        if RANK[room] <= r or os.path.splitext(name)[0] == room:
+bad = ["%s/%s: a file outside every module (folder)" % (D, f) for f in stray]
+why = {}  # (from, to) -> the first reason seen
+for m in mods:
+    for name in files[m]:
+        path = os.path.join(D, m, name)
+        src = text(path)
+        for h in re.findall(r'^#include "([a-z0-9_]+\.h)"', src, re.M):
+            if headers.get(h, m) != m:
+                why.setdefault((m, headers[h]), "%s: includes %s" % (path, h))
+        for fn in sorted(set(re.findall(r"\b(fp_[a-z0-9_]+)\b", src))):
+            if exports.get(fn, m) != m:
+                why.setdefault((m, exports[fn]), "%s: calls %s (%s)" % (path, fn, exports[fn]))
+        if not name.endswith(".c"):
             continue
-        if re.search(r'^#include "%s\.h"' % room, src, re.M):
-            bad.append("%s: includes %s.h (a room above it)" % (path, room))
-        for fn in sorted(words & names):
-            bad.append("%s: calls %s (%s.h, a room above it)" % (path, fn, room))
-    if not name.endswith(".c"):
-        continue
-    lines = src.split("\n")
-    if len(lines) - 1 > 900:
-        bad.append("%s: %d lines (at most 900)" % (path, len(lines) - 1))
-    # a function: from its signature's first line to the "}" in column 0 closing its
-    # body, which opens with "{" in column 0
-    sig = start = None
-    for i, ln in enumerate(lines, 1):
-        if re.match(r"[a-z].*\(", ln) and not ln.rstrip().endswith(";"):
-            sig, fname = i, re.split(r"[ *]+", ln.split("(")[0])[-1]
-        elif ln.startswith("{"):
-            start = sig or i
-        elif ln.startswith("}") and start:
-            if i - start + 1 > 100:
-                bad.append("%s:%d: %s is %d lines (at most 100)" % (path, start, fname,
-                                                                    i - start + 1))
-            sig = start = None
+        lines = src.split("\n")
+        if len(lines) - 1 > 900:
+            bad.append("%s: %d lines (at most 900)" % (path, len(lines) - 1))
+        # a function: from its signature's first line to the "}" in column 0 closing
+        # its body, which opens with "{" in column 0
+        sig = start = None
+        for i, ln in enumerate(lines, 1):
+            if re.match(r"[a-z].*\(", ln) and not ln.rstrip().endswith(";"):
+                sig, fname = i, re.split(r"[ *]+", ln.split("(")[0])[-1]
+            elif ln.startswith("{"):
+                start = sig or i
+            elif ln.startswith("}") and start:
+                if i - start + 1 > 100:
+                    bad.append("%s:%d: %s is %d lines (at most 100)" % (
+                        path, start, fname, i - start + 1))
+                sig = start = None
+
+deps = {m: sorted({b for (a, b) in why if a == m}) for m in mods}
+rank, state = {}, {}
+
+
+def visit(m, path):
+    """Ranks m after what it depends on; a cycle is a breach, named by its edges."""
+    if state.get(m) == "done":
+        return rank[m]
+    if state.get(m) == "open":
+        cyc = path[path.index(m):] + [m]
+        bad.append("a cycle between modules %s: %s" % (" -> ".join(cyc), "; ".join(
+            why[(a, b)] for a, b in zip(cyc, cyc[1:]))))
+        return 0
+    state[m] = "open"
+    rank[m] = 1 + max([visit(d, path + [m]) for d in deps[m]], default=-1)
+    state[m] = "done"
+    return rank[m]
+
+
+for m in mods:
+    visit(m, [])
 for b in bad:
     print(b)
 if not bad:
-    print("layers: %d files, calls and includes run downward; files <= 900 lines, "
-          "functions <= 100" % len(files))
+    order = sorted(mods, key=lambda m: (rank[m], m))
+    print("layers: %d modules, %d files; ranks from their dependencies: %s; files <= 900 "
+          "lines, functions <= 100" % (len(mods), sum(len(f) for f in files.values()),
+                                       ", ".join("%s %d" % (m, rank[m]) for m in order)))
 sys.exit(1 if bad else 0)

@@ -37,7 +37,7 @@ def calibration(d):
 # A compensated figure must be within 3x its stated uncertainty of the truth, plus an
 # allowance for what truth.cc does between probes. The uncertainty holds the calibration's
 # spread at each event's gap since the previous probe (bpf/featprof.bpf.c "Cost",
-# daemon/stats.c fp_cal_step), after another thread's probe, and the preempted time that
+# daemon/util/stats.c fp_cal_step), after another thread's probe, and the preempted time that
 # may have fallen in probes; tests/bench/coverage.py measures how often 2x covers the
 # error on a program that only spins between probes (docs/COVERAGE.md). truth.cc throws a
 # C++ exception, longjmps and walks 13 regions in turn: after such work a probe finds
@@ -925,7 +925,7 @@ def t_enable_midrun_two_clients_detach(d):
         r = b.call("disable", pid=p.pid, all=True)
         check(r["result"]["attached_sites"] == 0, "disable --all: no site attached")
         # the daemon's own drift measurement holds a link for ~60 ms every 10 s
-        # (daemon/calibrate.c, "drift"): wait that out, never longer than a second
+        # (daemon/target/calibrate.c, "drift"): wait that out, never longer than a second
         for _ in range(20):
             if uprobe_links(d.p.pid) == 0:
                 break

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Integration tests of in-process timing (issue 24; usdt/featprof_inprocess.h,
-daemon/inproc.c): targets built with FEATPROF_INPROCESS, timed by their own runtime
+daemon/inproc/inproc.c): targets built with FEATPROF_INPROCESS, timed by their own runtime
 while featprofd holds their gates up. The real featprofd on a temporary socket, as in
 test_daemon.py, whose helpers these tests share. Needs root.
 usage: test_inproc.py BUILD_DIR [TEST...]"""

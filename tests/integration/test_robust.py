@@ -596,7 +596,7 @@ def t_user_output(d):
         print("    8 clients of nobody sent %d status requests and read nothing: daemon RSS "
               "%d kB (idle %d kB); root's status took %.2f s" % (sent, peak, idle, took))
         # the user's 32 MiB of queued replies, up to 1 MiB more for each client under the
-        # per-client check (daemon/client.c make_room), and buffers of dropped clients
+        # per-client check (daemon/clients/client.c make_room), and buffers of dropped clients
         # the allocator has not given back yet: 50-66 MB above idle measured here (one
         # run at +64 MB failed the older bound of 64); without the per-user limit each
         # client may queue its own 16 MiB, 128 MiB for these 8
@@ -733,7 +733,7 @@ def t_exe_handover(d):
 
 
 def t_shared_objects(d):
-    """Process targets share BPF objects (daemon/pool.c): a target costs a few descriptors
+    """Process targets share BPF objects (daemon/target/pool.c): a target costs a few descriptors
     and no BPF load; each target's figures are its own, also in a slot another target
     left (its counts start at zero, the leaver's stay as they were)."""
     def start():

@@ -1,19 +1,29 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The daemon's layers (scripts/layers.py) hold, and the check can fail: a copy of daemon/
-# with one upward call (the registry calling the subscriptions room) and one upward
-# include (the client connection including the registry's header) must be refused.
+# The daemon's layers (scripts/layers.py: modules are daemon/'s folders, their ranks
+# derived from their dependencies) hold, and the check can fail: a copy of daemon/ with
+# one upward call (the registry calling the subscriptions' module) and, in another copy,
+# one upward include (the client connection including the registry's header) must each
+# be refused as a cycle between modules, naming the file that closes it.
 set -e
 scripts/layers.py daemon
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-cp daemon/*.c daemon/*.h "$T"/
-printf 'int upward(void);\nint upward(void)\n{\n\treturn fp_subs_count();\n}\n' >>"$T/registry.c"
-sed -i 's/#include "client.h"/#include "client.h"\n#include "registry.h"/' "$T/client.c"
-if out=$(scripts/layers.py "$T" 2>&1); then
-	echo "layers: an upward call and include were not found"
-	exit 1
-fi
-echo "$out" | grep -q "registry.c: calls fp_subs_count" || { echo "missed: $out"; exit 1; }
-echo "$out" | grep -q "client.c: includes registry.h" || { echo "missed: $out"; exit 1; }
-echo "layers: the check refuses an upward call and an upward include"
+cp -r daemon "$T/call"
+cp -r daemon "$T/include"
+printf 'int upward(void);\nint upward(void)\n{\n\treturn fp_subs_count();\n}\n' \
+	>>"$T/call/registry/registry.c"
+sed -i 's/#include "client.h"/#include "client.h"\n#include "registry.h"/' \
+	"$T/include/clients/client.c"
+for k in call include; do
+	if out=$(scripts/layers.py "$T/$k" 2>&1); then
+		echo "layers: an upward $k was not found"
+		exit 1
+	fi
+	case $k in
+	call) want="registry/registry.c: calls fp_subs_count" ;;
+	include) want="clients/client.c: includes registry.h" ;;
+	esac
+	echo "$out" | grep -q "a cycle between modules.*$want" || { echo "missed: $out"; exit 1; }
+done
+echo "layers: the check refuses an upward call and an upward include (each a cycle between modules)"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Summing processes' figures (daemon/merge.c): the sums, and every figure derived from
+/* Summing processes' figures (daemon/groups/merge.c): the sums, and every figure derived from
  * them figured again (mean, min and max, histogram, whether the probe cost dominates). */
 #include <json-c/json.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Compensation, uncertainty, deltas and per-feature time: daemon/stats.c, pure arithmetic. */
+/* Compensation, uncertainty, deltas and per-feature time: daemon/util/stats.c, pure arithmetic. */
 #include <stdlib.h>
 
 #include "stats.h"

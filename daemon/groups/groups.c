@@ -1,0 +1,825 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Executables profiled as a whole (featprof enable --exe PATH): every process running
+ * the file, now and later, and the children they fork.
+ *
+ * Membership comes from the kernel (bpf/watch.bpf.c): exec of the file (matched by
+ * device and inode, so a copy elsewhere or a new file at the same path is another
+ * program), fork of a member (in the kernel, so a grandchild follows before the daemon
+ * has seen its parent), exit. The processes already running at the enable are found
+ * once by a scan of /proc.
+ *
+ * Two kinds of link measure them (docs/SERVICES.md): the file's target, one per group,
+ * attached once with no pid filter, measures every member from its first region event
+ * until the member has a target of its own; each member then gets an ordinary pid
+ * target (daemon/registry/registry.c) with the group's wanted features (per-process figures, its
+ * libraries), handed over by one write to the watcher's map (FP_MEMBER_OWN). A member
+ * that exits has its figures summed into the group's and frees its slot, so a thousand
+ * short-lived processes need no thousand targets; one gone before its own target was
+ * attached is counted as missed, and its figures are the file's target's.
+ */
+#include <bpf/bpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "featprof_bpf.h"
+#include "groups_impl.h"
+#include "access.h"
+#include "client.h"
+#include "inproc.h"
+#include "log.h"
+#include "merge.h"
+#include "registry.h"
+#include "sample.h"
+#include "watch.h"
+
+struct exe_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */
+
+void fp_group__free(struct exe_group *g)
+{
+	struct fp_group_cursor *c;
+
+	if (!g)
+		return;
+	free(g->path);
+	fp_wants_clear(&g->wants);
+	free(g->live);
+	free(g->pending);
+	json_object_put(g->exited);
+	json_object_put(g->exited_procs);
+	json_object_put(g->file_gone);
+	fp_target__free(g->file);
+	if (g->fd >= 0)
+		close(g->fd);
+	for (c = g->cursors; c; c = c->next)	/* their subscriptions read no more */
+		c->gi = -1;
+	free(g);
+}
+
+void fp_groups_free(void)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_GROUPS; i++) {
+		fp_group__free(fp_group_tab[i]);
+		fp_group_tab[i] = NULL;
+	}
+}
+
+static int find_group(const char *path)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_GROUPS; i++)
+		if (fp_group_tab[i] && !fp_group_tab[i]->run_pid &&
+		    !strcmp(fp_group_tab[i]->path, path))
+			return i;	/* runs are found by their number only */
+	return -1;
+}
+
+int fp_group_find(const char *path, char *msg, size_t msglen)
+{
+	int gi = find_group(path);
+
+	if (gi < 0)
+		snprintf(msg, msglen, "%s is not profiled as an executable", path);
+	return gi + 1;	/* 0: none */
+}
+
+const char *fp_group_path(int group)
+{
+	return group >= 1 && group <= FP_MAX_GROUPS && fp_group_tab[group - 1]
+		       ? fp_group_tab[group - 1]->path : "";
+}
+
+int fp_group_strays(const struct fp_target *t)
+{
+	const struct exe_group *g = t->group >= 1 && t->group <= FP_MAX_GROUPS
+					    ? fp_group_tab[t->group - 1]
+					    : NULL;
+
+	return g ? fp_target__strays(t, g->file, g->dev, g->ino)
+		 : fp_target__strays(t, NULL, 0, 0);
+}
+
+static struct fp_file_key file_key(const struct exe_group *g)
+{
+	/* the kernel's dev_t: major << 20 | minor (stat(2) encodes it otherwise) */
+	struct fp_file_key k = { ((uint64_t)major(g->dev) << 20) | minor(g->dev), g->ino };
+
+	return k;
+}
+
+int fp_group__watch_map(const char *name)	/* the watcher's "watched" or "exes" */
+{
+	return fp_watch__map_fd(fp_registry_watch(), name);
+}
+
+/* --- members ------------------------------------------------------------------------- */
+
+static void remove_pid(pid_t *v, int *n, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (v[i] == pid)
+			v[i] = v[--*n];
+}
+
+static int add_pid(pid_t **v, int *n, pid_t pid)
+{
+	pid_t *a = realloc(*v, sizeof(*a) * (size_t)(*n + 1));
+
+	if (!a)
+		return -ENOMEM;
+	*v = a;
+	(*v)[(*n)++] = pid;
+	return 0;
+}
+
+/* The group's wants into t (a member or the file's target), enabled (on) or the regions
+ * no longer wanted disabled. 0 or -errno (err filled). */
+static int take_wants(const struct exe_group *g, struct fp_target *t, bool on, char *err,
+		      size_t errlen)
+{
+	if (fp_target__set_wants(t, &g->wants)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return fp_target__apply_wants(t, on, err, errlen);
+}
+
+/* The group's wants into t, its regions enabled, its sampling started. */
+static void member_start(struct exe_group *g, int gi, struct fp_target *t)
+{
+	__u32 key = (__u32)t->pid, own = ((__u32)gi + 1) | FP_MEMBER_OWN;
+	char msg[512];
+	int ret;
+
+	t->group = gi + 1;
+	if (g->run_pid)	/* a run's process: its arena began in the run */
+		fp_inproc__run_member(t->ip);
+	/* measured by the file's link until the map says this object's turn (below) */
+	if (g->file && !g->file->exited)
+		fp_target__set_member_group(t, own);
+	ret = take_wants(g, t, true, msg, sizeof(msg));
+	if (ret < 0)	/* the file's link, if any, keeps measuring it */
+		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)t->pid, msg);
+	else if (fp_target__member_group(t) &&
+		 bpf_map_update_elem(fp_group__watch_map("watched"), &key, &own, BPF_EXIST))
+		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, (int)t->pid);
+	fp_registry_sync_dl_hook(t);
+	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, msg,
+						    sizeof(msg)) < 0)
+		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, (int)t->pid, msg);
+}
+
+/* Attaches pid as a member of group gi with the group's wanted regions. */
+int fp_group__own(int gi, pid_t pid)
+{
+	struct exe_group *g = fp_group_tab[gi];
+	struct fp_target *t = fp_registry_find(pid);
+	enum fp_status st;
+	char msg[512];
+
+	if (t && !t->exited && t->group == gi + 1)
+		return 0;	/* already a member (the scan met a forked child, say) */
+	if (t && t->exited)
+		fp_registry_drop(t);	/* a pid reused: the old figures are its own */
+	else if (t) {
+		fp_log(FP_LOG_INFO, "%s: pid %d is already a target of its own", g->path,
+		       (int)pid);
+		return -EEXIST;
+	}
+	st = fp_registry_attach(pid, NULL, &t, msg, sizeof(msg));
+	if (st == FP_E_NO_SUCH_PROCESS) {
+		g->missed++;
+		g->ip_lost += g->run_ip;	/* the file's link has not its in-process regions */
+		fp_log(FP_LOG_DEBUG, "%s: pid %d not joined: %s", g->path, (int)pid, msg);
+		return -ESRCH;
+	}
+	if (st != FP_OK) {	/* no room (targets, descriptors): the file's link has it */
+		g->summed++;
+		fp_log(FP_LOG_INFO, "%s: pid %d measured in the sum only: %s", g->path,
+		       (int)pid, msg);
+		return -ENOSPC;
+	}
+	member_start(g, gi, t);
+	if (add_pid(&g->live, &g->nlive, pid))
+		fp_log(FP_LOG_WARN, "%s: pid %d: out of memory: not in the group's sum",
+		       g->path, (int)pid);
+	g->joined++;
+	fp_log(FP_LOG_DEBUG, "%s: pid %d joined (%d sites)", g->path, (int)pid,
+	       t->attached_sites);
+	return 0;
+}
+
+/*
+ * A new member: measured by the file's link from now on (the watcher's map says so).
+ * The first FP_GROUP_OWN_NOW get a target of their own at once (exact per-process
+ * figures from the start); later ones queue for one while the group has fewer than
+ * FP_GROUP_OWN_MAX, and fp_groups_run() attaches one per loop round, so that a scan of
+ * a thousand processes does not keep the daemon from its clients for minutes (each
+ * attach is a BPF load, ~0.1 s). Until then a member's figures are in the group's sum
+ * ("shared"), not in its own.
+ */
+#define FP_GROUP_OWN_NOW 8
+/*
+ * A run's new member: one its user may not trace leaves the run; one running the run's
+ * file other than the first (a forked child) stays with the file's link all its life,
+ * in the run's sum: a handover to a target of its own would lose a region open at the
+ * switch. True when it gets no target of its own.
+ */
+static bool run_member_shared(struct exe_group *g, pid_t pid)
+{
+	struct stat st;
+	char p[64];
+
+	if (!g->run_pid)
+		return false;
+	if (g->run_uid != (uid_t)-1 && fp_owner(pid) != g->run_uid) {
+		__u32 key = (__u32)pid;	/* ran a set-user-ID program, say: not the user's */
+
+		bpf_map_delete_elem(fp_group__watch_map("watched"), &key);
+		g->missed++;
+		fp_log(FP_LOG_INFO, "run of pid %d: pid %d left it (its user may not trace it)",
+		       (int)g->run_pid, (int)pid);
+		return true;
+	}
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+	if (pid == g->run_pid || g->run_ip || stat(p, &st) || st.st_dev != g->dev ||
+	    st.st_ino != g->ino)
+		return false;	/* run_ip: the file's link has not its in-process regions */
+	g->summed++;
+	return true;
+}
+
+static int join(int gi, pid_t pid)
+{
+	struct exe_group *g = fp_group_tab[gi];
+	struct fp_target *t = fp_registry_find(pid);
+	int i;
+
+	if ((t && !t->exited && t->group == gi + 1) || run_member_shared(g, pid))
+		return 0;
+	for (i = 0; i < g->npending; i++)
+		if (g->pending[i] == pid)
+			return 0;
+	if (g->nlive + g->npending < FP_GROUP_OWN_NOW)
+		return fp_group__own(gi, pid);
+	if (g->nlive + g->npending >= FP_GROUP_OWN_MAX ||
+	    add_pid(&g->pending, &g->npending, pid))
+		g->summed++;	/* measured by the file's link, in the sum only */
+	return 0;
+}
+
+bool fp_groups_run(void)
+{
+	bool more = false;
+	int gi;
+
+	for (gi = 0; gi < FP_MAX_GROUPS; gi++) {
+		struct exe_group *g = fp_group_tab[gi];
+		pid_t pid;
+
+		if (!g || !g->npending)
+			continue;
+		pid = g->pending[0];
+		memmove(g->pending, g->pending + 1, sizeof(pid_t) * (size_t)--g->npending);
+		if (!g->ended)
+			fp_group__own(gi, pid);
+		else
+			g->npending = 0;
+		more |= g->npending > 0;
+	}
+	return more;
+}
+
+void fp_group_join(int group, pid_t pid)
+{
+	if (group < 1 || group > FP_MAX_GROUPS || !fp_group_tab[group - 1] ||
+	    fp_group_tab[group - 1]->ended)
+		return;
+	join(group - 1, pid);
+}
+
+/* The processes running the file now: one scan of /proc at the enable. */
+static void scan(int gi)
+{
+	struct exe_group *g = fp_group_tab[gi];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char p[300];
+		struct stat st;
+		long pid = strtol(e->d_name, NULL, 10);
+		__u32 key, val = (__u32)gi + 1;
+
+		if (pid <= 0)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%ld/exe", pid);
+		if (stat(p, &st) || st.st_dev != g->dev || st.st_ino != g->ino)
+			continue;
+		key = (__u32)pid;	/* forks from now on follow it in the kernel */
+		if (bpf_map_update_elem(fp_group__watch_map("watched"), &key, &val, BPF_ANY))
+			fp_log(FP_LOG_WARN, "%s: pid %d: its forks will not be followed: %s",
+			       g->path, (int)pid, strerror(errno));
+		join(gi, (pid_t)pid);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Whether t's program has regions that time themselves in-process (its runtime read or
+ * not: a process gone before that). */
+static bool timed_itself(const struct fp_target *t)
+{
+	int r;
+
+	for (r = 0; t->cat && r < t->cat->nregions; r++)
+		if (fp_inproc__file_can(t->cat, r))
+			return true;
+	return false;
+}
+
+void fp_group_member_retired(struct fp_target *t)
+{
+	struct exe_group *g = t->group > 0 && t->group <= FP_MAX_GROUPS ? fp_group_tab[t->group - 1]
+									: NULL;
+	struct json_object *st;
+
+	if (!g || !t->pid)
+		return;
+	st = fp_registry_stats(t);
+	if (g->run_ip && !fp_inproc__had_arena(t->ip) && timed_itself(t))
+		g->ip_lost++;	/* exited before its arena was read (a fork's quick _exit) */
+	if (st) {
+		fp_merge_figures(g->exited, st);
+		if (json_object_array_length(g->exited_procs) >= FP_GROUP_KEEP_EXITED)
+			json_object_array_del_idx(g->exited_procs, 0, 1);
+		json_object_array_add(g->exited_procs, st);
+	}
+	fp_group__members_gone(g, t);	/* its last figures go into the next push */
+	remove_pid(g->live, &g->nlive, t->pid);
+	g->gone++;
+	fp_registry_drop(t);
+}
+
+/* --- the file's target ---------------------------------------------------------------
+ *
+ * One target per group for the file itself: its sites attached once with no pid filter,
+ * so the kernel puts the breakpoints into every process that maps the inode, from its
+ * exec or fork on. Its BPF program measures the group's members (the watcher's map,
+ * written in the kernel at exec and fork) until a member has a target of its own, which
+ * fp_group__own() hands it to; a process that is gone before that (a short-lived one) is measured
+ * there all its life. Its figures are summed into the group's and shown as "shared".
+ */
+static void file_wants(struct exe_group *g, bool on)
+{
+	char err[512];
+
+	if (g->file && !g->file->exited && take_wants(g, g->file, on, err, sizeof(err)) < 0)
+		fp_log(FP_LOG_WARN, "%s: %s", g->path, err);
+}
+
+void fp_group__file_start(int gi)
+{
+	struct exe_group *g = fp_group_tab[gi];
+	const struct fp_server_opts *o = fp_registry_opts();
+	char err[512];
+
+	int r;
+
+	g->file = fp_target__new_file(g->fd, g->path, gi + 1, o->cal->optimized, &o->defs, err,
+				      sizeof(err));
+	if (!g->file) {	/* its regions are all in libraries, say: per process only */
+		fp_log(FP_LOG_INFO, "%s: no link for the file (%s): processes are measured "
+		       "from their own attach on", g->path, err);
+		return;
+	}
+	/* a run whose processes are attached before they run: in-process regions are
+	 * theirs alone (the file's traps would time them twice, and cost a trap each) */
+	g->file->file_skips_ip = g->run_stops;
+	for (r = 0; g->run_stops && r < g->file->cat->nregions && !g->run_ip; r++)
+		g->run_ip = fp_inproc__file_can(g->file->cat, r);
+	file_wants(g, true);
+}
+
+/* Detaches the file's target; its figures stay (t->last). */
+static void file_end(struct exe_group *g)
+{
+	if (!g->file || g->file->exited)
+		return;
+	fp_group__members_gone(g, g->file);	/* its last interval goes into the next push */
+	fp_target__retire(g->file);
+}
+
+/* The figures of the file's targets, this one and earlier ones; NULL: none. */
+static struct json_object *file_stats(struct exe_group *g)
+{
+	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL, *sum = NULL;
+
+	if (!g->file_gone)
+		return st;
+	json_object_deep_copy(g->file_gone, &sum, NULL);
+	if (st) {
+		fp_merge_figures(sum, st);
+		json_object_put(st);
+	}
+	return sum;
+}
+
+/* Followed again after a disable: a new file target, the old one's figures kept. */
+static void file_restart(int gi)
+{
+	struct exe_group *g = fp_group_tab[gi];
+	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL;
+
+	if (st) {
+		if (!g->file_gone)
+			g->file_gone = json_object_new_object();
+		fp_merge_figures(g->file_gone, st);
+		json_object_put(st);
+	}
+	fp_target__free(g->file);
+	g->file = NULL;
+	fp_group__file_start(gi);
+}
+
+/* --- enable, disable, stats, sample -------------------------------------------------- */
+
+static struct json_object *pids_json(const struct exe_group *g)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < g->nlive; i++)
+		json_object_array_add(a, json_object_new_int(g->live[i]));
+	for (i = 0; i < g->npending; i++)	/* measured already, by the file's link */
+		json_object_array_add(a, json_object_new_int(g->pending[i]));
+	return a;
+}
+
+/* The kernel reports the file's exec as the group's (gi + 1). 0 or -errno. */
+static int watch_file(int gi)
+{
+	struct fp_file_key key = file_key(fp_group_tab[gi]);
+	__u32 val = (__u32)gi + 1;
+
+	return bpf_map_update_elem(fp_group__watch_map("exes"), &key, &val, BPF_ANY) ? -errno : 0;
+}
+
+/* A disabled group followed again. */
+static enum fp_status group_again(int gi, const struct fp_wants *names, char *msg,
+				  size_t msglen)
+{
+	struct exe_group *g = fp_group_tab[gi];
+	int ret;
+
+	if (fp_wants_update(&g->wants, names, true)) {
+		snprintf(msg, msglen, "out of memory");
+		return FP_E_INTERNAL;
+	}
+	ret = watch_file(gi);
+	if (ret) {
+		snprintf(msg, msglen, "%s: cannot watch its exec: %s", g->path, strerror(-ret));
+		return FP_E_INTERNAL;
+	}
+	g->ended = false;
+	file_restart(gi);
+	scan(gi);
+	return FP_OK;
+}
+
+/* The file at path, opened for a new group: fd, or -1 with msg. */
+static int open_file(const char *path, struct stat *sb, char *msg, size_t msglen)
+{
+	/* non-blocking: a FIFO named here would block every client until a writer came;
+	 * it is refused below as not a regular file */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	errno = fd < 0 ? errno : 0;
+	if (fd < 0 || fstat(fd, sb) || !S_ISREG(sb->st_mode)) {
+		snprintf(msg, msglen, "%s: %s", path, errno ? strerror(errno)
+							     : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A new group for path in the table, not yet followed; *gi its index, sb the file's. */
+enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
+				  struct stat *sb, char *msg, size_t msglen)
+{
+	struct exe_group *g;
+	int fd = open_file(path, sb, msg, msglen);
+
+	if (fd < 0)
+		return FP_E_NO_SUCH_PROCESS;
+	for (*gi = 0; *gi < FP_MAX_GROUPS && fp_group_tab[*gi]; (*gi)++)
+		;
+	if (*gi == FP_MAX_GROUPS) {
+		close(fd);
+		snprintf(msg, msglen, "too many executables (%d)", FP_MAX_GROUPS);
+		return FP_E_BUSY;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g || !(g->path = strdup(path)) || fp_wants_copy(&g->wants, names)) {
+		if (g)
+			free(g->path);
+		free(g);
+		close(fd);
+		snprintf(msg, msglen, "out of memory");
+		return FP_E_INTERNAL;
+	}
+	g->fd = fd;
+	g->dev = sb->st_dev;
+	g->ino = sb->st_ino;
+	g->exited = json_object_new_object();
+	g->exited_procs = json_object_new_array();
+	fp_group_tab[*gi] = g;
+	return FP_OK;
+}
+
+/* A new group for path, followed; *gi its index. */
+static enum fp_status group_new(const char *path, const struct fp_wants *names, int *gi,
+				char *msg, size_t msglen)
+{
+	struct stat sb;
+	enum fp_status st = fp_group__alloc(path, names, gi, &sb, msg, msglen);
+	struct exe_group *g;
+	int ret;
+
+	if (st)
+		return st;
+	g = fp_group_tab[*gi];
+	ret = watch_file(*gi);
+	if (ret) {
+		snprintf(msg, msglen, "%s: cannot watch its exec: %s", path, strerror(-ret));
+		fp_group_tab[*gi] = NULL;
+		fp_group__free(g);
+		return FP_E_INTERNAL;
+	}
+	fp_group__file_start(*gi);	/* before the scan: no member's start is missed */
+	scan(*gi);
+	fp_log(FP_LOG_INFO, "%s: profiled as an executable, %d processes now (%llu in the sum "
+	       "only)", path, g->nlive + g->npending, (unsigned long long)g->summed);
+	return FP_OK;
+}
+
+/* What names asks for, on or off, in the file's target and every member. */
+static enum fp_status group_update(struct exe_group *g, const struct fp_wants *names,
+				   bool on, char *msg, size_t msglen)
+{
+	int i;
+
+	if (fp_wants_update(&g->wants, names, on)) {
+		snprintf(msg, msglen, "out of memory");
+		return FP_E_INTERNAL;
+	}
+	file_wants(g, on);
+	for (i = 0; i < g->nlive; i++) {
+		struct fp_target *t = fp_registry_find(g->live[i]);
+		char err[512];
+
+		if (!t || t->exited)
+			continue;
+		if (take_wants(g, t, on, err, sizeof(err)) < 0)
+			fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)t->pid, err);
+		fp_registry_sync_dl_hook(t);
+	}
+	return FP_OK;
+}
+
+/* Threads the file's object held for group number gn (bpf/featprof.bpf.c "Handover")
+ * that were inside a region when the group ended: let go, so that a group given the same
+ * number later does not find them held. A deleted key's successor is the first key
+ * again (the kernel's hash): the walk restarts after each deletion. */
+static void forget_held(__u32 gn)
+{
+	int fd = fp_group__watch_map("held");
+	__u32 k, next, v, *prev = NULL;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(fd, &k, &v) && (v & ~FP_HELD_RELEASED) == gn)
+			bpf_map_delete_elem(fd, &k);
+	}
+}
+
+/* Nothing wanted any more: not followed; members detached, their figures summed. */
+void fp_group__end(struct exe_group *g)
+{
+	struct fp_file_key key = file_key(g);
+	int i;
+
+	bpf_map_delete_elem(fp_group__watch_map("exes"), &key);
+	for (i = g->nlive - 1; i >= 0; i--) {
+		struct fp_target *t = fp_registry_find(g->live[i]);
+		__u32 k = (__u32)g->live[i];
+
+		bpf_map_delete_elem(fp_group__watch_map("watched"), &k);
+		if (t)
+			fp_registry_exit(t);	/* detached; summed */
+	}
+	for (i = 0; i < g->npending; i++) {
+		__u32 k = (__u32)g->pending[i];
+
+		bpf_map_delete_elem(fp_group__watch_map("watched"), &k);
+	}
+	g->npending = 0;
+	file_end(g);
+	for (i = 0; i < FP_MAX_GROUPS; i++)	/* the file's link is gone: no more writes */
+		if (fp_group_tab[i] == g)
+			forget_held((__u32)i + 1);
+	g->ended = true;
+	fp_log(FP_LOG_INFO, "%s: no longer followed", g->path);
+}
+
+enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, bool on,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	int gi = find_group(path);
+	enum fp_status st;
+	struct exe_group *g;
+
+	if (!fp_registry_watch()) {
+		snprintf(msg, msglen, "--exe needs the process watcher, which could not be "
+			 "loaded here (see featprofd's log)");
+		return FP_E_INTERNAL;
+	}
+	if (!on && (gi < 0 || fp_group_tab[gi]->ended)) {
+		snprintf(msg, msglen, "%s is not profiled as an executable", path);
+		return FP_E_NOT_ATTACHED;
+	}
+	if (on && gi >= 0 && fp_group_tab[gi]->ended)
+		st = group_again(gi, names, msg, msglen);
+	else if (on && gi < 0)
+		st = group_new(path, names, &gi, msg, msglen);
+	else
+		st = group_update(fp_group_tab[gi], names, on, msg, msglen);
+	if (st)
+		return st;
+	g = fp_group_tab[gi];
+	*res = json_object_new_object();
+	json_object_object_add(*res, "exe", json_object_new_string(path));
+	json_object_object_add(*res, "processes", pids_json(g));
+	json_object_object_add(*res, "summed", json_object_new_int64((int64_t)g->summed));
+	if (!on && fp_wants_empty(&g->wants)) {	/* stop following; the figures stay */
+		fp_group__end(g);
+		json_object_object_add(*res, "ended", json_object_new_boolean(1));
+	}
+	return FP_OK;
+}
+
+/* A region the group measures is on in its sum, whichever targets have it (the file's
+ * leaves in-process regions of a run to the members, whose figures stay after exit). */
+static void mark_wanted(const struct exe_group *g, struct json_object *sum)
+{
+	struct json_object *regs = json_object_object_get(sum, "regions");
+	size_t i, n = json_object_is_type(regs, json_type_array) ? json_object_array_length(regs)
+								  : 0;
+
+	for (i = 0; !g->ended && i < n; i++) {	/* a library's too: by the group's wants */
+		struct json_object *o = json_object_array_get_idx(regs, i);
+		const char *name = json_object_get_string(json_object_object_get(o, "name"));
+
+		if (fp_wants_has(&g->wants, name, json_object_object_get(o, "features")))
+			json_object_object_add(o, "enabled", json_object_new_boolean(1));
+	}
+}
+
+/* The group's figures: the exited members', the file's target's, the live members'. */
+struct json_object *fp_group__stats(struct exe_group *g)
+{
+	struct json_object *sum = NULL, *procs, *shared;
+	size_t k;
+	int i;
+
+	procs = json_object_new_array();
+	json_object_deep_copy(g->exited, &sum, NULL);
+	shared = file_stats(g);
+	if (shared) {
+		fp_merge_figures(sum, shared);
+		json_object_object_add(sum, "shared", shared);
+	}
+	for (i = 0; i < g->nlive; i++) {
+		struct fp_target *t = fp_registry_find(g->live[i]);
+		struct json_object *one = t ? fp_registry_stats(t) : NULL;
+
+		if (!one)
+			continue;
+		fp_merge_figures(sum, one);
+		json_object_array_add(procs, one);
+	}
+	for (k = 0; k < json_object_array_length(g->exited_procs); k++)
+		json_object_array_add(procs, json_object_get(
+					     json_object_array_get_idx(g->exited_procs, k)));
+	fp_sample_refigure(sum);
+	mark_wanted(g, sum);
+	json_object_object_add(sum, "exe", json_object_new_string(g->path));
+	json_object_object_add(sum, "processes", procs);
+	fp_group__keys(sum, g);
+	json_object_object_add(sum, "exited", json_object_new_boolean(g->nlive == 0));
+	return sum;
+}
+
+enum fp_status fp_group_stats(const char *path, struct json_object **res, char *msg,
+			      size_t msglen)
+{
+	int gi = fp_group_find(path, msg, msglen) - 1;
+
+	if (gi < 0)
+		return FP_E_NOT_ATTACHED;
+	*res = fp_group__stats(fp_group_tab[gi]);
+	return FP_OK;
+}
+
+enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	int gi = fp_group_find(path, msg, msglen) - 1, i, started = 0, failed = 0, ret;
+	int unsupported = 0;
+	char first[512] = "";
+	struct exe_group *g;
+
+	if (gi < 0)
+		return FP_E_NOT_ATTACHED;
+	g = fp_group_tab[gi];
+	if (on && g->ended) {
+		snprintf(msg, msglen, "%s is no longer followed (disabled): enable --exe again",
+			 g->path);
+		return FP_E_BAD_REQUEST;
+	}
+	for (i = 0; i < g->nlive; i++) {
+		struct fp_target *t = fp_registry_find(g->live[i]);
+		char m[512];
+
+		if (!t)
+			continue;
+		fp_target__sample_stop(t);	/* a restart takes the new rate */
+		if (!on)
+			continue;
+		if (!(ret = fp_target__sample_start(t, hz, remote, m, sizeof(m)))) {
+			started++;
+		} else {
+			failed++;
+			unsupported = ret == -EOPNOTSUPP;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", m);
+		}
+	}
+	g->sample_hz = on ? hz : 0;
+	g->sample_remote = remote;
+	if (on && failed && !started) {	/* none could: say why, change nothing */
+		g->sample_hz = 0;
+		snprintf(msg, msglen, "%s: %s", g->path, first);
+		return unsupported ? FP_E_UNSUPPORTED : FP_E_NO_PROBES;
+	}
+	if (on)
+		fp_log(FP_LOG_INFO, "%s: sampling at %d Hz, %d processes (%d could not)", g->path,
+		       hz, started, failed);
+	*res = json_object_new_object();
+	json_object_object_add(*res, "exe", json_object_new_string(g->path));
+	json_object_object_add(*res, "sampling", json_object_new_boolean(on));
+	json_object_object_add(*res, "processes_sampled", json_object_new_int(started));
+	json_object_object_add(*res, "processes_not_sampled", json_object_new_int(failed));
+	return FP_OK;
+}
+
+struct json_object *fp_groups_status(void)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < FP_MAX_GROUPS; i++) {
+		struct exe_group *g = fp_group_tab[i];
+		struct json_object *o;
+
+		if (!g)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "exe", json_object_new_string(g->path));
+		json_object_object_add(o, "processes", pids_json(g));
+		fp_group__keys(o, g);
+		json_object_object_add(o, "shared_sites", json_object_new_int(
+					       g->file && !g->file->exited ? g->file->attached_sites
+									   : 0));
+		json_object_array_add(a, o);
+	}
+	return a;
+}

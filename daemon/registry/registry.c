@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The registry of targets (daemon/registry/registry.h): a table of FP_MAX_TARGETS slots, each
+ * with its target, its ld.so hook and whether its catalog is due for a refresh.
+ *
+ * A target lives from its attach to its drop. When its process exits (its pidfd turns
+ * readable) the target is retired: BPF object and links released, the last figures
+ * kept, for FP_EXITED_KEEP_S, until its pid is reused by a process a client names, or
+ * until a live process needs the slot. Every way out of the table goes through
+ * drop_slot(), so a slot is torn down one way.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "closer.h"
+#include "log.h"
+#include "registry.h"
+#include "report.h"
+#include "sample.h"
+#include "watch.h"
+
+static struct {
+	int epfd, tag;
+	const struct fp_server_opts *opts;
+	struct fp_watch *watch;
+	struct fp_registry_hooks hooks;
+	struct fp_target *targets[FP_MAX_TARGETS];
+	int dl_links[FP_MAX_TARGETS];	/* per target: its ld.so hook's uprobe, 0: none */
+	bool refresh_due[FP_MAX_TARGETS];		/* ld.so changed its object list */
+	uint64_t sample_due_ns;				/* next naming of sampled ids */
+} reg = { .epfd = -1 };
+
+void fp_registry_init(int epfd, int tag, const struct fp_server_opts *opts,
+		      struct fp_watch *watch, const struct fp_registry_hooks *hooks)
+{
+	reg.epfd = epfd;
+	reg.tag = tag;
+	reg.opts = opts;
+	reg.watch = watch;
+	reg.hooks = *hooks;
+}
+
+const struct fp_server_opts *fp_registry_opts(void)
+{
+	return reg.opts;
+}
+
+struct fp_watch *fp_registry_watch(void)
+{
+	return reg.watch;
+}
+
+static int slot_of(const struct fp_target *t)
+{
+	int i;
+
+	for (i = 0; t && i < FP_MAX_TARGETS; i++)
+		if (reg.targets[i] == t)
+			return i;
+	return -1;
+}
+
+struct fp_target *fp_registry_find(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (reg.targets[i] && reg.targets[i]->pid == pid)
+			return reg.targets[i];
+	return NULL;
+}
+
+bool fp_registry_any_live(void)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (reg.targets[i] && !reg.targets[i]->exited)
+			return true;
+	return false;
+}
+
+struct fp_target *fp_registry_next(int *i)
+{
+	for (; *i < FP_MAX_TARGETS; (*i)++)
+		if (reg.targets[*i])
+			return reg.targets[(*i)++];
+	return NULL;
+}
+
+static void unhook_dl(int slot)
+{
+	const struct fp_target *t = reg.targets[slot];
+
+	if (reg.dl_links[slot] <= 0)
+		return;
+	if ((t && t->exited) || fp_closer_deferring())	/* a uprobe: closed by the pool */
+		fp_close_later(reg.dl_links[slot]);
+	else
+		close(reg.dl_links[slot]);
+	reg.dl_links[slot] = 0;
+}
+
+/* The one teardown of a slot: its pidfd out of the loop, its hook, its target. */
+static void drop_slot(int slot)
+{
+	struct fp_target *t = reg.targets[slot];
+
+	if (!t->exited)	/* an exited target's pidfd left the loop at its exit */
+		epoll_ctl(reg.epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	unhook_dl(slot);
+	fp_target__free(t);
+	reg.targets[slot] = NULL;
+	reg.refresh_due[slot] = false;
+}
+
+void fp_registry_drop(struct fp_target *t)
+{
+	int slot = slot_of(t);
+
+	if (slot < 0)
+		return;
+	if (reg.hooks.drop)
+		reg.hooks.drop(t);
+	drop_slot(slot);
+}
+
+void fp_registry_free(void)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (reg.targets[i])
+			drop_slot(i);
+}
+
+/* --- exit and exec ------------------------------------------------------------------- */
+
+void fp_registry_exit(struct fp_target *t)
+{
+	int slot = slot_of(t);
+
+	if (slot < 0 || t->exited)
+		return;
+	epoll_ctl(reg.epfd, EPOLL_CTL_DEL, t->pidfd, NULL);	/* closed with the target */
+	if (reg.hooks.exit)
+		reg.hooks.exit(t);
+	fp_target__retire(t);
+	unhook_dl(slot);
+	fp_log(FP_LOG_DEBUG, "pid %d (%s) exited; detached, last figures kept", (int)t->pid,
+	       t->comm);
+	if (reg.hooks.retired)	/* a group's member: figures summed there, slot freed */
+		reg.hooks.retired(t);
+}
+
+void fp_registry_pidfd_ready(int slot)
+{
+	if (slot >= 0 && slot < FP_MAX_TARGETS && reg.targets[slot])
+		fp_registry_exit(reg.targets[slot]);
+}
+
+/* Watches t's pidfd in slot: 0 or -errno. */
+static int watch_exit(struct fp_target *t, int slot)
+{
+	struct epoll_event ev = { .events = EPOLLIN,
+				  .data.u64 = ((uint64_t)slot << 8) | (uint64_t)reg.tag };
+
+	return epoll_ctl(reg.epfd, EPOLL_CTL_ADD, t->pidfd, &ev) ? -errno : 0;
+}
+
+void fp_registry_exec(struct fp_target *old)
+{
+	int slot = slot_of(old), ret;
+	pid_t pid = old->pid;
+	struct fp_target *t;
+	char err[512];
+
+	if (slot < 0 || old->exited)
+		return;
+	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, NULL, err,
+			   sizeof(err));
+	if (!t) {
+		fp_log(FP_LOG_INFO, "pid %d exec'd a program without regions (%s): the "
+		       "figures of %s are kept as exited", (int)pid, err, old->comm);
+		fp_registry_exit(old);
+		return;
+	}
+	t->owner = old->owner;
+	if (fp_target__set_wants(t, &old->wants))
+		fp_log(FP_LOG_WARN, "pid %d: out of memory: what was enabled by name is not "
+		       "enabled again", (int)pid);
+	/* the new program's regions asked for by name: as a refresh enables them */
+	else if (fp_target__apply_wants(t, 1, err, sizeof(err)) < 0)
+		fp_log(FP_LOG_WARN, "%s", err);
+	epoll_ctl(reg.epfd, EPOLL_CTL_DEL, old->pidfd, NULL);
+	unhook_dl(slot);	/* the old program's ld.so */
+	fp_target__free(old);
+	reg.targets[slot] = t;
+	ret = watch_exit(t, slot);
+	if (reg.hooks.exec)
+		reg.hooks.exec(t);
+	if (ret) {	/* its exit would be missed: measured no further */
+		fp_log(FP_LOG_WARN, "pid %d: cannot watch for its exit: %s", (int)pid,
+		       strerror(-ret));
+		fp_registry_exit(t);
+		return;
+	}
+	fp_registry_sync_dl_hook(t);
+	fp_log(FP_LOG_INFO, "pid %d exec'd %s: %d regions, %d enabled again", (int)pid,
+	       t->comm, t->cat->nregions, t->attached_sites);
+}
+
+/* --- attach -------------------------------------------------------------------------- */
+
+/* Gone: no /proc/PID, a zombie (exited, not yet reaped), or exiting now (PF_EXITING in
+ * the flags, the 9th field of /proc/PID/stat: set as do_exit begins, while its
+ * mappings are being torn down and a catalog read finds nothing). */
+#define PF_EXITING_FLAG 0x4
+
+static bool process_gone(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	char state = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* state and the rest follow the command name */
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return false;
+	return state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG);
+}
+
+enum fp_status fp_registry_exited_meanwhile(pid_t pid, enum fp_status st, char *msg,
+					    size_t msglen)
+{
+	if (st != FP_E_NO_PROBES && st != FP_E_INTERNAL)
+		return st;
+	if (!process_gone(pid))
+		return st;
+	snprintf(msg, msglen, "pid %d exited while it was being attached", (int)pid);
+	return FP_E_NO_SUCH_PROCESS;
+}
+
+enum fp_status fp_registry_room(const struct fp_peer *peer, char *msg, size_t msglen)
+{
+	int i, mine = 0;
+
+	if (fp_peer_privileged(peer))
+		return FP_OK;
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		mine += reg.targets[i] && !reg.targets[i]->exited &&
+			reg.targets[i]->owner == peer->cred.uid;
+	if (mine >= FP_MAX_TARGETS / 4) {
+		snprintf(msg, msglen, "too many targets for uid %u (%d)",
+			 (unsigned)peer->cred.uid, FP_MAX_TARGETS / 4);
+		return FP_E_BUSY;
+	}
+	return FP_OK;
+}
+
+/* The target that exited longest ago (not a file's target: its group owns it), or -1. */
+static int oldest_exited(void)
+{
+	int i, best = -1;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (reg.targets[i] && reg.targets[i]->exited && reg.targets[i]->pid &&
+		    !reg.targets[i]->group &&
+		    (best < 0 || reg.targets[i]->exited_ns < reg.targets[best]->exited_ns))
+			best = i;
+	return best;
+}
+
+/*
+ * Exited targets keep their last figures for FP_EXITED_KEEP_S, or until their pid is
+ * reused by a new process that a client names, or until a live process needs the slot.
+ */
+#define FP_EXITED_KEEP_S 600
+
+void fp_registry_collect_exited(void)
+{
+	uint64_t now = fp_mono_ns();
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++) {
+		struct fp_target *t = reg.targets[i];
+
+		if (t && t->exited && t->pid && !t->group &&
+		    now - t->exited_ns > FP_EXITED_KEEP_S * 1000000000ULL) {
+			fp_log(FP_LOG_INFO, "pid %d: exited %d s ago, its figures dropped",
+			       (int)t->pid, FP_EXITED_KEEP_S);
+			fp_registry_drop(t);
+		}
+	}
+}
+
+static int free_slot(char *msg, size_t msglen)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (!reg.targets[i])
+			return i;
+	i = oldest_exited();	/* a live process comes first */
+	if (i >= 0) {
+		fp_registry_drop(reg.targets[i]);
+		return i;
+	}
+	snprintf(msg, msglen, "too many targets (%d)", FP_MAX_TARGETS);
+	return -1;
+}
+
+enum fp_status fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
+				  char *msg, size_t msglen)
+{
+	struct fp_target *t = fp_registry_find(pid);
+	int slot, ret;
+
+	*out = t;
+	if (t)
+		return FP_OK;
+	slot = free_slot(msg, msglen);
+	if (slot < 0)
+		return FP_E_BUSY;
+	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, more, msg, msglen);
+	if (!t)
+		return fp_registry_exited_meanwhile(pid, errno == ENOENT ? FP_E_NO_PROBES :
+						    errno == ESRCH ? FP_E_NO_SUCH_PROCESS
+								   : FP_E_INTERNAL, msg, msglen);
+	ret = watch_exit(t, slot);
+	if (ret) {	/* its exit would be missed */
+		snprintf(msg, msglen, "pid %d: cannot watch for its exit: %s", (int)pid,
+			 strerror(-ret));
+		fp_target__free(t);
+		return FP_E_INTERNAL;
+	}
+	t->owner = fp_owner(pid);
+	reg.targets[slot] = t;
+	reg.refresh_due[slot] = false;
+	if (reg.watch && fp_watch__process(reg.watch, pid, 0))
+		fp_log(FP_LOG_WARN, "pid %d: its exec will not be seen", (int)pid);
+	fp_log(FP_LOG_INFO, "attached pid %d (%s): %d regions, %d features", (int)pid, t->comm,
+	       t->cat->nregions, t->cat->nfeatures);
+	*out = t;
+	return FP_OK;
+}
+
+void fp_registry_sync_dl_hook(struct fp_target *t)
+{
+	int slot = slot_of(t);
+	char err[256];
+
+	if (!reg.watch || slot < 0)
+		return;
+	if (t->exited || (!t->attached_sites && !t->ip_regions)) {	/* nothing enabled */
+		unhook_dl(slot);
+	} else if (reg.dl_links[slot] <= 0) {
+		int fd = fp_watch__dlopen(reg.watch, t->pid, err, sizeof(err));
+
+		reg.dl_links[slot] = fd > 0 ? fd : 0;
+		if (fd < 0)	/* static executables have no dlopen */
+			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", err);
+		/* what ld.so mapped between the catalog's read and this hook (a process
+		 * enabled as it starts: its libraries) is read once more, next round */
+		reg.refresh_due[slot] = fd > 0;
+	}
+}
+
+/* --- refreshes ----------------------------------------------------------------------- */
+
+void fp_registry_refresh(struct fp_target *t)
+{
+	char err[512];
+	int n = fp_target__refresh(t, err, sizeof(err));
+
+	if (n < 0)
+		fp_log(FP_LOG_WARN, "%s", err);
+	else if (n)
+		fp_log(FP_LOG_INFO, "pid %d: %d regions joined (now %d)", (int)t->pid, n,
+		       t->cat->nregions);
+}
+
+void fp_registry_mapped(pid_t pid)
+{
+	struct fp_target *t = fp_registry_find(pid);
+	int slot = slot_of(t);
+
+	if (slot >= 0 && !t->exited)
+		reg.refresh_due[slot] = true;	/* once per round, however many segments */
+}
+
+void fp_registry_arena(pid_t pid)
+{
+	struct fp_target *t = fp_registry_find(pid);
+
+	if (t && !t->exited)
+		fp_target__take_arena(t);
+}
+
+void fp_registry_run_refreshes(void)
+{
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		if (reg.refresh_due[i]) {
+			reg.refresh_due[i] = false;
+			if (reg.targets[i] && !reg.targets[i]->exited)
+				fp_registry_refresh(reg.targets[i]);
+		}
+}
+
+uint64_t fp_registry_name_samples(uint64_t now)
+{
+	bool any = false;
+	int i;
+
+	for (i = 0; i < FP_MAX_TARGETS; i++)
+		any |= reg.targets[i] && reg.targets[i]->nsample_links;
+	if (!any)
+		return UINT64_MAX;
+	if (reg.sample_due_ns <= now) {	/* name sampled ids while targets are readable */
+		for (i = 0; i < FP_MAX_TARGETS; i++)
+			if (reg.targets[i])
+				fp_target__sample_name(reg.targets[i]);
+		reg.sample_due_ns = now + 200000000ULL;
+	}
+	return reg.sample_due_ns;
+}
+
+/* --- figures ------------------------------------------------------------------------- */
+
+/*
+ * The probe cost to subtract: that of the attach point the enabled sites use. Sites of
+ * other providers are plain nops (nop1, the trap); a target whose enabled regions use
+ * both points is compensated as nop5 and says so (mixed_attach_points).
+ */
+const struct fp_calibration *fp_registry_cal(const struct fp_target *t)
+{
+	int m = fp_target__attach_points(t);
+
+	if (!t->use_opt || (m == 1 && reg.opts->cal->at[FP_AT_NOP1].valid))
+		return &reg.opts->cal->at[FP_AT_NOP1];
+	return &reg.opts->cal->at[FP_AT_NOP5];
+}
+
+struct json_object *fp_registry_stats(struct fp_target *t)
+{
+	struct fp_snapshot *snap = fp_target__snapshot(t);
+	struct json_object *res, *sr;
+
+	if (!snap)
+		return NULL;
+	res = fp_report_stats(t->cat, snap, fp_registry_cal(t), t->exited ? NULL : t->enabled);
+	fp_report_target_keys(res, t, snap);
+	fp_snapshot__free(snap);
+	sr = fp_sample_report(t);
+	if (sr) {
+		fp_sample_merge(res, sr);
+		json_object_put(sr);
+	}
+	return res;
+}
+
+struct json_object *fp_registry_delta(struct fp_target *t, const struct fp_snapshot *cur,
+				      const struct fp_snapshot *prev)
+{
+	struct fp_snapshot *d = fp_snapshot__delta(cur, prev);
+	struct json_object *st;
+
+	if (!d)
+		return NULL;
+	st = fp_report_stats(t->cat, d, fp_registry_cal(t), t->exited ? NULL : t->enabled);
+	fp_snapshot__free(d);
+	json_object_object_add(st, "pid", json_object_new_int(t->pid));
+	json_object_object_add(st, "comm", json_object_new_string(t->comm));
+	/* the delta's real span: between the two snapshots */
+	json_object_object_add(st, "elapsed_ns", json_object_new_int64(
+				       prev ? (int64_t)(cur->taken_ns - prev->taken_ns) : 0));
+	return st;
+}
+
+struct json_object *fp_registry_interval(struct fp_target *t, const struct fp_snapshot *prev,
+					 struct fp_snapshot **cur)
+{
+	*cur = fp_target__snapshot(t);
+	return *cur ? fp_registry_delta(t, *cur, prev) : NULL;
+}

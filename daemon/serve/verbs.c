@@ -1,0 +1,839 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprofd's requests: the verb table, the arguments, admission. Protocol:
+ * common/protocol.h.
+ *
+ * Every request line is checked in a fixed order before anything changes: JSON, an
+ * object, an integer id, a string verb, a known verb; then what the verb's flags ask
+ * for: the caller's privilege, a pid argument the caller could ptrace, an attached
+ * target. Handlers have one signature: they parse their arguments into typed values,
+ * call the rooms below (daemon/registry/registry.h, groups.h, subs.h) and fill a result or a
+ * status and a one-line message; they send nothing. fp_verbs_handle_line sends exactly
+ * one reply. A client's bad input gets an error and touches nothing else.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "clock.h"
+#include "groups.h"
+#include "journal.h"
+#include "kernel.h"
+#include "log.h"
+#include "registry.h"
+#include "report.h"
+#include "request.h"
+#include "sample.h"
+#include "subs.h"
+#include "verbs.h"
+#include "watch.h"
+
+static const struct fp_server_opts *opts;
+
+struct request {
+	struct json_object *obj;
+	struct json_object *id;	/* the id as read (owned); NULL before it is known */
+	pid_t pid;		/* V_PID */
+	struct fp_target *t;	/* V_TARGET */
+};
+
+enum {
+	V_PID = 1,		/* takes "pid", which the caller could ptrace */
+	V_TARGET = 2,		/* the pid is attached */
+	V_PRIV = 4,		/* root or CAP_SYS_PTRACE only */
+};
+
+typedef enum fp_status (*verb_fn)(struct fp_client *c, struct request *r,
+				  struct json_object **res, char *msg, size_t msglen);
+
+struct verb {
+	const char *name;
+	verb_fn fn;
+	unsigned flags;
+};
+
+void fp_verbs_init(const struct fp_server_opts *o)
+{
+	opts = o;
+}
+
+/* --- arguments --------------------------------------------------------------------- */
+
+/* An integer argument in [lo, hi], def when absent. */
+static enum fp_status arg_int(struct json_object *req, const char *key, int64_t lo, int64_t hi,
+			      int64_t def, int64_t *out, char *msg, size_t msglen)
+{
+	struct json_object *v;
+
+	*out = def;
+	if (!json_object_object_get_ex(req, key, &v))
+		return FP_OK;
+	if (!json_object_is_type(v, json_type_int) || (*out = json_object_get_int64(v)) < lo ||
+	    *out > hi) {
+		snprintf(msg, msglen, "'%s' must be an integer, %lld to %lld", key, (long long)lo,
+			 (long long)hi);
+		return FP_E_BAD_REQUEST;
+	}
+	return FP_OK;
+}
+
+/* A boolean argument, def when absent. */
+static enum fp_status arg_bool(struct json_object *req, const char *key, bool def, bool *out,
+			       char *msg, size_t msglen)
+{
+	struct json_object *v;
+
+	*out = def;
+	if (!json_object_object_get_ex(req, key, &v))
+		return FP_OK;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		snprintf(msg, msglen, "'%s' must be true or false", key);
+		return FP_E_BAD_REQUEST;
+	}
+	*out = json_object_get_boolean(v);
+	return FP_OK;
+}
+
+/* "exe": an absolute path. */
+static enum fp_status arg_exe(struct json_object *req, const char **path, char *msg,
+			      size_t msglen)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(req, "exe", &v) ||
+	    !json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/' ||
+	    json_object_get_string_len(v) > 4000) {
+		snprintf(msg, msglen, "'exe' must be an absolute path");
+		return FP_E_BAD_REQUEST;
+	}
+	*path = json_object_get_string(v);
+	return FP_OK;
+}
+
+/* The sample verbs' hz, on and remote. */
+static enum fp_status arg_sample(struct json_object *req, int *hz, bool *on, bool *remote,
+				 char *msg, size_t msglen)
+{
+	int64_t v = FP_DEFAULT_HZ;
+	enum fp_status st;
+
+	st = arg_bool(req, "remote", false, remote, msg, msglen);
+	if (!st)
+		st = arg_int(req, "hz", FP_MIN_HZ, FP_MAX_HZ, FP_DEFAULT_HZ, &v, msg, msglen);
+	if (!st)
+		st = arg_bool(req, "on", true, on, msg, msglen);
+	*hz = (int)v;
+	return st;
+}
+
+/* --- arguments: pid, selection, definitions ----------------------------------------- */
+
+/* The thread group (process) a task id belongs to; 0 when it cannot be read. */
+static pid_t thread_group(pid_t tid)
+{
+	char path[64], line[128];
+	int tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (pid_t)tgid;
+}
+
+
+/* A pid argument: a process (not a thread) the caller could trace, or an exited target
+ * it owned. A pid now another process's than its target's drops that target. */
+static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
+			      size_t msglen)
+{
+	struct fp_target *t;
+	int64_t p;
+	int ret;
+	pid_t tgid;
+
+	if (!json_object_object_get_ex(r->obj, "pid", NULL) ||
+	    arg_int(r->obj, "pid", 1, FP_MAX_PID, 0, &p, msg, msglen)) {
+		snprintf(msg, msglen, "'pid' must be an integer, 1 to %d", FP_MAX_PID);
+		return FP_E_BAD_REQUEST;
+	}
+	r->pid = (pid_t)p;
+	tgid = thread_group(r->pid);
+	if (tgid > 0 && tgid != r->pid) {	/* /proc/TID exists, unlisted */
+		snprintf(msg, msglen, "pid %d is a thread of process %d: name the process",
+			 (int)r->pid, (int)tgid);
+		return FP_E_BAD_REQUEST;
+	}
+	ret = fp_may_trace(&c->peer, r->pid, msg, msglen);
+	t = fp_registry_find(r->pid);
+	if (!ret && t && t->pid && fp_start_time(r->pid) != t->start_time) {
+		/* the pid belongs to a new process now: the target was another one's */
+		fp_log(FP_LOG_INFO, "pid %d: reused by a new process; the earlier process's "
+		       "figures are dropped", (int)r->pid);
+		fp_registry_drop(t);
+		t = NULL;
+	}
+	if (ret == -ESRCH && t) {	/* an exited target */
+		if (fp_peer_privileged(&c->peer) || t->owner == c->peer.cred.uid)
+			return FP_OK;
+		snprintf(msg, msglen, "permission denied: exited target of another user");
+		return FP_E_PERMISSION_DENIED;
+	}
+	return !ret ? FP_OK : ret == -ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_PERMISSION_DENIED;
+}
+
+/* The regions of t that names selects (sel[r] set), or FP_E_UNKNOWN_NAME with msg for a
+ * name t does not have. */
+static enum fp_status select_regions(const struct fp_target *t, const struct fp_wants *names,
+				     uint8_t *sel, char *msg, size_t msglen)
+{
+	const struct fp_catalog *cat = t->cat;
+	int i, r, k;
+
+	memset(sel, names->all, (size_t)cat->nregions);
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < (i ? names->nregions : names->nfeatures); k++) {
+			const char *name = i ? names->regions[k] : names->features[k];
+			char cut[201];
+
+			if (i ? (r = fp_catalog__region(cat, name)) >= 0
+			      : fp_catalog__feature(cat, name) >= 0) {
+				if (i)
+					sel[r] = 1;
+				for (r = 0; !i && r < cat->nregions; r++)
+					if (fp_region__has_feature(&cat->regions[r], name))
+						sel[r] = 1;
+				continue;
+			}
+			fp_utf8_cut(cut, sizeof(cut), name);
+			snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof list %d)",
+				 (int)t->pid, i ? "region" : "feature", cut, (int)t->pid);
+			return FP_E_UNKNOWN_NAME;
+		}
+	return FP_OK;
+}
+
+/* --- verbs: targets ------------------------------------------------------------------ */
+
+static enum fp_status do_hello(struct fp_client *c, struct request *r,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	*res = json_object_new_object();
+	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
+	fp_report_daemon_keys(*res, opts->cal);
+	return FP_OK;
+}
+
+/* The catalog; read without loading anything when the pid is not attached. */
+static enum fp_status do_list(struct fp_client *c, struct request *r,
+			      struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_target *t = fp_registry_find(r->pid);
+	struct fp_catalog *cat;
+	struct fp_proc *proc;
+
+	if (t) {
+		if (!t->exited)	/* objects mapped since (dlopen) */
+			fp_registry_refresh(t);
+		*res = fp_catalog__to_json(t->cat);
+		return FP_OK;
+	}
+	if (fp_proc__read(r->pid, &proc, msg, msglen))
+		return FP_E_NO_SUCH_PROCESS;
+	cat = fp_catalog__new(proc->objs, proc->nobjs, &opts->defs);
+	if (!cat) {
+		snprintf(msg, msglen, "pid %d: %s", (int)r->pid, strerror(errno));
+		fp_proc__free(proc);
+		return FP_E_INTERNAL;
+	}
+	if (cat->nregions)
+		*res = fp_catalog__to_json(cat);
+	else
+		fp_no_probes_msg(proc, "", msg, msglen);
+	fp_catalog__free(cat);
+	fp_proc__free(proc);
+	return *res ? FP_OK : FP_E_NO_PROBES;
+}
+
+/* featprof repair PID (daemon/target/journal.c fp_journal__repair_process); "check": true only
+ * counts. */
+static enum fp_status do_repair(struct fp_client *c, struct request *r, struct json_object **res,
+				char *msg, size_t msglen)
+{
+	int before = 0, after = 0, ret;
+	enum fp_status st;
+	bool check;
+
+	st = arg_bool(r->obj, "check", false, &check, msg, msglen);
+	if (st)
+		return st;
+	ret = fp_journal__repair_process(r->pid, check, &before, &after, msg, msglen);
+	if (ret)
+		return ret == -ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL;
+	*res = fp_report_repair(r->pid, before, after);
+	return FP_OK;
+}
+
+
+/* "definitions": {"name": FILE, "text": TEXT}, a client's region definitions. */
+static enum fp_status arg_definitions(struct json_object *req, struct fp_regdefs *out,
+				      int *given, char *msg, size_t msglen)
+{
+	struct json_object *d, *name, *text;
+
+	*given = json_object_object_get_ex(req, "definitions", &d);
+	if (!*given)
+		return FP_OK;
+	if (!json_object_is_type(d, json_type_object) ||
+	    !json_object_object_get_ex(d, "name", &name) ||
+	    !json_object_object_get_ex(d, "text", &text) ||
+	    !json_object_is_type(name, json_type_string) ||
+	    !json_object_is_type(text, json_type_string)) {
+		snprintf(msg, msglen, "'definitions' must be {\"name\": string, \"text\": string}");
+		return FP_E_BAD_REQUEST;
+	}
+	if (fp_regdefs__parse(out, json_object_get_string(text),
+			      (size_t)json_object_get_string_len(text),
+			      json_object_get_string(name), msg, msglen))
+		return FP_E_BAD_REQUEST;
+	return FP_OK;
+}
+
+
+static enum fp_status do_attach(struct fp_client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	enum fp_status st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
+
+	if (st == FP_OK)
+		*res = fp_catalog__to_json(r->t->cat);
+	return st;
+}
+
+/* The target of r->pid, attached now by an enable (with the client's definitions) when
+ * it is not yet (*created); else its definitions and catalog brought up to date. */
+static enum fp_status toggle_target(struct fp_client *c, struct request *r, bool on,
+				    struct fp_regdefs *more, bool given, bool *created,
+				    char *msg, size_t msglen)
+{
+	enum fp_status st;
+	int ret;
+
+	*created = false;
+	r->t = fp_registry_find(r->pid);
+	if (!r->t && on) {
+		st = fp_registry_room(&c->peer, msg, msglen);
+		if (!st)
+			st = fp_registry_attach(r->pid, more, &r->t, msg, msglen);
+		*created = !st;
+		return st;
+	}
+	if (r->t->exited) {
+		snprintf(msg, msglen, "pid %d has exited; its last figures stay until detach",
+			 (int)r->pid);
+		return FP_E_NO_SUCH_PROCESS;
+	}
+	/* definitions sent now, objects mapped since */
+	ret = given ? fp_target__add_defs(r->t, more, msg, msglen)
+		    : fp_target__refresh(r->t, msg, msglen);
+	if (ret < 0)
+		return ret == -ENOENT ? FP_E_UNKNOWN_NAME
+				      : fp_registry_exited_meanwhile(r->pid, FP_E_INTERNAL, msg,
+								     msglen);
+	return FP_OK;
+}
+
+/* The regions names selects, attached (on) or detached, and remembered by name. */
+static enum fp_status set_regions(struct fp_target *t, const struct fp_wants *names, bool on,
+				  char *msg, size_t msglen)
+{
+	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
+	enum fp_status st;
+
+	if (!sel) {
+		snprintf(msg, msglen, "out of memory");
+		return FP_E_INTERNAL;
+	}
+	st = select_regions(t, names, sel, msg, msglen);
+	if (st == FP_OK && fp_target__set_regions(t, sel, on, msg, msglen))
+		st = fp_registry_exited_meanwhile(t->pid, FP_E_INTERNAL, msg, msglen);
+	free(sel);
+	if (st == FP_OK && fp_wants_update(&t->wants, names, on))
+		fp_log(FP_LOG_WARN, "pid %d: out of memory: regions that appear later do not "
+		       "join what was enabled by name", (int)t->pid);
+	return st;
+}
+
+static enum fp_status toggle(struct fp_client *c, struct request *r, struct json_object **res,
+			     char *msg, size_t msglen, bool on)
+{
+	struct fp_wants names;
+	struct fp_regdefs more = { 0 };
+	uint64_t t0 = fp_mono_ns();
+	bool created = false;
+	enum fp_status st;
+	bool trap = false;
+	int given = 0;
+
+	if (fp_wants_parse(&names, r->obj, msg, msglen))
+		return FP_E_BAD_REQUEST;
+	st = arg_definitions(r->obj, &more, &given, msg, msglen);
+	if (!st && given && !on) {
+		snprintf(msg, msglen, "'definitions' go with enable");
+		st = FP_E_BAD_REQUEST;
+	}
+	if (!st && on)
+		st = arg_bool(r->obj, "trap", false, &trap, msg, msglen);
+	if (!st)
+		st = toggle_target(c, r, on, &more, given, &created, msg, msglen);
+	if (!st && on)	/* regions enabled by this request: by uprobes even where the
+			 * program could time them itself */
+		r->t->trap_only = trap;
+	fp_regdefs__clear(&more);
+	if (!st)
+		st = set_regions(r->t, &names, on, msg, msglen);
+	fp_wants_clear(&names);
+	if (st) {
+		if (created)	/* nothing else changes: the attach is undone */
+			fp_registry_drop(r->t);
+		return st;
+	}
+	fp_registry_sync_dl_hook(r->t);
+	fp_log(FP_LOG_INFO, "pid %d: %s, %d sites attached (%.3f ms)", (int)r->pid,
+	       on ? "enable" : "disable", r->t->attached_sites,
+	       (double)(fp_mono_ns() - t0) / 1e6);
+	*res = fp_report_enabled(r->t);
+	return FP_OK;
+}
+
+static enum fp_status do_enable(struct fp_client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	return toggle(c, r, res, msg, msglen, true);
+}
+
+static enum fp_status do_disable(struct fp_client *c, struct request *r,
+				 struct json_object **res, char *msg, size_t msglen)
+{
+	return toggle(c, r, res, msg, msglen, false);
+}
+
+static enum fp_status do_detach(struct fp_client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	fp_registry_drop(r->t);
+	fp_log(FP_LOG_INFO, "detached pid %d", (int)r->pid);
+	return FP_OK;
+}
+
+static enum fp_status do_reset(struct fp_client *c, struct request *r,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	int ret = fp_target__reset(r->t);
+
+	if (!ret && r->t->nsample_links)
+		ret = fp_target__sample_reset(r->t);
+	if (ret)
+		snprintf(msg, msglen, "pid %d: cannot reset the figures: %s", (int)r->pid,
+			 strerror(-ret));
+	return ret ? FP_E_INTERNAL : FP_OK;
+}
+
+static enum fp_status do_stats(struct fp_client *c, struct request *r,
+			       struct json_object **res, char *msg, size_t msglen)
+{
+	*res = fp_registry_stats(r->t);
+	if (!*res) {
+		snprintf(msg, msglen, "pid %d: cannot read figures", (int)r->pid);
+		return FP_E_INTERNAL;
+	}
+	return FP_OK;
+}
+
+/* The targets c may see: those it could trace (or could, when they ran). */
+static struct json_object *targets_of(const struct fp_client *c)
+{
+	struct json_object *ts = json_object_new_array(), *o;
+	struct fp_target *t;
+	char why[256];
+	int i = 0;
+
+	while ((t = fp_registry_next(&i))) {
+		struct fp_snapshot *snap;
+
+		if (!fp_peer_privileged(&c->peer) &&
+		    (t->exited ? t->owner != c->peer.cred.uid
+			       : fp_may_trace(&c->peer, t->pid, why, sizeof(why))))
+			continue;
+		snap = fp_target__snapshot(t);
+		o = fp_report_target_status(t, snap);
+		if (!t->exited)	/* int3s at its sites that featprofd did not put there */
+			json_object_object_add(o, "stray_breakpoints",
+					       json_object_new_int(fp_group_strays(t)));
+		json_object_array_add(ts, o);
+		fp_snapshot__free(snap);
+	}
+	return ts;
+}
+
+static enum fp_status do_status(struct fp_client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_watch *w = fp_registry_watch();
+
+	*res = json_object_new_object();
+	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
+	json_object_object_add(*res, "targets", targets_of(c));
+	if (fp_peer_privileged(&c->peer)) {
+		json_object_object_add(*res, "executables", fp_groups_status());
+		fp_report_bpf_objects(*res);	/* the BPF objects targets share */
+	}
+	if (w)	/* dlopen, exec, fork events lost to a full ring */
+		json_object_object_add(*res, "watch_events_lost",
+				       json_object_new_int64((int64_t)fp_watch__lost(w)));
+	json_object_object_add(*res, "clients", json_object_new_int(fp_clients_count()));
+	json_object_object_add(*res, "subscriptions", json_object_new_int(fp_subs_count()));
+	if (fp_journal__repaired() >= 0)	/* left by a featprofd killed mid-attach */
+		json_object_object_add(*res, "breakpoints_repaired_at_start",
+				       json_object_new_int(fp_journal__repaired()));
+	fp_report_daemon_keys(*res, opts->cal);
+	json_object_object_add(*res, "kernel", fp_kernel_mechanisms(opts->cal->optimized));
+	return FP_OK;
+}
+
+/* --- verbs: subscriptions, recording, sampling --------------------------------------- */
+
+static enum fp_status arg_interval(struct json_object *req, unsigned *ms, char *msg,
+				   size_t msglen)
+{
+	int64_t v;
+	enum fp_status st = arg_int(req, "interval_ms", FP_MIN_INTERVAL_MS, FP_MAX_INTERVAL_MS,
+				    FP_DEFAULT_INTERVAL_MS, &v, msg, msglen);
+
+	*ms = (unsigned)v;
+	return st;
+}
+
+static enum fp_status subscribed(enum fp_status st, int id, struct json_object **res)
+{
+	if (st)
+		return st;
+	*res = json_object_new_object();
+	json_object_object_add(*res, "subscription", json_object_new_int(id));
+	return FP_OK;
+}
+
+static enum fp_status do_subscribe(struct fp_client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	enum fp_status st;
+	unsigned ms;
+	int id = 0;
+
+	st = arg_interval(r->obj, &ms, msg, msglen);
+	if (!st)
+		st = fp_subs_pid(c, r->t, ms, &id, msg, msglen);
+	return subscribed(st, id, res);
+}
+
+/* top and stream --exe: the executable's figures per interval, summed over its processes. */
+static enum fp_status do_exe_subscribe(struct fp_client *c, struct request *r,
+				       struct json_object **res, char *msg, size_t msglen)
+{
+	const char *path;
+	enum fp_status st;
+	unsigned ms;
+	int group, id = 0;
+
+	st = arg_exe(r->obj, &path, msg, msglen);
+	if (st)
+		return st;
+	group = fp_group_find(path, msg, msglen);
+	if (!group)
+		return FP_E_NOT_ATTACHED;
+	st = arg_interval(r->obj, &ms, msg, msglen);
+	if (!st)
+		st = fp_subs_exe(c, group, ms, &id, msg, msglen);
+	return subscribed(st, id, res);
+}
+
+static enum fp_status do_record(struct fp_client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	int64_t ms;
+
+	if (!json_object_object_get_ex(r->obj, "duration_ms", NULL) ||
+	    arg_int(r->obj, "duration_ms", FP_MIN_RECORD_MS, FP_MAX_RECORD_MS, 0, &ms, msg,
+		    msglen)) {
+		snprintf(msg, msglen, "'duration_ms' must be an integer, %d to %d",
+			 FP_MIN_RECORD_MS, FP_MAX_RECORD_MS);
+		return FP_E_BAD_REQUEST;
+	}
+	return fp_subs_record(c, r->t, (unsigned)ms, res, msg, msglen);
+}
+
+/*
+ * sample: {pid, hz (FP_MIN_HZ..FP_MAX_HZ, default FP_DEFAULT_HZ), on (default true),
+ * remote (default false)}. On: attaches the target if it is not yet (no region needs to
+ * be enabled: sampling reads the program's own region stack), starts or restarts
+ * sampling; remote: by the daemon's sampler thread from its own CPU instead of a
+ * cpu-clock event in each thread. Off: stops it, the figures stay in stats.
+ */
+static enum fp_status do_sample(struct fp_client *c, struct request *r,
+				struct json_object **res, char *msg, size_t msglen)
+{
+	enum fp_status st;
+	bool on, remote;
+	int hz, ret;
+
+	st = arg_sample(r->obj, &hz, &on, &remote, msg, msglen);
+	if (!st)
+		st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
+	if (st)
+		return st;
+	if (r->t->exited) {
+		snprintf(msg, msglen, "pid %d: exited", (int)r->pid);
+		return FP_E_NO_SUCH_PROCESS;
+	}
+	fp_target__sample_stop(r->t);	/* off, or a restart that takes the new rate */
+	if (on) {
+		ret = fp_target__sample_start(r->t, hz, remote, msg, msglen);
+		if (ret)
+			return ret == -ENOENT	     ? FP_E_NO_PROBES
+			       : ret == -EOPNOTSUPP ? FP_E_UNSUPPORTED
+						    : FP_E_INTERNAL;
+		if (!r->t->enabled_at_ns)
+			r->t->enabled_at_ns = fp_mono_ns();
+		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s (TLS at fs%+lld)", (int)r->pid,
+		       hz, remote ? ", remote" : "", (long long)r->t->sample_tls_off);
+	}
+	*res = json_object_new_object();
+	json_object_object_add(*res, "pid", json_object_new_int(r->pid));
+	json_object_object_add(*res, "sampling", json_object_new_boolean(on));
+	json_object_object_add(*res, "hz", json_object_new_int(hz));
+	json_object_object_add(*res, "clock", json_object_new_string(remote ? "remote"
+										: "cpu-clock"));
+	return FP_OK;
+}
+
+static enum fp_status do_unsubscribe(struct fp_client *c, struct request *r,
+				     struct json_object **res, char *msg, size_t msglen)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(r->obj, "subscription", &v) ||
+	    !json_object_is_type(v, json_type_int)) {
+		snprintf(msg, msglen, "'subscription' must be an integer");
+		return FP_E_BAD_REQUEST;
+	}
+	return fp_subs_cancel(c, json_object_get_int(v), msg, msglen);
+}
+
+/*
+ * Measures the probe cost again (the machine may have changed under the daemon). It
+ * changes every target's compensation, hence V_PRIV. Existing targets keep their
+ * attach point; new ones get the one now measured cheaper.
+ */
+static enum fp_status do_calibrate(struct fp_client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	struct fp_daemon_cal fresh;
+	char err[512];
+
+	if (fp_calibrate(&fresh, opts->site, err, sizeof(err))) {
+		snprintf(msg, msglen, "calibrate: %s; the previous calibration stays", err);
+		return FP_E_INTERNAL;
+	}
+	*res = json_object_new_object();
+	json_object_object_add(*res, "previous", fp_report_daemon_cal(opts->cal));
+	fresh.runs = opts->cal->runs + 1;
+	*opts->cal = fresh;
+	fp_target__costs_changed();
+	fp_log(FP_LOG_INFO, "recalibrated: %s", fresh.why);
+	fp_report_daemon_keys(*res, opts->cal);
+	return FP_OK;
+}
+
+/* --- verbs: executables -------------------------------------------------------------- */
+
+static enum fp_status exe_toggle(struct request *r, bool on, struct json_object **res,
+				 char *msg, size_t msglen)
+{
+	struct fp_wants names;
+	const char *path;
+	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+
+	if (st)
+		return st;
+	if (fp_wants_parse(&names, r->obj, msg, msglen))
+		return FP_E_BAD_REQUEST;
+	st = fp_group_enable(path, &names, on, res, msg, msglen);
+	fp_wants_clear(&names);
+	return st;
+}
+
+static enum fp_status do_exe_enable(struct fp_client *c, struct request *r,
+				    struct json_object **res, char *msg, size_t msglen)
+{
+	return exe_toggle(r, true, res, msg, msglen);
+}
+
+static enum fp_status do_exe_disable(struct fp_client *c, struct request *r,
+				     struct json_object **res, char *msg, size_t msglen)
+{
+	return exe_toggle(r, false, res, msg, msglen);
+}
+
+static enum fp_status do_exe_sample(struct fp_client *c, struct request *r,
+				    struct json_object **res, char *msg, size_t msglen)
+{
+	const char *path;
+	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+	bool on, remote;
+	int hz;
+
+	if (!st)
+		st = arg_sample(r->obj, &hz, &on, &remote, msg, msglen);
+	return st ? st : fp_group_sample(path, hz, on, remote, res, msg, msglen);
+}
+
+static enum fp_status do_exe_stats(struct fp_client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	const char *path;
+	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+
+	return st ? st : fp_group_stats(path, res, msg, msglen);
+}
+
+/* featprof run: the client's child pid, waiting to exec "exe", measured from its exec on. */
+static enum fp_status do_run_start(struct fp_client *c, struct request *r,
+				   struct json_object **res, char *msg, size_t msglen)
+{
+	const char *path;
+	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+	struct fp_wants names;
+	int group = 0;
+	bool stops;	/* the child stops at its exec (ptrace) for run_attach */
+
+	st = st ? st : arg_bool(r->obj, "stops_at_exec", false, &stops, msg, msglen);
+	if (st || fp_wants_parse(&names, r->obj, msg, msglen))
+		return st ? st : FP_E_BAD_REQUEST;
+	st = fp_group_run_start(path, r->pid, stops, c, &names, &group, msg, msglen);
+	fp_wants_clear(&names);
+	if (!st) {
+		*res = json_object_new_object();
+		json_object_object_add(*res, "run", json_object_new_int(group));
+	}
+	return st;
+}
+
+/* run_attach: the run's first process stopped at its exec gets its own target; run_finish:
+ * the run's figures once that process has exited, and the run ends. */
+static enum fp_status do_run_step(struct fp_client *c, struct request *r,
+				  struct json_object **res, char *msg, size_t msglen)
+{
+	int64_t g;
+	enum fp_status st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, msg, msglen);
+
+	if (st)
+		return st;
+	if (strcmp(json_object_get_string(json_object_object_get(r->obj, "verb")), "run_attach"))
+		return fp_group_run_finish((int)g, c, res, msg, msglen);
+	return fp_group_run_attach((int)g, c, res, msg, msglen);
+}
+
+static const struct verb verbs[] = {
+	{ "hello", do_hello, 0 },
+	{ "list", do_list, V_PID },
+	{ "attach", do_attach, V_PID },
+	{ "enable", do_enable, V_PID },
+	{ "disable", do_disable, V_PID | V_TARGET },
+	{ "detach", do_detach, V_PID | V_TARGET },
+	{ "reset", do_reset, V_PID | V_TARGET },
+	{ "stats", do_stats, V_PID | V_TARGET },
+	{ "status", do_status, 0 },
+	{ "subscribe", do_subscribe, V_PID | V_TARGET },
+	{ "record", do_record, V_PID | V_TARGET },
+	{ "sample", do_sample, V_PID },
+	{ "unsubscribe", do_unsubscribe, 0 },
+	{ "calibrate", do_calibrate, V_PRIV },
+	{ "exe_enable", do_exe_enable, V_PRIV },
+	{ "exe_disable", do_exe_disable, V_PRIV },
+	{ "exe_stats", do_exe_stats, V_PRIV },
+	{ "exe_subscribe", do_exe_subscribe, V_PRIV },
+	{ "exe_sample", do_exe_sample, V_PRIV },
+	{ "repair", do_repair, V_PID | V_PRIV },
+	{ "run_start", do_run_start, V_PID },
+	{ "run_attach", do_run_step, 0 },
+	{ "run_finish", do_run_step, 0 },
+};
+
+/* The checks a verb's flags ask for, in order. */
+static enum fp_status admit(struct fp_client *c, const struct verb *v, struct request *r,
+			    char *msg, size_t msglen)
+{
+	enum fp_status st;
+
+	if ((v->flags & V_PRIV) && !fp_peer_privileged(&c->peer)) {
+		snprintf(msg, msglen, "%s: root or CAP_SYS_PTRACE only", v->name);
+		return FP_E_PERMISSION_DENIED;
+	}
+	if ((v->flags & V_PID) && (st = arg_pid(c, r, msg, msglen)))
+		return st;
+	if (v->flags & V_TARGET) {
+		r->t = fp_registry_find(r->pid);
+		if (!r->t) {
+			snprintf(msg, msglen, "pid %d: not attached (enable a feature first)",
+				 (int)r->pid);
+			return FP_E_NOT_ATTACHED;
+		}
+	}
+	return FP_OK;
+}
+
+void fp_verbs_handle_line(struct fp_client *c, const char *line, size_t len)
+{
+	struct request r = { 0 };
+	struct json_object *res = NULL, *v;
+	const struct verb *vb = NULL;
+	enum fp_status st = FP_E_BAD_REQUEST;
+	char msg[1024] = "", cut[101];
+	long long id = 0;
+	int id_ok;
+	size_t i;
+
+	/* strict JSON, UTF-8, no NUL, an id and a verb (common/request.c) */
+	r.obj = fp_request_parse(line, len, &id, &id_ok, msg, sizeof(msg));
+	if (id_ok)
+		r.id = json_object_new_int64(id);	/* echoed exactly as it was read */
+	if (!r.obj)
+		goto out;
+	json_object_object_get_ex(r.obj, "verb", &v);
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]) && !vb; i++)
+		if (!strcmp(verbs[i].name, json_object_get_string(v)))
+			vb = &verbs[i];
+	if (!vb) {
+		st = FP_E_UNKNOWN_VERB;
+		fp_utf8_cut(cut, sizeof(cut), json_object_get_string(v));
+		snprintf(msg, sizeof(msg), "unknown verb '%s'", cut);
+		goto out;
+	}
+	st = admit(c, vb, &r, msg, sizeof(msg));
+	if (st == FP_OK)
+		st = vb->fn(c, &r, &res, msg, sizeof(msg));
+	if (st != FP_OK && !msg[0])
+		snprintf(msg, sizeof(msg), "%s failed", vb->name);
+out:
+	fp_client_reply(c, r.id, st, msg, res);
+	json_object_put(r.id);
+	json_object_put(r.obj);
+}

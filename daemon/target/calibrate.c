@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Calibration: what a probe costs the traced thread, measured on featprof sites in the
+ * daemon's own binary (the same site shape and BPF program as any target's), at each
+ * attach point the kernel offers.
+ *
+ * A probe's cost splits around the timestamp the BPF program takes: before it (trap,
+ * uprobe lookup, program up to the clock read) and after it (rest of the program,
+ * return to user space). daemon/util/stats.c subtracts those parts from region and
+ * feature-set times. They are measured directly: bpf_ktime_get_ns and
+ * clock_gettime(CLOCK_MONOTONIC) read the same clock, so the thread reads the clock
+ * right before and right after each site, then reads back the events' timestamps from
+ * its own task storage (map lookup by pidfd), where the program keeps the last
+ * FP_EV_LOG of them:
+ *	begin_pre = K_begin - t_before_begin, begin_post = t_after_begin - K_begin,
+ *	end_pre = K_end - t_before_end, end_post = t_after_end - K_end,
+ * each less half a clock read (the windows hold one clock_gettime besides the probe).
+ * The read is a system call, so it comes after a whole sequence of probes, never between
+ * two of them: probes that follow one find the kernel's paths colder than a busy loop
+ * leaves them (with a read after each probe, the pair measured 1.65 us where spinning
+ * truth targets' probes cost 1.1 us here, and their regions came out over-compensated:
+ * -2.4% on 10 us, -20% on 1 us). A program's own code may leave them as cold, though:
+ * both are measured (point_figure, "excess").
+ * The timed sites belong to an inner region nested in an outer one, with busy work
+ * between probes as in a running program (an empty region in a tight loop costs less
+ * than one entered after user code ran a while), so the pair cost is what a nested
+ * child costs its parent, measured on nested regions.
+ *
+ * Rounds: ROUNDS rounds of INSTANCES inner regions each, after a warm-up round (on the
+ * optimized path the first hit of a site rewrites it). A round's value of a part is the
+ * mean over its instances, leaving out those during which the thread was switched out
+ * (the kernel charges the events after a switch as cold) and any whose probes took over
+ * STALL_NS (nothing but a switch takes that long). Interrupts that hit a probe stay in:
+ * the cost of probes in a program is a long-tailed distribution (median 0.46 us, mean
+ * 0.6 us, 99th percentile 0.6-1.5 us here with 3-20 us between probes; with 4 ms between
+ * them, median 0.9-1.8 us, mean 1.0-2.3 us, 99th percentile 2-11 us, from one run to the
+ * next), and a figure holds its mean. The calibration is the median round; its spread,
+ * the standard deviation of the round values, is the uncertainty that every compensated
+ * figure carries.
+ *
+ * Gap: a probe costs more the longer the thread ran its own code since its previous
+ * probe (measured here, nop1: pair 1.0 us with 3 us of work between probes, 1.2-1.5 us
+ * with 50-200 us, 1.7-2.4 us with 500-600 us, 3.3-4.0 us with 1-4 ms; after a sleep 1.6-2.2
+ * us), so the kernel charges each event by its gap (bpf/featprof_bpf.h FP_GAP_*, log2
+ * steps interpolated between calibration points: daemon/util/stats.c fp_cal_step). Point 0
+ * is the rounds above; the other points are measured the same way with their work before
+ * each begin and inside each region (fewer instances: they take longer), the cold point
+ * with a 1 ms sleep in both places, and FP_CAL_ONCE with none: regions back to back, a
+ * clock read between any two probes (the end of one region and the begin of the next;
+ * 1.07 us a pair here, as point 0's). Each point is labelled with the gaps its probes
+ * had as the kernel saw them (their geometric mean, from the timestamps: 0.55 us at
+ * once, 3.6 us for point 0's 3 us of work). Each point's value is its median round, its
+ * spread their standard deviation. The points' rounds are measured in turn, not one
+ * point after another: a probe's cost here moves between levels from one second to the
+ * next (a pair 1.07 or 1.9 us, each steady for a calibration's length), and points
+ * measured seconds apart would disagree by that.
+
+ *
+ * Attach point: where the kernel optimizes nop5 uprobes (it maps [uprobes-trampoline]
+ * into the process after a hit), both points are measured and new targets get the one
+ * with the lower pair cost, unless --site says otherwise. Per-machine: a uprobe trap
+ * costs ~0.6 us on some machines of this project's kind and ~5 us on others, where the
+ * optimized call is ~4x cheaper; on the first kind the two cost the same.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calibrate.h"
+#include "featprof.h"
+#include "featprof.skel.h"
+#include "ip_calibrate.h"
+#include "maps.h"
+#include "target.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define ROUNDS 21
+#define HISTORY_MAX 64		/* round values kept per point, at most */
+#define OUTER 40		/* outer regions per round */
+#define INNER 4			/* inner regions per outer one */
+#define INSTANCES (OUTER * INNER)
+#define WORK_NS 3000.0		/* busy work between probes */
+#define STALL_NS 100e3
+#define COLD_SLEEP_US 1000
+#define GAP_SLEEP (-1.0)	/* a gap that is a sleep: the cold point */
+#define GAP_ONCE (-2.0)		/* probes at once: point FP_CAL_ONCE */
+#define ONCE_CHAIN 7		/* its regions back to back: 14 events, in the log */
+
+/* Per calibration point (0 is the rounds above): the work before each begin and inside
+ * each region; rounds and instances per round. */
+static const struct {
+	double work_ns;
+	int rounds, instances;
+} gap_plan[FP_CAL_POINTS] = {
+	{ WORK_NS, ROUNDS, INSTANCES },
+	{ 60e3, 15, 24 },
+	{ 600e3, 9, 12 },
+	{ 4e6, 7, 6 },
+	{ GAP_ONCE, 15, 4 * (ONCE_CHAIN - 1) },
+	{ GAP_SLEEP, 9, 12 },
+};
+#define GAP_MAX_ROUNDS ROUNDS
+_Static_assert(FP_CAL_COLD == FP_CAL_POINTS - 1 && FP_CAL_COLD == FP_CAL_GAPS &&
+		       FP_CAL_ONCE == FP_CAL_GAPS - 1, "points");
+
+/* The regions of the daemon's own catalog a calibration enables: its two first. */
+#define CAL_REGIONS_MAX 8
+static uint8_t cal_sel[CAL_REGIONS_MAX] = { 1, 1 };
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void busy(double ns)
+{
+	double t0 = now_ns();
+
+	while (now_ns() - t0 < ns)
+		;
+}
+
+struct cal_run {
+	struct fp_target *t;
+	int pidfd;
+	pid_t tid;
+	struct fp_tstate st;
+	double half_clock;	/* half of one clock_gettime */
+	uint32_t sw;		/* the thread's switch-outs at the latest read of its state */
+	uint32_t nev;		/* its events then */
+	int disturb;		/* a system call after each probe (the disturbed rounds) */
+	struct fp_tstate scratch;	/* what that call reads */
+	int point;		/* the calibration point being measured */
+	double lg_sum[FP_CAL_POINTS];	/* log2 of the gaps of its events measured, summed */
+	int lg_n[FP_CAL_POINTS];
+	/* per instance its four parts and, [SWITCHED], 1 if the thread was switched out
+	 * meanwhile (the kernel would have charged its events as cold) */
+	double part[INSTANCES][FP_C_N + 1];
+	double outer_excess[OUTER];	/* outer raw - its inside time */
+	int n;
+};
+
+/*
+ * The thread's state, read from its task storage (a system call, so never between the
+ * probes of one measured sequence: it would leave them a colder machine than a program's
+ * own code does, and the probes measured so cost more than a program's). n: the events
+ * the sequence since the previous read had; 1 when they are all in the state's log (none
+ * lost, not more than it keeps), 0 when not (the sequence is not used), or -errno.
+ */
+static int read_log(struct cal_run *c, uint32_t n)
+{
+	uint32_t before = c->nev;
+	int ret = fp_target__thread_state(c->t, c->pidfd, c->tid, &c->st);
+
+	if (ret)
+		return ret;
+	c->sw = c->st.switches;
+	c->nev = c->st.nev;
+	return c->nev - before == n && n <= FP_EV_LOG;
+}
+
+/* The timestamp of the sequence's event e of n (0: its first), from the log. */
+static double kts(const struct cal_run *c, uint32_t n, uint32_t e)
+{
+	return (double)c->st.ev_ts[(c->nev - n + e) & (FP_EV_LOG - 1)];
+}
+
+#define SWITCHED FP_C_N	/* 1: switched out meanwhile; UNREAD: not in the log */
+#define UNREAD 2
+
+/* The four parts of the region whose begin and end are the sequence's events e and e + 1
+ * of n, from the clock read before and after each (t[4]) and the log (see the comment at
+ * the top), into p; ok 0: not used (SWITCHED). */
+static void parts(struct cal_run *c, uint32_t n, uint32_t e, const double t[4], int ok,
+		  double *p)
+{
+	double kb = kts(c, n, e), ke = kts(c, n, e + 1), kp = kts(c, n, e - 1);
+
+	/* the gaps the kernel saw (from the previous event's timestamp: the log holds the
+	 * one before the sequence too, once the thread had one) */
+	if (ok && ke > kb && kb > kp && c->nev > n) {
+		c->lg_sum[c->point] += log2(kb - kp) + log2(ke - kb);
+		c->lg_n[c->point] += 2;
+	}
+	p[FP_C_BEGIN_PRE] = kb - t[0] - c->half_clock;
+	p[FP_C_BEGIN_POST] = t[1] - kb - c->half_clock;
+	p[FP_C_END_PRE] = ke - t[2] - c->half_clock;
+	p[FP_C_END_POST] = t[3] - ke - c->half_clock;
+	p[SWITCHED] = ok ? 0 : UNREAD;
+}
+
+/* The disturbed rounds' system call after a probe (the thread's state read, as the
+ * calibration did after every probe before 2026-11-27), outside the timed windows. */
+static void disturb(struct cal_run *c)
+{
+	if (c->disturb)
+		fp_target__thread_state(c->t, c->pidfd, c->tid, &c->scratch);
+}
+
+/* One inner region, the clock read around each of its probes into t[4]. */
+static __always_inline void timed_inner(struct cal_run *c, double *t)
+{
+	t[0] = now_ns();
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	t[1] = now_ns();
+	disturb(c);
+	busy(WORK_NS);
+	t[2] = now_ns();
+	FP_END(featprof_calibration_inner);
+	t[3] = now_ns();
+	disturb(c);
+}
+
+/* One outer region holding INNER timed inner ones, read from the log after its end. */
+__attribute__((noinline)) static int outer_region(struct cal_run *c, int o)
+{
+	const uint32_t n = 2 + 2 * INNER;	/* the outer's begin and end, the inner ones' */
+	double o0, o1, t[INNER][4];
+	uint32_t sw0 = c->sw;
+	int j, ok;
+
+	FP_BEGIN(featprof_calibration, "featprof");
+	o0 = now_ns();
+	for (j = 0; j < INNER; j++) {
+		busy(WORK_NS);
+		timed_inner(c, t[j]);
+	}
+	busy(WORK_NS);
+	o1 = now_ns();
+	FP_END(featprof_calibration);
+	ok = read_log(c, n);
+	if (ok < 0)
+		return ok;
+	for (j = 0; j < INNER; j++) {
+		parts(c, n, 1 + 2 * (uint32_t)j, t[j], ok, c->part[o * INNER + j]);
+		if (ok && c->sw != sw0)
+			c->part[o * INNER + j][SWITCHED] = 1;
+	}
+	c->outer_excess[o] = ok ? (kts(c, n, n - 1) - kts(c, n, 0)) - (o1 - o0) : NAN;
+	return 0;
+}
+
+static void gap(double ns)
+{
+	if (ns == GAP_SLEEP)
+		usleep(COLD_SLEEP_US);
+	else
+		busy(ns);
+}
+
+/*
+ * Point FP_CAL_ONCE: ONCE_CHAIN inner regions back to back, one clock read between any
+ * two probes, so that each probe follows the previous one at once (the end of a region
+ * and the begin of the next, an empty region's begin and end). The first begin follows
+ * the log's read (a system call) and is left out: ONCE_CHAIN - 1 rows of parts into p.
+ */
+__attribute__((noinline)) static int timed_once(struct cal_run *c, double (*p)[FP_C_N + 1])
+{
+	const uint32_t n = 2 * ONCE_CHAIN;
+	double t[2 * ONCE_CHAIN + 1];
+	uint32_t sw0 = c->sw;
+	int k, ok;
+
+	t[0] = now_ns();
+	for (k = 0; k < ONCE_CHAIN; k++) {
+		FP_BEGIN(featprof_calibration_inner, "featprof");
+		t[2 * k + 1] = now_ns();
+		FP_END(featprof_calibration_inner);
+		t[2 * k + 2] = now_ns();
+	}
+	ok = read_log(c, n);
+	if (ok < 0)
+		return ok;
+	for (k = 1; k < ONCE_CHAIN; k++) {
+		double w[4] = { t[2 * k], t[2 * k + 1], t[2 * k + 1], t[2 * k + 2] };
+
+		parts(c, n, 2 * (uint32_t)k, w, ok, p[k - 1]);
+		if (ok && c->sw != sw0)
+			p[k - 1][SWITCHED] = 1;
+	}
+	return 0;
+}
+
+/* One inner region with work_ns (or a sleep) before its begin and inside it: both of
+ * its events have that gap. Its four parts into p, as outer_region's. */
+__attribute__((noinline)) static int timed_gap(struct cal_run *c, double work_ns, double *p)
+{
+	double t[4];
+	uint32_t sw0 = c->sw;
+	int ok;
+
+	gap(work_ns);
+	t[0] = now_ns();
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	t[1] = now_ns();
+	gap(work_ns);
+	t[2] = now_ns();
+	FP_END(featprof_calibration_inner);
+	t[3] = now_ns();
+	ok = read_log(c, 2);
+	if (ok < 0)
+		return ok;
+	parts(c, 2, 0, t, ok, p);
+	if (ok && c->sw != sw0)
+		p[SWITCHED] = 1;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double stdev(const double *v, int n)
+{
+	double m = 0, s = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		m += v[i] / n;
+	for (i = 0; i < n; i++)
+		s += (v[i] - m) * (v[i] - m);
+	return n > 1 ? sqrt(s / (n - 1)) : 0;
+}
+
+/* Each part's mean over c->part[0..n-1] into val, leaving out instances during which the
+ * thread was switched out (unless cold: they all were; or none is left) and stalls. */
+static void part_means(struct cal_run *c, int n, int cold, double *val)
+{
+	int i, k, used = 0, pass;
+
+	for (pass = 0; pass < 2 && !used; pass++) {	/* pass 1: the switched ones too */
+		memset(val, 0, sizeof(double) * FP_C_N);
+		for (i = 0; i < n; i++) {
+			const double *p = c->part[i];
+
+			if (p[SWITCHED] == UNREAD || p[0] + p[1] + p[2] + p[3] > STALL_NS ||
+			    (p[SWITCHED] && !cold && !pass))
+				continue;
+			for (k = 0; k < FP_C_N; k++)
+				val[k] += p[k];
+			used++;
+		}
+	}
+	for (k = 0; k < FP_C_N; k++)
+		val[k] = used ? val[k] / used : 0;
+}
+
+/* One round: INSTANCES timed inner regions; the round's value of each part. */
+static int round_values(struct cal_run *c, double *val, double *outer)
+{
+	double ex[OUTER];
+	int i, n = 0, ret = read_log(c, 0);	/* where the log stands */
+
+	for (i = 0; i < OUTER && ret >= 0; i++)
+		ret = outer_region(c, i);
+	if (ret < 0)
+		return ret;
+	part_means(c, INSTANCES, 0, val);
+	for (i = 0; i < OUTER; i++)
+		if (!isnan(c->outer_excess[i]))
+			ex[n++] = c->outer_excess[i];
+	*outer = n ? median(ex, n) : 0;
+	return 0;
+}
+
+/* One round of calibration point b > 0: its instances, the round's value of each part. */
+static int gap_round(struct cal_run *c, int b, double *val)
+{
+	int i, ret = read_log(c, 0);	/* where the log stands */
+
+	for (i = 0; i < gap_plan[b].instances && ret >= 0; i++)
+		if (b != FP_CAL_ONCE)
+			ret = timed_gap(c, gap_plan[b].work_ns, c->part[i]);
+		else if (i % (ONCE_CHAIN - 1) == 0)
+			ret = timed_once(c, &c->part[i]);
+	ret = ret < 0 ? ret : 0;
+	if (!ret)
+		part_means(c, gap_plan[b].instances, b == FP_CAL_COLD, val);
+	return ret;
+}
+
+/* The figures status shows (point 0 and the cold one) from the points; bias[] and
+ * pair[] the point-0 rounds' sums; h: the disturbed excess per part. */
+static void point0_figure(struct fp_calibration *out, double *bias, double *pair, int n,
+			  const double *h)
+{
+	const double *cold = out->point_ns[FP_CAL_COLD];
+
+	memcpy(out->part_ns, out->point_ns[0], sizeof(out->part_ns));
+	memcpy(out->part_sd, out->point_sd[0], sizeof(out->part_sd));
+	out->bias_sd = stdev(bias, n) + h[FP_C_BEGIN_POST] + h[FP_C_END_PRE];
+	out->pair_sd = stdev(pair, n) + h[0] + h[1] + h[2] + h[3];
+	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
+	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
+	out->cold_bias_ns = cold[FP_C_BEGIN_POST] + cold[FP_C_END_PRE];
+	out->cold_pair_ns = cold[0] + cold[1] + cold[2] + cold[3];
+	out->rounds = n;
+}
+
+/* A point's figures from its round values v[n][FP_C_N]: medians and spreads; gap_ns its
+ * gap. */
+/*
+ * What a probe costs also depends on how cold the program's own code left the kernel's
+ * paths, which featprofd cannot see: measured here (point 0, fast-trap machine), a pair
+ * cost 1.07 us between probes with only the calibration's busy loop between them and
+ * 1.65 us with a system call after each probe (truth.cc, which throws, longjmps and
+ * walks many regions between its probes, paid the latter or more; a spinning truth
+ * target the former). A program's code between probes is seldom a busy loop, so every
+ * warm point is charged the disturbed cost and states the whole difference down to the
+ * warm one on top of its spread (charged halfway, truth.cc's compensation removed only
+ * 30-56% of its raw error in 2 of 6 fresh-clone runs). DIST_ROUNDS disturbed rounds of
+ * point 0 give the difference, per part and attach point (excess); the cold point,
+ * after a sleep, is cold either way.
+ */
+#define DIST_ROUNDS 7
+static double excess[FP_AT_N][FP_C_N];
+
+/* A point's figures from its round values v[n][FP_C_N] at attach point at: medians and
+ * spreads, and the disturbed excess; gap_ns its gap. */
+static void point_figure(struct fp_calibration *out, int at, int b, double (*v)[FP_C_N],
+			 int n, double gap_ns)
+{
+	double col[HISTORY_MAX];
+	int i, k;
+
+	for (k = 0; k < FP_C_N; k++) {
+		double h = b == FP_CAL_COLD ? 0 : excess[at][k];
+
+		for (i = 0; i < n; i++)
+			col[i] = v[i][k];
+		out->point_sd[b][k] = stdev(col, n) + h;
+		out->point_ns[b][k] = median(col, n) + h;
+	}
+	out->point_rounds[b] = n;
+	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : gap_ns;
+}
+
+/* The round values of the last calibration, per attach point and calibration point:
+ * the drift tracker's history starts from them (fp_calibrate_track). */
+static double last_rounds[FP_AT_N][FP_CAL_POINTS][GAP_MAX_ROUNDS][FP_C_N];
+/* And each point's gap, as the kernel saw it (the drift tracker keeps them). */
+static double last_gap[FP_AT_N][FP_CAL_POINTS];
+
+/* The gaps of point b's events measured since the last call: their geometric mean (the
+ * kernel steps gaps in log2), or the plan's work where none was seen. */
+static double gap_seen(struct cal_run *c, int b)
+{
+	double g = c->lg_n[b] ? exp2(c->lg_sum[b] / c->lg_n[b]) : gap_plan[b].work_ns;
+
+	c->lg_sum[b] = 0;
+	c->lg_n[b] = 0;
+	return g;
+}
+
+/* Calibration at the target's current attach point (t->use_opt). */
+static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
+		   char *err, size_t errlen)
+{
+	int at = t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
+	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
+	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
+	double dist[DIST_ROUNDS][FP_C_N], col[ROUNDS], warm, d;
+	uint8_t *sel = cal_sel;
+	int i, b, ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = fp_target__set_regions(t, sel, 1, err, errlen);
+	if (ret)
+		return ret;
+	c->point = 0;
+	ret = round_values(c, dummy, &o);	/* warm-up; the first hits rewrite nop5 sites */
+	gap_seen(c, 0);
+	/* the points' rounds in turn (round i of each point that has one), so that every
+	 * point is measured over the whole calibration: a probe's cost moves from one
+	 * second to the next, and points measured one after the other would differ by that */
+	for (i = 0; i < GAP_MAX_ROUNDS && !ret; i++) {
+		for (b = 0; b < FP_CAL_POINTS && !ret; b++) {
+			if (i >= gap_plan[b].rounds)
+				continue;
+			c->point = b;
+			ret = b ? gap_round(c, b, v[b][i]) : round_values(c, v[0][i], &outer[i]);
+		}
+		if (i < DIST_ROUNDS && !ret) {	/* point 0, a system call after each probe */
+			c->point = FP_CAL_COLD;	/* its gaps label nothing */
+			c->disturb = 1;
+			ret = round_values(c, dist[i], &o);
+			c->disturb = 0;
+		}
+	}
+	for (b = 0; b < FP_C_N && !ret; b++) {
+		for (i = 0; i < ROUNDS; i++)
+			col[i] = v[0][i][b];
+		warm = median(col, ROUNDS);
+		for (i = 0; i < DIST_ROUNDS; i++)
+			col[i] = dist[i][b];
+		d = median(col, DIST_ROUNDS);
+		excess[at][b] = d > warm ? d - warm : 0;
+	}
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		last_gap[at][b] = gap_seen(c, b);
+	fp_target__set_regions(t, sel, 0, err, errlen);
+	if (ret) {
+		snprintf(err, errlen, "calibration: cannot read the thread's own state: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		point_figure(out, at, b, v[b], gap_plan[b].rounds, last_gap[at][b]);
+	for (i = 0; i < ROUNDS; i++) {
+		bias[i] = v[0][i][FP_C_BEGIN_POST] + v[0][i][FP_C_END_PRE];
+		pair[i] = v[0][i][0] + v[0][i][1] + v[0][i][2] + v[0][i][3];
+		outer[i] -= bias[i];
+	}
+	point0_figure(out, bias, pair, ROUNDS, excess[at]);
+	out->nested_check_ns = median(outer, ROUNDS);
+	out->instances = INSTANCES;
+	out->valid = 1;
+	return 0;
+}
+
+static int has_trampoline(void)
+{
+	struct fp_vma *v = NULL;
+	int nv = fp_read_maps(0, &v), i, found = 0;
+
+	for (i = 0; i < nv && !found; i++)
+		found = !strcmp(v[i].path, "[uprobes-trampoline]");
+	fp_free_maps(v, nv);
+	return found;
+}
+
+/* Two sites of the inner region, hit by the daemon and then by a forked child. */
+__attribute__((noinline)) static void fork_probe(void)
+{
+	FP_BEGIN(featprof_calibration_inner, "featprof");
+	FP_END(featprof_calibration_inner);
+}
+
+/*
+ * Does a child forked after the optimized path rewrote a site survive hitting it? The
+ * kernel maps [uprobes-trampoline] into the process whose thread hit the site and
+ * rewrites the site into a call to it; a fork copies the rewritten page but not the
+ * mapping (seen on Linux 6.18), so the child faults at its first optimized site. The
+ * child catches its own fault and exits with FORK_FAULTED: a handled signal reaches
+ * neither the kernel log ("segfault at ...") nor a core-dump handler. 1: it faulted (or
+ * could not be run: assume the worst), 0: it lived.
+ */
+#define FORK_FAULTED 71
+
+static void fork_fault(int sig)
+{
+	_exit(FORK_FAULTED);
+}
+
+static int fork_loses_trampoline(void)
+{
+	int i, status = 0;
+	pid_t p;
+
+	for (i = 0; i < 3; i++)	/* the first hit traps and rewrites the site */
+		fork_probe();
+	p = fork();
+	if (p == 0) {
+		struct sigaction sa = { .sa_handler = fork_fault };
+		struct rlimit none = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &none);	/* in case a signal is not caught */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, NULL);	/* the call lands on an unmapped page */
+		sigaction(SIGBUS, &sa, NULL);
+		sigaction(SIGILL, &sa, NULL);
+		sigaction(SIGTRAP, &sa, NULL);
+		fork_probe();
+		_exit(0);
+	}
+	if (p < 0 || waitpid(p, &status, 0) != p)
+		return 1;
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+static double clock_cost(void)
+{
+	double t0 = now_ns(), t1;
+	int i;
+
+	for (i = 0; i < 999; i++)
+		now_ns();
+	t1 = now_ns();
+	return (t1 - t0) / 1000;
+}
+
+/* --- drift ---------------------------------------------------------------------------
+ *
+ * A probe's cost moves while the daemon runs: six calibrations within 20 s here gave nop5
+ * pairs of 3.5-4.8 us and nop1 pairs of 11.6-16.4 us, where one calibration's spread is
+ * 20-100 ns and 1-2 us. So while targets are live, fp_calibrate_track() measures
+ * TRACK_ROUNDS more rounds at the default attach point every few seconds (a warm-up round
+ * first, as at start) and keeps the last HISTORY rounds: the calibration is their median,
+ * its spread their standard deviation, so both follow the machine and the uncertainty
+ * holds the drift over the last minutes, not one moment's noise. The tracker's target
+ * (the daemon's own calibration sites) is loaded once; its sites are attached for the
+ * measurement and detached after it, so that no uprobe of featprofd's stays while it
+ * waits (a detach waits for an RCU grace period, ~50 ms here: hence every 10 s, not
+ * more often). It is freed before a full calibration. Each tick also measures one round
+ * of one other calibration point, in turn (the longest, 6 instances of 8 ms: ~50 ms);
+ * each keeps its last GAP_HISTORY rounds.
+ */
+#define TRACK_ROUNDS 3
+#define HISTORY 63		/* point 0's rounds kept */
+#define GAP_HISTORY 15		/* each other point's */
+_Static_assert(HISTORY < HISTORY_MAX && GAP_HISTORY < HISTORY_MAX, "history");
+
+static struct {
+	struct fp_target *t;
+	struct cal_run *c;
+	struct {
+		double v[HISTORY][FP_C_N];
+		int n, next;
+	} b[FP_CAL_POINTS];
+	int point, turn;	/* turn: the other calibration point measured next tick */
+} track;
+
+static void track_push(int b, const double *v)
+{
+	int max = b ? GAP_HISTORY : HISTORY;
+
+	memcpy(track.b[b].v[track.b[b].next], v, sizeof(track.b[b].v[0]));
+	track.b[b].next = (track.b[b].next + 1) % max;
+	if (track.b[b].n < max)
+		track.b[b].n++;
+}
+
+static void track_seed(int point)
+{
+	int i, b;
+
+	memset(track.b, 0, sizeof(track.b));
+	track.point = point;
+	track.turn = 1;
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		for (i = 0; i < gap_plan[b].rounds; i++)
+			track_push(b, last_rounds[point][b][i]);
+}
+
+void fp_calibrate_track_free(void)
+{
+	if (track.c && track.c->pidfd > 0)
+		close(track.c->pidfd);
+	free(track.c);
+	track.c = NULL;
+	fp_target__free(track.t);
+	track.t = NULL;
+}
+
+/* The tracker's own target, loaded once, its sites at the default point. */
+static int track_open(int optimized, char *err, size_t errlen)
+{
+	int ret;
+
+	track.c = calloc(1, sizeof(*track.c));
+	track.t = track.c ? fp_target__new(getpid(), optimized, NULL, NULL, err, errlen) : NULL;
+	if (!track.t) {
+		ret = track.c ? -errno : -ENOMEM;
+		fp_calibrate_track_free();
+		return ret;
+	}
+	track.c->t = track.t;
+	track.c->tid = (pid_t)syscall(SYS_gettid);
+	track.c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	track.c->half_clock = clock_cost() / 2;
+	ret = track.c->pidfd < 0 ? -errno : 0;
+	if (ret) {
+		snprintf(err, errlen, "drift: pidfd_open: %s", strerror(-ret));
+		fp_calibrate_track_free();
+	}
+	return ret;
+}
+
+/* The calibration of a point from the history: medians and spreads of its rounds. */
+static void track_figure(struct fp_calibration *out)
+{
+	double bias[HISTORY], pair[HISTORY];
+	int i, b;
+
+	for (b = 0; b < FP_CAL_POINTS; b++)
+		point_figure(out, track.point, b, track.b[b].v, track.b[b].n,
+			     last_gap[track.point][b]);
+	for (i = 0; i < track.b[0].n; i++) {
+		const double *v = track.b[0].v[i];
+
+		bias[i] = v[FP_C_BEGIN_POST] + v[FP_C_END_PRE];
+		pair[i] = v[0] + v[1] + v[2] + v[3];
+	}
+	point0_figure(out, bias, pair, track.b[0].n, excess[track.point]);
+}
+
+int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
+{
+	int point = cal->optimized ? FP_AT_NOP5 : FP_AT_NOP1, i, ret = 0;
+	uint8_t *sel = cal_sel;
+	double v[FP_C_N], o;
+
+	if (!cal->at[point].valid || track.point != point || !track.b[0].n) {
+		snprintf(err, errlen, "drift: no calibration of the default attach point");
+		return -EINVAL;
+	}
+	if (!track.t && (ret = track_open(cal->optimized, err, errlen)))
+		return ret;
+	ret = fp_target__set_regions(track.t, sel, 1, err, errlen);
+	if (ret)
+		return ret;
+	ret = round_values(track.c, v, &o);	/* warm-up, as at start */
+	for (i = 0; i < TRACK_ROUNDS && !ret; i++) {
+		ret = round_values(track.c, v, &o);
+		if (!ret)
+			track_push(0, v);
+	}
+	track.c->point = track.turn;
+	if (!ret && !(ret = gap_round(track.c, track.turn, v)))	/* one round of another */
+		track_push(track.turn, v);
+	track.c->point = 0;
+	track.turn = track.turn % (FP_CAL_POINTS - 1) + 1;
+	fp_target__set_regions(track.t, sel, 0, err, errlen);
+	if (ret) {
+		snprintf(err, errlen, "drift: cannot read the thread's own state: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	track_figure(&cal->at[point]);
+	return 0;
+}
+
+int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen)
+{
+	struct cal_run *c = calloc(1, sizeof(*c));
+	double t_start = now_ns(), p1, p5;
+	struct fp_target *t = NULL;
+	uint8_t *sel = cal_sel;
+	int ret = 0, i;
+
+	memset(out, 0, sizeof(*out));
+	fp_calibrate_track_free();	/* its links would double every probe measured here */
+	if (!c) {
+		snprintf(err, errlen, "calibration: out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	t = fp_target__new(getpid(), 1, NULL, NULL, err, errlen);
+	if (!t) {
+		ret = -errno;
+		goto out;
+	}
+	/* sel[] below selects regions 0 and 1: exactly these two, sorted by name */
+	/* sel[] selects regions 0 and 1: exactly these two, sorted by name first (the
+	 * daemon's in-process calibration regions, daemon/inproc/ip_calibrate.c, come after) */
+	if (t->cat->nregions > CAL_REGIONS_MAX ||
+	    fp_catalog__region(t->cat, "featprof_calibration") != 0 ||
+	    fp_catalog__region(t->cat, "featprof_calibration_inner") != 1) {
+		snprintf(err, errlen, "calibration regions missing from the daemon binary");
+		ret = -ENOENT;
+		goto out;
+	}
+	c->t = t;
+	c->tid = (pid_t)syscall(SYS_gettid);
+	c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (c->pidfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "calibration: pidfd_open: %s", strerror(errno));
+		goto out;
+	}
+	c->half_clock = clock_cost() / 2;
+
+	/* does the kernel turn a uprobe on our nop5 into a call? */
+	ret = fp_target__set_regions(t, sel, 1, err, errlen);
+	if (ret)
+		goto out;
+	for (i = 0; i < 4 && !ret; i++)
+		ret = outer_region(c, 0);
+	out->kernel_optimizes = has_trampoline();
+	out->fork_hazard = out->kernel_optimizes && fork_loses_trampoline();
+	fp_target__set_regions(t, sel, 0, err, errlen);
+	if (ret)
+		goto out;
+
+	if (out->kernel_optimizes && site != FP_SITE_NOP1 &&
+	    (ret = measure(t, c, &out->at[FP_AT_NOP5], err, errlen)))
+		goto out;
+	t->use_opt = 0;
+	if (site != FP_SITE_NOP5 || !out->kernel_optimizes) {
+		ret = measure(t, c, &out->at[FP_AT_NOP1], err, errlen);
+		if (ret)
+			goto out;
+	}
+	p1 = out->at[FP_AT_NOP1].pair_ns;
+	p5 = out->at[FP_AT_NOP5].pair_ns;
+	if (!out->kernel_optimizes) {
+		out->optimized = 0;
+		snprintf(out->why, sizeof(out->why), "this kernel does not optimize nop5 uprobes");
+	} else if (site == FP_SITE_NOP1 || site == FP_SITE_NOP5) {
+		out->optimized = site == FP_SITE_NOP5;
+		snprintf(out->why, sizeof(out->why), "set by --site%s",
+			 site == FP_SITE_NOP5 && out->fork_hazard
+				 ? " (children forked by a target will crash at their first site, "
+				   "also after the probes are detached: a child keeps the call)"
+				 : "");
+	} else if (out->fork_hazard) {	/* never a hazard to the target */
+		out->optimized = 0;
+		snprintf(out->why, sizeof(out->why),
+			 "nop5 is %.2fx cheaper, but this kernel does not give a forked child "
+			 "the optimized path's trampoline: the child would crash at its first "
+			 "site", p1 / p5);
+	} else {
+		out->optimized = p5 < p1;
+		snprintf(out->why, sizeof(out->why),
+			 "measured pair cost nop1 %.0f ns, nop5 %.0f ns: "
+			 "%s is %.2fx cheaper",
+			 p1, p5, p5 < p1 ? "nop5" : "nop1", p5 < p1 ? p1 / p5 : p5 / p1);
+	}
+	ret = fp_ip_calibrate(&out->ip, err, errlen);
+	if (ret)
+		goto out;
+	out->runs = 1;
+	out->when = (uint64_t)time(NULL);
+	out->took_ms = (now_ns() - t_start) / 1e6;
+	track_seed(out->optimized ? FP_AT_NOP5 : FP_AT_NOP1);
+out:
+	if (c && c->pidfd > 0)
+		close(c->pidfd);
+	free(c);
+	fp_target__free(t);
+	return ret;
+}

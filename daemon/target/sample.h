@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Sampling: daemon/target/sample.c. */
+#ifndef FP_SAMPLE_H
+#define FP_SAMPLE_H
+
+#include "target.h"
+
+struct json_object;
+
+/* Starts sampling t's threads at hz: a cpu-clock event per thread, or (remote) the
+ * sampler thread's ticks. 0 or -errno, err filled. */
+int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err,
+			    size_t errlen);
+/* Names the ids seen so far while the target can still be read (called periodically). */
+void fp_target__sample_name(struct fp_target *t);
+/* Zeroes the sampled figures (reset). 0 or -errno. */
+int fp_target__sample_reset(struct fp_target *t);
+/* Stops it; the figures so far stay (t->sample_last). */
+void fp_target__sample_stop(struct fp_target *t);
+/* The sampled figures (a new reference), or NULL when t never sampled. */
+struct json_object *fp_sample_report(struct fp_target *t);
+/* Puts the report's figures beside the traced ones in a stats reply. */
+void fp_sample_merge(struct json_object *stats, struct json_object *report);
+/* After stats of several processes were summed (stats --exe): the samples add, so the
+ * shares, sampled times and standard errors are figured again from the sums. */
+void fp_sample_refigure(struct json_object *stats);
+
+#endif

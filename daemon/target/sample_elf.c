@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What sampling (daemon/target/sample.c) reads from the target's files before it starts: the
+ * sampler's TLS ABI note and featprof_tls's offset in the executable, whether every
+ * library with regions pushes onto that one stack, and the addresses of the probe sites
+ * (samples there are featprofd's uprobe handling).
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "featprof.h"
+#include "kernel.h"
+#include "maps.h"
+#include "notes.h"
+#include "sample_elf.h"
+#include "sample.skel.h"
+#include "target.h"
+
+/* The executable's TLS ABI note must say what this daemon reads: checked before any
+ * read of the target's memory. A gated build's gate site and semaphore: *gate_off and
+ * *sem_off (file offsets), else 0. */
+int fp_sample_tls_abi(pid_t pid, uint64_t *gate_off, uint64_t *sem_off, char *err,
+		   size_t errlen)
+{
+	char path[64];
+	struct fp_object *obj = NULL;
+	int ret, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ret = fp_object__read(path, path, &obj, err, errlen);
+	if (ret)
+		return ret;
+	*gate_off = *sem_off = 0;
+	if (!obj->tls_version) {
+		snprintf(err, errlen, "pid %d: its executable has no featprof TLS note: sampling "
+			 "needs a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
+		ret = -ENOENT;
+	} else if (obj->tls_version != FP_TLS_ABI_VERSION || obj->tls_depth != FP_TLS_DEPTH ||
+		   obj->tls_magic != FP_TLS_MAGIC) {
+		snprintf(err, errlen, "pid %d: sampling ABI version %u (depth %u) in its "
+			 "executable; this featprofd reads version %d (depth %d)", (int)pid,
+			 obj->tls_version, obj->tls_depth, FP_TLS_ABI_VERSION, FP_TLS_DEPTH);
+		ret = -EPROTO;
+	}
+	for (i = 0; !ret && i < obj->nsites; i++)
+		if (!strcmp(obj->sites[i].provider, "featprof") &&
+		    !strcmp(obj->sites[i].name, FP_GATE_PROBE)) {
+			if (!obj->sites[i].sem_off) {
+				snprintf(err, errlen, "pid %d: its sampling gate has no semaphore",
+					 (int)pid);
+				ret = -EPROTO;
+			}
+			*gate_off = obj->sites[i].loc_off;
+			*sem_off = obj->sites[i].sem_off;
+		}
+	fp_object__free(obj);
+	return ret;
+}
+
+/* featprof_tls, defined, in elf's symbol tables (dyn: only where the dynamic linker
+ * binds it, .dynsym, with default visibility): 1 and *out, else 0. */
+static int tls_sym(Elf *elf, bool dyn, GElf_Sym *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t k, n;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_DYNSYM && (dyn || sh.sh_type != SHT_SYMTAB)))
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (k = 0; d && k < n; k++) {
+			const char *name;
+
+			if (!gelf_getsym(d, (int)k, out) || GELF_ST_TYPE(out->st_info) != STT_TLS ||
+			    out->st_shndx == SHN_UNDEF ||
+			    (dyn && GELF_ST_VISIBILITY(out->st_other) != STV_DEFAULT))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, out->st_name);
+			if (name && !strcmp(name, "featprof_tls"))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether the ELF file at path exports featprof_tls: 1, else 0. */
+static int exports_tls(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	GElf_Sym sym;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		ret = tls_sym(elf, true, &sym);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/*
+ * The sampler reads one region stack per thread, the executable's featprof_tls. A
+ * library's regions are on it when the dynamic linker binds the library's featprof_tls
+ * to the executable's: both export it (featprof.h gives it default visibility, whatever
+ * -fvisibility says; a version script's "local: *" takes that away). A library that keeps
+ * its own stack is refused, naming it: its regions would read 0% with no word. 0 or
+ * -EOPNOTSUPP (err filled).
+ */
+int fp_sample_one_stack(const struct fp_target *t, char *err, size_t errlen)
+{
+	int o, exe = -1, lib;
+	struct stat es, os;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	if (stat(path, &es))
+		return 0;	/* gone: the start fails elsewhere */
+	for (o = 0; t->cat && o < t->cat->nobjs; o++) {
+		const struct fp_object *obj = t->cat->objs[o];
+
+		/* the executable itself: stat(2) of both (maps' device numbers differ from
+		 * stat's on some file systems) */
+		if (!obj->tls_version || (!stat(obj->host_path, &os) && os.st_dev == es.st_dev &&
+					  os.st_ino == es.st_ino))
+			continue;
+		if (exe < 0)
+			exe = exports_tls(path);
+		lib = exports_tls(obj->host_path);
+		if (exe == 1 && lib == 1)
+			continue;
+		snprintf(err, errlen, "pid %d: %s keeps a region stack of its own (featprof_tls "
+			 "is not exported %s): its regions cannot be sampled; export it, or "
+			 "measure them with featprof enable", (int)t->pid, obj->path,
+			 lib != 1 ? "there: a version script's local list, or an older "
+				    "featprof.h with -fvisibility=hidden"
+				  : "by the executable");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* featprof_tls's offset from the thread pointer in the executable of pid. */
+int fp_sample_tls_offset(pid_t pid, int64_t *off, char *err, size_t errlen)
+{
+	char path[64];
+	int fd, ret = -ENOENT, found = 0;
+	uint64_t memsz = 0, align = 1, value = 0;
+	size_t i, nph;
+	GElf_Sym sym;
+	Elf *elf;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "pid %d: cannot open its executable: %s", (int)pid,
+			 strerror(errno));
+		return -errno;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph)) {
+		snprintf(err, errlen, "pid %d: its executable is not ELF", (int)pid);
+		ret = -ENOEXEC;
+		goto out;
+	}
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_TLS) {
+			memsz = ph.p_memsz;
+			align = ph.p_align ? ph.p_align : 1;
+		}
+	}
+	found = tls_sym(elf, false, &sym);
+	value = sym.st_value;
+	if (!found || !memsz) {
+		snprintf(err, errlen, "pid %d: no featprof_tls in its executable: sampling needs "
+			 "a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
+		ret = -ENOENT;
+		goto out;
+	}
+	*off = (int64_t)value - (int64_t)((memsz + align - 1) / align * align);
+	ret = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* The addresses of t's probe sites, and the byte after each (where a trapped thread's
+ * instruction pointer is while the kernel handles the uprobe), into sample_sites: a
+ * sample there is probe time (bpf/featprof.bpf.c in_probe). Where the kernel cannot tell
+ * (no bpf_task_pt_regs) or the map is full, the rest are not told apart: "probe samples"
+ * then counts what it can. */
+void fp_sample_probe_sites(struct fp_target *t)
+{
+	int fd = bpf_map__fd(t->sskel->maps.sample_sites), nv, o, k;
+	struct fp_vma *v = NULL;
+	uint8_t one = 1;
+
+	if (!fp_kernel_caps()->task_pt_regs || (nv = fp_read_maps(t->pid, &v)) < 0)
+		return;
+	for (o = 0; o < t->cat->nobjs; o++) {
+		const struct fp_object *obj = t->cat->objs[o];
+
+		for (k = 0; k < 2 * obj->nsites; k++) {
+			const struct fp_site *st = &obj->sites[k / 2];
+			uint64_t off = k % 2 ? st->opt_off : st->loc_off, a, b;
+
+			a = off ? fp_vma_addr(v, nv, obj->dev, obj->ino, off) : 0;
+			b = a + 1;
+			if (a && (bpf_map_update_elem(fd, &a, &one, BPF_ANY) ||
+				  bpf_map_update_elem(fd, &b, &one, BPF_ANY)))
+				goto out;	/* full */
+		}
+	}
+out:
+	fp_free_maps(v, nv);
+	t->sskel->bss->sample_sites_on = 1;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One profiled process: its catalog, its BPF object, the links of enabled regions. */
+#ifndef FP_TARGET_H
+#define FP_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "catalog.h"
+#include "stats.h"
+#include "wants.h"
+
+struct featprof_bpf;
+struct bpf_link;
+
+/* The uprobes of one enabled region: multi-uprobe link fds, or per-site links. */
+struct fp_rlinks {
+	int *fds;
+	int nfds;
+	struct bpf_link **links;
+	int nlinks;
+};
+
+struct fp_target {
+	pid_t pid;
+	int cap_regions;		/* BPF map capacity: regions may grow to it */
+	const struct fp_regdefs *defs;	/* installed definitions (the daemon's) */
+	struct fp_regdefs own_defs;	/* definitions clients sent for this target */
+	bool defs_added;			/* own_defs grew since the last refresh */
+	/* what was asked for by name, so that regions appearing later join (refresh) */
+	int group;			/* its executable group (groups/groups.c), 0: none */
+	struct fp_wants wants;
+	int pidfd;			/* readable when the process exits */
+	bool exited;
+	uint64_t exited_ns;		/* when it exited (fp_mono_ns) */
+	unsigned long long start_time;	/* of the process (/proc/PID/stat, clock ticks since
+					 * boot): a pid reused by a new process differs */
+	uid_t owner;			/* fp_owner() at attach: may see it after exit */
+	char comm[32];
+	struct fp_proc *proc;
+	struct fp_catalog *cat;
+	struct featprof_bpf *skel;	/* its object's, shared (pool.c); NULL: none */
+	struct fp_pool *pool;
+	int slot;			/* its slot in the object */
+	int rbase;			/* its regions' first entry in the object's arrays */
+	int paths_fd, nodes_fd;		/* its path maps (at its slot), -1: none */
+	struct sample_bpf *sskel;	/* sampling's object (bpf/sample.bpf.c), NULL: none */
+	uint8_t *enabled;		/* per region */
+	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
+	struct fp_rlinks *links;	/* per region, per-site mode */
+	bool multi;			/* multi-uprobe links (else one perf link per site) */
+	struct fp_inproc *ip;		/* in-process timing (inproc/inproc.c), NULL: none */
+	uint8_t *ip_on;			/* per region: measured in-process now */
+	int ip_regions;			/* how many are */
+	bool trap_only;			/* regions enabled from now on are trapped */
+	bool file_skips_ip;		/* a file's target: regions every process of the
+					 * file times itself are left to their own targets
+					 * (a run whose processes are all attached in time) */
+	bool ts_map;			/* thread state in a map keyed by tid (old kernels) */
+	int *tramp_fds;			/* no attach cookie: per (region, point, end) the
+					 * trampoline (daemon/kern/uprobe.c), 0: not made yet */
+	int *set_fds;			/* multi mode: the current link set, one per object */
+	int nset_fds;
+	unsigned gen;			/* generation of the current link set */
+	int attached_sites;
+	bool use_opt;			/* attach at the shielded nop5 */
+	int points_kept;		/* fp_target__attach_points() when released */
+	uint32_t enable_gen;		/* region_enabled values: generation of each enable */
+	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
+	struct fp_snapshot *last;	/* figures kept after exit or detach */
+	/* featprof record: the ring swapped into the object, drained by the daemon */
+	struct ring_buffer *rec_rb;
+	int rec_fd;			/* the ring map; -1 = not recording */
+	uint64_t rec_dropped;		/* events lost to a full ring, read at the halt */
+	/* featprof sample (daemon/target/sample.c) */
+	struct bpf_link **sample_links;	/* the session's links: one per thread, or --remote's
+					 * iterator and switch hook */
+	int nsample_links;
+	int sample_hz;
+	bool sample_remote;		/* --remote: read by the sampler thread */
+	struct fp_sampler_entry *sampler;	/* its ticks (--remote, while sampling) */
+	uint64_t sample_ticks, sample_missed;	/* --remote: ticks taken, passed over */
+	int64_t sample_tls_off;
+	int sample_gate;	/* FEATPROF_SAMPLING_GATED: the uprobe raising the gate, 0: none */
+	bool sample_gated;
+	uint64_t sample_start_ns, sample_stop_ns;
+	struct fp_sample_id {
+		uint64_t id;
+		int region;
+	} *sample_ids;			/* ids named so far */
+	int nsample_ids;
+	struct json_object *sample_last;	/* figures kept once stopped */
+};
+
+/* The one-line error for a process without featprof probes (names other providers). */
+void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, size_t errlen);
+/* Reads the target's catalog (featprof notes, defs' regions and more's, as
+ * fp_target__add_defs; more may be NULL) and loads its BPF object. NULL with errno;
+ * err filled. */
+struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
+				 struct fp_regdefs *more, char *err, size_t errlen);
+/*
+ * The target of an executable profiled as a whole (daemon/groups/groups.c): the notes of the
+ * file open at fd (read through it, so the inode the group was keyed by), its sites
+ * attached for every process that maps it (no pid filter) and measured only for the
+ * group's members that have no target of their own (bpf/featprof.bpf.c member_group).
+ * pid is 0; nothing of it reads /proc. NULL with errno; err filled.
+ */
+struct fp_target *fp_target__new_file(int fd, const char *path, int group, int use_opt,
+				      const struct fp_regdefs *defs, char *err, size_t errlen);
+/* The daemon's calibration (daemon/target/calibrate.h): every object loaded from now on charges
+ * each event its per-gap probe costs (bpf/featprof.bpf.c "Cost"); NULL: nothing. */
+struct fp_daemon_cal;
+void fp_target__use_calibration(const struct fp_daemon_cal *dc);
+/* Writes the calibration's costs into every loaded object again (it changed). */
+void fp_target__costs_changed(void);
+/* The in-process runtime's cost (the calibration's), NULL: none measured. */
+const struct fp_calibration *fp_target__ip_calibration(void);
+/* The watcher's maps of processes and of held threads, which every object loaded from
+ * now on reuses for its membership check (a group's file target and members, and a
+ * member's handover thread by thread); -1: none. */
+void fp_target__use_members_maps(int members, int held);
+/* The watcher's ring, into which every object loaded from now on reports a process's new
+ * in-process arena (FP_WATCH_ARENA); -1: none. */
+void fp_target__use_watch_ring(int fd);
+/* Takes the process's in-process arena if it made one (daemon/inproc/inproc.c); once taken, the
+ * object reports it no more. */
+void fp_target__take_arena(struct fp_target *t);
+/* Which members the object measures (bpf/featprof.bpf.c member_group): 0 = every event
+ * of its sites; a group's number (| FP_MEMBER_OWN) = the processes the map says. */
+void fp_target__set_member_group(struct fp_target *t, uint32_t value);
+uint32_t fp_target__member_group(const struct fp_target *t);
+/*
+ * Adds a client's definitions (moved out of *more on success; a name the target has
+ * already is skipped): every probe they name must be in the process, else -ENOENT
+ * and nothing changes. Then refreshes (below). Returns as fp_target__refresh.
+ */
+int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
+			size_t errlen);
+/*
+ * Re-reads the process's mappings: objects mapped since (dlopen) and definitions added
+ * to own_defs join the catalog with new region indices; regions asked for by name
+ * (t->wants) that appear are enabled. Returns regions added (0: nothing new) or -errno
+ * with err filled (nothing measured changed).
+ */
+int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
+/* Enables the regions asked for by name (t->wants; on), or disables the enabled ones no
+ * longer asked for (off). 0 or -errno (err filled). */
+int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen);
+/* Replaces what is asked for by name with a copy of w. 0 or -ENOMEM (nothing wanted). */
+int fp_target__set_wants(struct fp_target *t, const struct fp_wants *w);
+void fp_target__free(struct fp_target *t);
+/* Its process is gone (or its group ended): its figures now kept in t->last, exited set,
+ * released (below). */
+void fp_target__retire(struct fp_target *t);
+/* Detaches everything and frees the BPF object; the catalog and t->last stay. */
+void fp_target__release(struct fp_target *t);
+/* Attaches (on) or detaches (off) the sites of the regions with sel[r] set. 0 or
+ * -errno; on error nothing changed. */
+int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
+			   size_t errlen);
+int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen);
+/* Where the enabled regions' sites are attached: bit 0 a nop1 (trap), bit 1 the
+ * shielded nop5 (optimized); third-party sites are always nop1. */
+int fp_target__attach_points(const struct fp_target *t);
+/* Probe sites of a live pid target that hold an int3 the file does not have, outside the
+ * regions featprofd has enabled, its in-process gates and hooks, and the regions that
+ * file, the link of the target's executable group (NULL: none; dev and ino its file's),
+ * has enabled: left by someone (common/strays.h), or another tool's uprobes. -errno when
+ * its memory cannot be read. */
+int fp_target__strays(const struct fp_target *t, const struct fp_target *file, uint64_t dev,
+		      uint64_t ino);
+/* The state of one thread (tid; pidfd: a pidfd of it, for task storage) as the object
+ * keeps it: the daemon's own calibration reads its thread's. 0 or -errno. */
+struct fp_tstate;
+int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp_tstate *st);
+/* A process's start time (field 22 of /proc/PID/stat), 0 when it cannot be read. */
+unsigned long long fp_start_time(pid_t pid);
+/* Reads and sums the per-CPU maps. NULL with errno. */
+struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
+int fp_target__reset(struct fp_target *t);
+/*
+ * Recording (featprof record): a ring of bytes (a power of two) swapped into the
+ * object, every completed instance an fp_event passed to cb when drained. start: 0 or
+ * -errno (err filled). drain: events consumed, or cb's negative return when cb asked
+ * to stop (what it has not taken stays in the ring, for the next drain). halt: no more
+ * events are written (the ring leaves the object but stays drainable); the events lost
+ * to a full ring. stop: halts and frees the ring, discarding what it still holds.
+ */
+int fp_target__record_start(struct fp_target *t, uint32_t bytes,
+			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
+			    size_t errlen);
+int fp_target__record_drain(struct fp_target *t);
+uint64_t fp_target__record_halt(struct fp_target *t);
+uint64_t fp_target__record_stop(struct fp_target *t);
+
+#endif

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A target's attachments (daemon/target/target.h): which probe sites of its enabled regions are
+ * attached, and how - one multi-uprobe link set per change, or one link per site (with
+ * a cookie trampoline where the kernel has no attach cookie) - and region_enabled kept in
+ * step. The design of a change (new set, flip, close the old one): daemon/target/target.c.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "closer.h"
+#include "featprof.skel.h"
+#include "inproc.h"
+#include "journal.h"
+#include "log.h"
+#include "target.h"
+#include "target_links.h"
+#include "uprobe.h"
+
+/* later: closed by daemon/util/closer.c (a gone process's, or at shutdown), else here, now. */
+static void detach_links(struct fp_rlinks *l, bool later)
+{
+	int i;
+
+	for (i = 0; i < l->nfds; i++)
+		later ? fp_close_later(l->fds[i]) : (void)close(l->fds[i]);
+	for (i = 0; i < l->nlinks; i++)
+		later ? fp_link_destroy_later(l->links[i]) : bpf_link__destroy(l->links[i]);
+	free(l->fds);
+	free(l->links);
+	memset(l, 0, sizeof(*l));
+}
+
+static void close_set(int *fds, int n, bool later)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		later ? fp_close_later(fds[i]) : (void)close(fds[i]);
+	free(fds);
+}
+
+/* The one message target.c logs itself: a change that half happened. */
+static void log_warn(const struct fp_target *t, const char *what, int err)
+{
+	fp_log(FP_LOG_WARN, "pid %d: %s: %s", (int)t->pid, what, strerror(-err));
+}
+
+static uint64_t site_offset(const struct fp_target *t, const struct fp_site *site)
+{
+	return t->use_opt && site->opt_off ? site->opt_off : site->loc_off;
+}
+
+/* A perf-event uprobe running the trampoline of the cookie (made once per cookie; with
+ * per-site links every cookie is of generation 0): one per region, end or begin, attach
+ * point. The perf fd, or -errno. */
+static int attach_trampoline(struct fp_target *t, uint64_t cookie, const char *path,
+			     uint64_t off, uint64_t ref)
+{
+	uint64_t k = (uint64_t)(FP_COOKIE_REGION(cookie) - (uint32_t)t->rbase) << 2 |
+		     FP_COOKIE_OPT(cookie) << 1 | FP_COOKIE_IS_END(cookie);
+	int *fd;
+
+	if (k >= (uint64_t)t->cap_regions * 4)
+		return -EINVAL;
+	fd = &t->tramp_fds[k];
+	if (*fd <= 0)
+		*fd = fp_cookie_trampoline(cookie, bpf_map__fd(t->skel->maps.site_cookie),
+					   bpf_map__fd(t->skel->maps.site_prog));
+	if (*fd < 0) {
+		int e = *fd;
+
+		*fd = 0;
+		return e;
+	}
+	return fp_uprobe_perf_attach(*fd, path, off, ref, t->pid);
+}
+
+static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l, char *err,
+			   size_t errlen)
+{
+	const struct fp_region *reg = &t->cat->regions[region];
+	int s;
+
+	l->links = calloc((size_t)reg->nsites, sizeof(*l->links));
+	l->fds = calloc((size_t)reg->nsites, sizeof(*l->fds));
+	if (!l->links || !l->fds)
+		return -ENOMEM;
+	for (s = 0; s < reg->nsites; s++) {
+		const struct fp_object *obj = t->cat->objs[reg->sites[s].obj];
+		const struct fp_site *site = &obj->sites[reg->sites[s].site];
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		uint64_t off = site_offset(t, site);
+
+		opts.bpf_cookie = FP_COOKIE(t->slot, t->rbase + region,
+					    reg->sites[s].kind == FP_KIND_END, 0,
+					    off != site->loc_off);
+		opts.ref_ctr_offset = site->sem_off;
+		if (t->tramp_fds) {	/* no attach cookie: the site's trampoline */
+			int fd = attach_trampoline(t, opts.bpf_cookie, obj->host_path, off,
+						   site->sem_off);
+
+			if (fd < 0) {
+				snprintf(err, errlen, "attach: cannot attach '%s' at %s+0x%llx in "
+					 "pid %d: %s", reg->name, obj->path,
+					 (unsigned long long)off, (int)t->pid, strerror(-fd));
+				return fd;
+			}
+			l->fds[l->nfds++] = fd;
+			continue;
+		}
+		/* a file's target: every process (-1; libbpf's 0 is the caller) */
+		l->links[l->nlinks] = bpf_program__attach_uprobe_opts(
+			t->skel->progs.fp_site, t->pid ? t->pid : -1, obj->host_path, off, &opts);
+		if (!l->links[l->nlinks]) {
+			int e = errno;
+
+			snprintf(err, errlen,
+				 "attach: cannot attach '%s' at %s+0x%llx in pid %d: %s", reg->name,
+				 obj->path, (unsigned long long)off, (int)t->pid, strerror(e));
+			return -e;
+		}
+		l->nlinks++;
+	}
+	return 0;
+}
+
+/*
+ * Builds the link set for the regions in want[] (generation gen): one multi-uprobe link
+ * per object holding such sites. Returns the number of links in *fds_out, or -errno.
+ */
+static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int **fds_out,
+		     char *err, size_t errlen)
+{
+	int prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
+	int o, r, s, n = 0, ret = 0, cap = 0;
+	uint64_t *offs = NULL, *refs = NULL, *cookies = NULL;
+	int *fds = calloc((size_t)t->cat->nobjs + 1, sizeof(int));
+
+	for (r = 0; r < t->cat->nregions; r++)
+		cap += want[r] ? t->cat->regions[r].nsites : 0;
+	offs = calloc((size_t)cap + 1, 8);
+	refs = calloc((size_t)cap + 1, 8);
+	cookies = calloc((size_t)cap + 1, 8);
+	if (!fds || !offs || !refs || !cookies) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (o = 0; o < t->cat->nobjs; o++) {
+		const struct fp_object *obj = t->cat->objs[o];
+		uint32_t k = 0;
+		int fd;
+
+		for (r = 0; r < t->cat->nregions; r++) {
+			const struct fp_region *reg = &t->cat->regions[r];
+
+			if (!want[r])
+				continue;
+			for (s = 0; s < reg->nsites; s++) {
+				const struct fp_site *site;
+
+				if (reg->sites[s].obj != o)
+					continue;
+				site = &obj->sites[reg->sites[s].site];
+				offs[k] = site_offset(t, site);
+				refs[k] = site->sem_off;
+				cookies[k] = FP_COOKIE(t->slot, t->rbase + r,
+						       reg->sites[s].kind == FP_KIND_END, gen,
+						       offs[k] != site->loc_off);
+				k++;
+			}
+		}
+		if (!k)
+			continue;
+		fd = fp_uprobe_multi_link(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid);
+		if (fd < 0) {
+			ret = fd;
+			snprintf(err, errlen, "attach: cannot attach %u sites in %s of pid %d: %s",
+				 k, obj->path, (int)t->pid, strerror(-fd));
+			goto out;
+		}
+		fds[n++] = fd;
+	}
+out:
+	free(offs);
+	free(refs);
+	free(cookies);
+	if (ret) {
+		close_set(fds, n, false);
+		return ret;
+	}
+	*fds_out = fds;
+	return n;
+}
+
+/* An array map's update of a valid index does not fail; checked all the same. */
+static int set_flag(struct fp_target *t, int region, int on)
+{
+	__u32 key = (__u32)(t->rbase + region), val = on ? ++t->enable_gen : 0;
+
+	if (on && !val)	/* 2^32 enables: 0 means disabled */
+		val = ++t->enable_gen;
+	return bpf_map__update_elem(t->skel->maps.region_enabled, &key, sizeof(key), &val,
+				    sizeof(val), BPF_ANY);
+}
+
+static int set_enabled_flags(struct fp_target *t, const uint8_t *sel, int on)
+{
+	int r, ret = 0;
+
+	for (r = 0; r < t->cat->nregions && !ret; r++)
+		if (sel[r] && !!t->enabled[r] != !!on)
+			ret = set_flag(t, r, on);
+	return ret;
+}
+
+static int count_sites(const struct fp_target *t, const uint8_t *want)
+{
+	int r, n = 0;
+
+	for (r = 0; r < t->cat->nregions; r++)
+		n += want[r] ? t->cat->regions[r].nsites : 0;
+	return n;
+}
+
+/* force: rebuild the link set even when no region changes (a region gained sites). */
+static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
+			  char *err, size_t errlen);
+
+/* Every change of a target's attachments is journaled (daemon/target/journal.c). */
+/*
+ * The regions of sel that time themselves in the process (daemon/inproc/inproc.c) leave rest,
+ * the regions left for uprobes: on, their gates go up (unless the target is trapped by
+ * request), marked 2 in ip_on until fp_links__set keeps them (1) or lowers them again;
+ * off, their gates go down. 0 or -errno (err filled).
+ */
+static int set_inproc(struct fp_target *t, const uint8_t *sel, int on, uint8_t *rest,
+		      char *err, size_t errlen)
+{
+	char ignored[8];
+	int r, ret = 0;
+
+	for (r = 0; r < t->cat->nregions && !ret; r++) {
+		if (!sel[r])
+			continue;
+		if (on && !t->enabled[r] && !t->trap_only && fp_inproc__can(t->ip, r)) {
+			ret = fp_inproc__set(t->ip, r, true, err, errlen);
+			if (!ret)
+				t->ip_on[r] = 2;
+		} else if (!on && t->ip_on[r]) {
+			fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+			t->ip_on[r] = 0;
+			t->enabled[r] = 0;
+			t->ip_regions--;
+		} else {
+			continue;
+		}
+		rest[r] = 0;
+	}
+	return ret;
+}
+
+/* The gates raised by this change stay (ok) or go down again. */
+static void end_inproc(struct fp_target *t, int ok)
+{
+	char ignored[8];
+	int r;
+
+	for (r = 0; r < t->cat->nregions; r++) {
+		if (t->ip_on[r] != 2)
+			continue;
+		if (!ok) {
+			fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+			t->ip_on[r] = 0;
+			continue;
+		}
+		t->ip_on[r] = 1;
+		t->enabled[r] = 1;
+		t->ip_regions++;
+		if (!t->enabled_at_ns)
+			t->enabled_at_ns = fp_mono_ns();
+	}
+}
+
+int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
+		  size_t errlen)
+{
+	uint8_t *rest = NULL;
+	int ret = 0;
+
+	if (t->exited || !t->skel)
+		return -EINVAL;
+	fp_journal__begin(t);
+	if (t->ip) {
+		rest = malloc((size_t)t->cat->nregions + 1);
+		if (!rest)
+			ret = -ENOMEM;
+		else
+			memcpy(rest, sel, (size_t)t->cat->nregions);
+		if (!ret)
+			ret = set_inproc(t, sel, on, rest, err, errlen);
+	}
+	if (!ret)
+		ret = change_regions(t, rest ? rest : sel, on, force, err, errlen);
+	if (t->ip)
+		end_inproc(t, !ret);
+	fp_journal__end();
+	free(rest);
+	return ret;
+}
+
+static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
+			  char *err, size_t errlen)
+{
+	int r, n, ret = 0, changed = 0;
+	uint8_t *want;
+	int *fds = NULL;
+
+	if (t->exited || !t->skel)
+		return -EINVAL;
+	for (r = 0; r < t->cat->nregions; r++)
+		changed |= sel[r] && !!t->enabled[r] != !!on;
+	if (!changed && !(force && t->multi))
+		return 0;
+	if (!t->multi) {
+		for (r = 0; r < t->cat->nregions && !ret; r++)
+			if (sel[r])
+				ret = fp_target__set_region(t, r, on, err, errlen);
+		return ret;
+	}
+	want = malloc((size_t)t->cat->nregions);
+	if (!want)
+		return -ENOMEM;
+	for (r = 0; r < t->cat->nregions; r++)	/* in-process regions: no uprobe */
+		want[r] = sel[r] ? (uint8_t)!!on : t->enabled[r] && !t->ip_on[r];
+	if (!on) {	/* stop counting first: sites may fire until the set is replaced */
+		ret = set_enabled_flags(t, sel, 0);
+		if (ret) {
+			set_enabled_flags(t, sel, 1);
+			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
+				 (int)t->pid, strerror(-ret));
+			free(want);
+			return ret;
+		}
+		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
+	}
+	n = count_sites(t, want) ? build_set(t, want, t->gen + 1, &fds, err, errlen) : 0;
+	if (n < 0) {
+		if (!on)	/* nothing changed: the regions stay enabled on the old set */
+			set_enabled_flags(t, sel, 1);
+		free(want);
+		return n;
+	}
+	t->gen++;
+	__atomic_store_n(&t->skel->bss->link_gen[t->slot], t->gen & 1, __ATOMIC_SEQ_CST);
+	if (on && (ret = set_enabled_flags(t, sel, 1)))	/* attached, but not counted */
+		log_warn(t, "cannot enable regions in the map", ret);
+	close_set(t->set_fds, t->nset_fds, false);	/* the one grace-period wait */
+	t->set_fds = fds;
+	t->nset_fds = n;
+	for (r = 0; r < t->cat->nregions; r++)
+		t->enabled[r] = want[r] || t->ip_on[r];
+	t->attached_sites = count_sites(t, want);
+	if (on && !t->enabled_at_ns)
+		t->enabled_at_ns = fp_mono_ns();
+	free(want);
+	return 0;
+}
+
+int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
+			   size_t errlen)
+{
+	return fp_links__set(t, sel, on, 0, err, errlen);
+}
+
+/* The per-site path (no multi-uprobe link): the region's own links. */
+static int set_region_links(struct fp_target *t, int region, int on, char *err, size_t errlen)
+{
+	struct fp_rlinks *l;
+	int ret;
+
+	l = &t->links[region];
+	if (on) {
+		ret = attach_per_site(t, region, l, err, errlen);
+		if (ret) {
+			detach_links(l, false);
+			return ret;
+		}
+		ret = set_flag(t, region, 1);
+		if (ret) {
+			detach_links(l, false);
+			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
+				 (int)t->pid, strerror(-ret));
+			return ret;
+		}
+		t->attached_sites += t->cat->regions[region].nsites;
+		if (!t->enabled_at_ns)
+			t->enabled_at_ns = fp_mono_ns();
+	} else {
+		ret = set_flag(t, region, 0);
+		if (ret) {
+			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
+				 (int)t->pid, strerror(-ret));
+			return ret;
+		}
+		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
+		detach_links(l, false);
+		t->attached_sites -= t->cat->regions[region].nsites;
+	}
+	t->enabled[region] = (uint8_t)!!on;
+	return 0;
+}
+
+int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
+{
+	int ret;
+
+	if (region < 0 || region >= t->cat->nregions || t->exited || !t->skel)
+		return -EINVAL;
+	if (!!t->enabled[region] == !!on)
+		return 0;
+	if (t->multi) {
+		uint8_t *sel = calloc((size_t)t->cat->nregions, 1);
+
+		if (!sel)
+			return -ENOMEM;
+		sel[region] = 1;
+		ret = fp_target__set_regions(t, sel, on, err, errlen);
+		free(sel);
+		return ret;
+	}
+	fp_journal__begin(t);
+	ret = set_region_links(t, region, on, err, errlen);
+	fp_journal__end();
+	return ret;
+}
+
+
+/* A gone process's links, and every link at shutdown, are closed by the pool: its
+ * unregistrations' grace periods are shared (daemon/util/closer.h). */
+void fp_links__release(struct fp_target *t)
+{
+	int r, journal = t->attached_sites > 0;
+	bool later = t->exited || fp_closer_deferring();
+
+	if (journal)
+		fp_journal__begin(t);
+	close_set(t->set_fds, t->nset_fds, later);
+	t->set_fds = NULL;
+	t->nset_fds = 0;
+	if (t->links && t->cat)
+		for (r = 0; r < t->cat->nregions; r++)
+			detach_links(&t->links[r], later);
+	if (journal)
+		fp_journal__end();
+	if (t->tramp_fds)
+		for (r = 0; r < 4 * t->cap_regions; r++)
+			if (t->tramp_fds[r] > 0)
+				close(t->tramp_fds[r]);
+	free(t->tramp_fds);
+	t->tramp_fds = NULL;
+	t->attached_sites = 0;
+}

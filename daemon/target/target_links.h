@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Between daemon/target/target.c and daemon/target/target_links.c only: a target's attachments. */
+#ifndef FP_TARGET_LINKS_H
+#define FP_TARGET_LINKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fp_target;
+
+/* Attaches (on) or detaches the sites of the regions with sel[r] set, journaled; force:
+ * rebuild the link set even when no region changes (a region gained sites). 0 or -errno
+ * (err filled); on error nothing changed. */
+int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
+		  size_t errlen);
+/* Closes every link and trampoline, journaled; attached_sites 0. */
+void fp_links__release(struct fp_target *t);
+
+#endif

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What was asked for by name (daemon/util/wants.h): one copy of the lists for targets and
+ * executable groups. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "notes.h"
+#include "wants.h"
+
+static void strv_clear(char ***v, int *n)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+}
+
+void fp_wants_clear(struct fp_wants *w)
+{
+	strv_clear(&w->features, &w->nfeatures);
+	strv_clear(&w->regions, &w->nregions);
+	w->all = false;
+}
+
+bool fp_wants_empty(const struct fp_wants *w)
+{
+	return !w->all && !w->nfeatures && !w->nregions;
+}
+
+static int find(char *const *v, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return i;
+	return -1;
+}
+
+int fp_wants_parse(struct fp_wants *w, struct json_object *req, char *msg, size_t msglen)
+{
+	struct json_object *v, *x;
+	size_t k;
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	if (json_object_object_get_ex(req, "all", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(msg, msglen, "'all' must be a boolean");
+			return -1;
+		}
+		w->all = json_object_get_boolean(v);
+	}
+	for (i = 0; i < 2; i++) {
+		const char *key = i ? "regions" : "features";
+		char ***list = i ? &w->regions : &w->features;
+		int *n = i ? &w->nregions : &w->nfeatures;
+
+		if (!json_object_object_get_ex(req, key, &v))
+			continue;
+		for (k = 0; json_object_is_type(v, json_type_array) &&
+			    k < json_object_array_length(v); k++) {
+			x = json_object_array_get_idx(v, k);
+			if (!json_object_is_type(x, json_type_string))
+				break;
+			if (find(*list, *n, json_object_get_string(x)) < 0 &&
+			    fp_strv_add(list, n, json_object_get_string(x))) {
+				fp_wants_clear(w);
+				snprintf(msg, msglen, "out of memory");
+				return -1;
+			}
+		}
+		if (!json_object_is_type(v, json_type_array) || k < json_object_array_length(v)) {
+			fp_wants_clear(w);
+			snprintf(msg, msglen, "'%s' must be an array of strings", key);
+			return -1;
+		}
+	}
+	if (fp_wants_empty(w)) {	/* "all": false or empty lists alone */
+		snprintf(msg, msglen, "name features, regions, or all");
+		return -1;
+	}
+	return 0;
+}
+
+int fp_wants_update(struct fp_wants *w, const struct fp_wants *names, bool on)
+{
+	int i, j;
+
+	if (names->all && !on) {	/* nothing is asked for any more */
+		fp_wants_clear(w);
+		return 0;
+	}
+	if (names->all)
+		w->all = true;
+	for (i = 0; i < 2; i++) {
+		char ***list = i ? &w->regions : &w->features;
+		int *n = i ? &w->nregions : &w->nfeatures;
+		char *const *src = i ? names->regions : names->features;
+		int nsrc = i ? names->nregions : names->nfeatures;
+
+		for (j = 0; j < nsrc; j++) {
+			int found = find(*list, *n, src[j]);
+
+			if (on && found < 0 && fp_strv_add(list, n, src[j]))
+				return -ENOMEM;
+			if (!on && found >= 0) {
+				free((*list)[found]);
+				(*list)[found] = (*list)[--*n];
+			}
+		}
+	}
+	return 0;
+}
+
+int fp_wants_copy(struct fp_wants *dst, const struct fp_wants *src)
+{
+	fp_wants_clear(dst);
+	dst->all = src->all;
+	return fp_wants_update(dst, src, true) ? (fp_wants_clear(dst), -ENOMEM) : 0;
+}
+
+bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object *feats)
+{
+	size_t k, n = json_object_is_type(feats, json_type_array) ? json_object_array_length(feats)
+								    : 0;
+	int i;
+
+	if (w->all)
+		return true;
+	for (i = 0; name && i < w->nregions; i++)
+		if (!strcmp(w->regions[i], name))
+			return true;
+	for (k = 0; k < n; k++)
+		for (i = 0; i < w->nfeatures; i++)
+			if (!strcmp(w->features[i], json_object_get_string(
+							    json_object_array_get_idx(feats, k))))
+				return true;
+	return false;
+}
