@@ -195,30 +195,16 @@ static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
 static enum fp_status select_regions(const struct fp_target *t, const struct fp_wants *names,
 				     uint8_t *sel, char *msg, size_t msglen)
 {
-	const struct fp_catalog *cat = t->cat;
-	int i, r, k;
+	const char *unknown;
+	char cut[201];
+	bool region;
 
-	memset(sel, names->all, (size_t)cat->nregions);
-	for (i = 0; i < 2; i++)
-		for (k = 0; k < (i ? names->nregions : names->nfeatures); k++) {
-			const char *name = i ? names->regions[k] : names->features[k];
-			char cut[201];
-
-			if (i ? (r = fp_catalog__region(cat, name)) >= 0
-			      : fp_catalog__feature(cat, name) >= 0) {
-				if (i)
-					sel[r] = 1;
-				for (r = 0; !i && r < cat->nregions; r++)
-					if (fp_region__has_feature(&cat->regions[r], name))
-						sel[r] = 1;
-				continue;
-			}
-			fp_utf8_cut(cut, sizeof(cut), name);
-			snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof list %d)",
-				 (int)t->pid, i ? "region" : "feature", cut, (int)t->pid);
-			return FP_E_UNKNOWN_NAME;
-		}
-	return FP_OK;
+	if (!fp_wants_select(names, t->cat, sel, &unknown, &region))
+		return FP_OK;
+	fp_utf8_cut(cut, sizeof(cut), unknown);
+	snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof list %d)", (int)t->pid,
+		 region ? "region" : "feature", cut, (int)t->pid);
+	return FP_E_UNKNOWN_NAME;
 }
 
 /* --- verbs: targets ------------------------------------------------------------------ */

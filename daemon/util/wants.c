@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "notes.h"
 #include "wants.h"
 
@@ -143,4 +144,30 @@ bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object
 							    json_object_array_get_idx(feats, k))))
 				return true;
 	return false;
+}
+
+int fp_wants_select(const struct fp_wants *names, const struct fp_catalog *cat, uint8_t *sel,
+		    const char **unknown, bool *region)
+{
+	int i, r, k;
+
+	memset(sel, names->all, (size_t)cat->nregions);
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < (i ? names->nregions : names->nfeatures); k++) {
+			const char *name = i ? names->regions[k] : names->features[k];
+
+			if (i ? (r = fp_catalog__region(cat, name)) >= 0
+			      : fp_catalog__feature(cat, name) >= 0) {
+				if (i)
+					sel[r] = 1;
+				for (r = 0; !i && r < cat->nregions; r++)
+					if (fp_region__has_feature(&cat->regions[r], name))
+						sel[r] = 1;
+				continue;
+			}
+			*unknown = name;
+			*region = i;
+			return -ENOENT;
+		}
+	return 0;
 }

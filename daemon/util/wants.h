@@ -9,8 +9,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct json_object;
+struct fp_catalog;
 
 struct fp_wants {
 	bool all;
@@ -33,5 +35,12 @@ bool fp_wants_empty(const struct fp_wants *w);
 /* Whether w asks for region name of features feats (a JSON array of strings, or NULL). */
 bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object *feats);
 void fp_wants_clear(struct fp_wants *w);
+/*
+ * Marks in sel (a byte per region of cat) the regions names selects: every one (all), the
+ * regions named and those of the features named. 0, or -ENOENT for a name cat does not
+ * have: *unknown is that name, *region whether it was a region's (else a feature's).
+ */
+int fp_wants_select(const struct fp_wants *names, const struct fp_catalog *cat, uint8_t *sel,
+		    const char **unknown, bool *region);
 
 #endif
