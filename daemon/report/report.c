@@ -12,6 +12,7 @@
 
 #include "ip_calibrate.h"
 #include "pool.h"
+#include "protocol.h"
 #include "report.h"
 
 static struct json_object *u64(uint64_t v)
@@ -390,5 +391,83 @@ struct json_object *fp_report_repair(pid_t pid, int before, int after)
 	add(o, "breakpoints", json_object_new_int(before));
 	add(o, "removed", json_object_new_int(before - after));
 	add(o, "held", json_object_new_int(after));
+	return o;
+}
+
+struct json_object *fp_report_number(const char *key, int64_t v)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, key, json_object_new_int64(v));
+	return o;
+}
+
+struct json_object *fp_report_id(long long id)
+{
+	return json_object_new_int64(id);
+}
+
+struct json_object *fp_report_hello(const struct fp_daemon_cal *dc)
+{
+	struct json_object *o = fp_report_number("version", FP_PROTO_VERSION);
+
+	fp_report_daemon_keys(o, dc);
+	return o;
+}
+
+struct json_object *fp_report_sampling(pid_t pid, bool on, int hz, bool remote)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "pid", json_object_new_int(pid));
+	json_object_object_add(o, "sampling", json_object_new_boolean(on));
+	json_object_object_add(o, "hz", json_object_new_int(hz));
+	json_object_object_add(o, "clock", json_object_new_string(remote ? "remote"
+									  : "cpu-clock"));
+	return o;
+}
+
+struct json_object *fp_report_recalibrated(const struct fp_daemon_cal *prev,
+					   const struct fp_daemon_cal *now)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "previous", fp_report_daemon_cal(prev));
+	fp_report_daemon_keys(o, now);
+	return o;
+}
+
+struct json_object *fp_report_status(struct fp_target *const *t,
+				     struct fp_snapshot *const *snap, const int *strays, int n,
+				     struct json_object *executables,
+				     const struct fp_status_counts *counts,
+				     const struct fp_daemon_cal *dc, struct json_object *kernel)
+{
+	struct json_object *o = fp_report_number("version", FP_PROTO_VERSION);
+	struct json_object *ts = json_object_new_array(), *x;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		x = fp_report_target_status(t[i], snap[i]);
+		if (strays[i] >= 0)	/* int3s at its sites that featprofd did not put there */
+			json_object_object_add(x, "stray_breakpoints",
+					       json_object_new_int(strays[i]));
+		json_object_array_add(ts, x);
+	}
+	json_object_object_add(o, "targets", ts);
+	if (executables) {
+		json_object_object_add(o, "executables", executables);
+		fp_report_bpf_objects(o);	/* the BPF objects targets share */
+	}
+	if (counts->watch_lost >= 0)	/* dlopen, exec, fork events lost to a full ring */
+		json_object_object_add(o, "watch_events_lost",
+				       json_object_new_int64(counts->watch_lost));
+	json_object_object_add(o, "clients", json_object_new_int(counts->clients));
+	json_object_object_add(o, "subscriptions", json_object_new_int(counts->subscriptions));
+	if (counts->repaired_at_start >= 0)	/* left by a featprofd killed mid-attach */
+		json_object_object_add(o, "breakpoints_repaired_at_start",
+				       json_object_new_int(counts->repaired_at_start));
+	fp_report_daemon_keys(o, dc);
+	json_object_object_add(o, "kernel", kernel);
 	return o;
 }

@@ -212,9 +212,7 @@ static enum fp_status select_regions(const struct fp_target *t, const struct fp_
 static enum fp_status do_hello(struct fp_client *c, struct request *r,
 			       struct json_object **res, char *msg, size_t msglen)
 {
-	*res = json_object_new_object();
-	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
-	fp_report_daemon_keys(*res, opts->cal);
+	*res = fp_report_hello(opts->cal);
 	return FP_OK;
 }
 
@@ -444,54 +442,45 @@ static enum fp_status do_stats(struct fp_client *c, struct request *r,
 	return FP_OK;
 }
 
-/* The targets c may see: those it could trace (or could, when they ran). */
-static struct json_object *targets_of(const struct fp_client *c)
-{
-	struct json_object *ts = json_object_new_array(), *o;
-	struct fp_target *t;
-	char why[256];
-	int i = 0;
-
-	while ((t = fp_registry_next(&i))) {
-		struct fp_snapshot *snap;
-
-		if (!fp_peer_privileged(&c->peer) &&
-		    (t->exited ? t->owner != c->peer.cred.uid
-			       : fp_may_trace(&c->peer, t->pid, why, sizeof(why))))
-			continue;
-		snap = fp_target__snapshot(t);
-		o = fp_report_target_status(t, snap);
-		if (!t->exited)	/* int3s at its sites that featprofd did not put there */
-			json_object_object_add(o, "stray_breakpoints",
-					       json_object_new_int(fp_group_strays(t)));
-		json_object_array_add(ts, o);
-		fp_snapshot__free(snap);
-	}
-	return ts;
-}
-
+/* status: the targets c may see (those it could trace, or could when they ran), the
+ * executables and BPF objects where c is privileged, the daemon's counts. */
 static enum fp_status do_status(struct fp_client *c, struct request *r,
 				struct json_object **res, char *msg, size_t msglen)
 {
 	struct fp_watch *w = fp_registry_watch();
+	struct fp_status_counts n = { fp_clients_count(), fp_subs_count(),
+				      fp_journal__repaired(), w ? (long long)fp_watch__lost(w)
+								 : -1 };
+	struct fp_target *t, **ts = NULL, **more;
+	struct fp_snapshot **snaps = NULL, **smore;
+	int i = 0, k, nt = 0, *strays = NULL, *imore;
+	char why[256];
 
-	*res = json_object_new_object();
-	json_object_object_add(*res, "version", json_object_new_int(FP_PROTO_VERSION));
-	json_object_object_add(*res, "targets", targets_of(c));
-	if (fp_peer_privileged(&c->peer)) {
-		json_object_object_add(*res, "executables", fp_groups_status());
-		fp_report_bpf_objects(*res);	/* the BPF objects targets share */
+	while ((t = fp_registry_next(&i))) {
+		if (!fp_peer_privileged(&c->peer) &&
+		    (t->exited ? t->owner != c->peer.cred.uid
+			       : fp_may_trace(&c->peer, t->pid, why, sizeof(why))))
+			continue;
+		more = realloc(ts, sizeof(*ts) * (size_t)(nt + 1));
+		ts = more ? more : ts;
+		smore = realloc(snaps, sizeof(*snaps) * (size_t)(nt + 1));
+		snaps = smore ? smore : snaps;
+		imore = realloc(strays, sizeof(*strays) * (size_t)(nt + 1));
+		strays = imore ? imore : strays;
+		if (!more || !smore || !imore)
+			break;
+		ts[nt] = t;
+		snaps[nt] = fp_target__snapshot(t);
+		strays[nt++] = t->exited ? -1 : fp_group_strays(t);
 	}
-	if (w)	/* dlopen, exec, fork events lost to a full ring */
-		json_object_object_add(*res, "watch_events_lost",
-				       json_object_new_int64((int64_t)fp_watch__lost(w)));
-	json_object_object_add(*res, "clients", json_object_new_int(fp_clients_count()));
-	json_object_object_add(*res, "subscriptions", json_object_new_int(fp_subs_count()));
-	if (fp_journal__repaired() >= 0)	/* left by a featprofd killed mid-attach */
-		json_object_object_add(*res, "breakpoints_repaired_at_start",
-				       json_object_new_int(fp_journal__repaired()));
-	fp_report_daemon_keys(*res, opts->cal);
-	json_object_object_add(*res, "kernel", fp_kernel_mechanisms(opts->cal->optimized));
+	*res = fp_report_status(ts, snaps, strays, nt,
+				fp_peer_privileged(&c->peer) ? fp_groups_status() : NULL, &n,
+				opts->cal, fp_kernel_mechanisms(opts->cal->optimized));
+	for (k = 0; k < nt; k++)
+		fp_snapshot__free(snaps[k]);
+	free(ts);
+	free(snaps);
+	free(strays);
 	return FP_OK;
 }
 
@@ -512,8 +501,7 @@ static enum fp_status subscribed(enum fp_status st, int id, struct json_object *
 {
 	if (st)
 		return st;
-	*res = json_object_new_object();
-	json_object_object_add(*res, "subscription", json_object_new_int(id));
+	*res = fp_report_number("subscription", id);
 	return FP_OK;
 }
 
@@ -601,12 +589,7 @@ static enum fp_status do_sample(struct fp_client *c, struct request *r,
 		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s (TLS at fs%+lld)", (int)r->pid,
 		       hz, remote ? ", remote" : "", (long long)r->t->sample_tls_off);
 	}
-	*res = json_object_new_object();
-	json_object_object_add(*res, "pid", json_object_new_int(r->pid));
-	json_object_object_add(*res, "sampling", json_object_new_boolean(on));
-	json_object_object_add(*res, "hz", json_object_new_int(hz));
-	json_object_object_add(*res, "clock", json_object_new_string(remote ? "remote"
-										: "cpu-clock"));
+	*res = fp_report_sampling(r->pid, on, hz, remote);
 	return FP_OK;
 }
 
@@ -638,13 +621,11 @@ static enum fp_status do_calibrate(struct fp_client *c, struct request *r,
 		snprintf(msg, msglen, "calibrate: %s; the previous calibration stays", err);
 		return FP_E_INTERNAL;
 	}
-	*res = json_object_new_object();
-	json_object_object_add(*res, "previous", fp_report_daemon_cal(opts->cal));
 	fresh.runs = opts->cal->runs + 1;
+	*res = fp_report_recalibrated(opts->cal, &fresh);
 	*opts->cal = fresh;
 	fp_target__costs_changed();
 	fp_log(FP_LOG_INFO, "recalibrated: %s", fresh.why);
-	fp_report_daemon_keys(*res, opts->cal);
 	return FP_OK;
 }
 
@@ -715,10 +696,8 @@ static enum fp_status do_run_start(struct fp_client *c, struct request *r,
 		return st ? st : FP_E_BAD_REQUEST;
 	st = fp_group_run_start(path, r->pid, stops, c, &names, &group, msg, msglen);
 	fp_wants_clear(&names);
-	if (!st) {
-		*res = json_object_new_object();
-		json_object_object_add(*res, "run", json_object_new_int(group));
-	}
+	if (!st)
+		*res = fp_report_number("run", group);
 	return st;
 }
 
@@ -800,7 +779,7 @@ void fp_verbs_handle_line(struct fp_client *c, const char *line, size_t len)
 	/* strict JSON, UTF-8, no NUL, an id and a verb (common/request.c) */
 	r.obj = fp_request_parse(line, len, &id, &id_ok, msg, sizeof(msg));
 	if (id_ok)
-		r.id = json_object_new_int64(id);	/* echoed exactly as it was read */
+		r.id = fp_report_id(id);	/* echoed exactly as it was read */
 	if (!r.obj)
 		goto out;
 	json_object_object_get_ex(r.obj, "verb", &v);
