@@ -426,7 +426,7 @@ static void file_end(struct exe_group *g)
 }
 
 /* The figures of the file's targets, this one and earlier ones; NULL: none. */
-static struct json_object *file_stats(struct exe_group *g)
+struct json_object *fp_group__file_stats(struct exe_group *g)
 {
 	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL, *sum = NULL;
 
@@ -458,18 +458,6 @@ static void file_restart(int gi)
 }
 
 /* --- enable, disable, stats, sample -------------------------------------------------- */
-
-static struct json_object *pids_json(const struct exe_group *g)
-{
-	struct json_object *a = json_object_new_array();
-	int i;
-
-	for (i = 0; i < g->nlive; i++)
-		json_object_array_add(a, json_object_new_int(g->live[i]));
-	for (i = 0; i < g->npending; i++)	/* measured already, by the file's link */
-		json_object_array_add(a, json_object_new_int(g->pending[i]));
-	return a;
-}
 
 /* The kernel reports the file's exec as the group's (gi + 1). 0 or -errno. */
 static int watch_file(int gi)
@@ -656,6 +644,7 @@ enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, b
 	int gi = find_group(path);
 	enum fp_status st;
 	struct exe_group *g;
+	bool ended;
 
 	if (!fp_registry_watch()) {
 		snprintf(msg, msglen, "--exe needs the process watcher, which could not be "
@@ -675,67 +664,11 @@ enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, b
 	if (st)
 		return st;
 	g = fp_group_tab[gi];
-	*res = json_object_new_object();
-	json_object_object_add(*res, "exe", json_object_new_string(path));
-	json_object_object_add(*res, "processes", pids_json(g));
-	json_object_object_add(*res, "summed", json_object_new_int64((int64_t)g->summed));
-	if (!on && fp_wants_empty(&g->wants)) {	/* stop following; the figures stay */
+	ended = !on && fp_wants_empty(&g->wants);
+	*res = fp_group__enable_reply(g, path, ended);
+	if (ended)	/* stop following; the figures stay */
 		fp_group__end(g);
-		json_object_object_add(*res, "ended", json_object_new_boolean(1));
-	}
 	return FP_OK;
-}
-
-/* A region the group measures is on in its sum, whichever targets have it (the file's
- * leaves in-process regions of a run to the members, whose figures stay after exit). */
-static void mark_wanted(const struct exe_group *g, struct json_object *sum)
-{
-	struct json_object *regs = json_object_object_get(sum, "regions");
-	size_t i, n = json_object_is_type(regs, json_type_array) ? json_object_array_length(regs)
-								  : 0;
-
-	for (i = 0; !g->ended && i < n; i++) {	/* a library's too: by the group's wants */
-		struct json_object *o = json_object_array_get_idx(regs, i);
-		const char *name = json_object_get_string(json_object_object_get(o, "name"));
-
-		if (fp_wants_has(&g->wants, name, json_object_object_get(o, "features")))
-			json_object_object_add(o, "enabled", json_object_new_boolean(1));
-	}
-}
-
-/* The group's figures: the exited members', the file's target's, the live members'. */
-struct json_object *fp_group__stats(struct exe_group *g)
-{
-	struct json_object *sum = NULL, *procs, *shared;
-	size_t k;
-	int i;
-
-	procs = json_object_new_array();
-	json_object_deep_copy(g->exited, &sum, NULL);
-	shared = file_stats(g);
-	if (shared) {
-		fp_merge_figures(sum, shared);
-		json_object_object_add(sum, "shared", shared);
-	}
-	for (i = 0; i < g->nlive; i++) {
-		struct fp_target *t = fp_registry_find(g->live[i]);
-		struct json_object *one = t ? fp_registry_stats(t) : NULL;
-
-		if (!one)
-			continue;
-		fp_merge_figures(sum, one);
-		json_object_array_add(procs, one);
-	}
-	for (k = 0; k < json_object_array_length(g->exited_procs); k++)
-		json_object_array_add(procs, json_object_get(
-					     json_object_array_get_idx(g->exited_procs, k)));
-	fp_sample_refigure(sum);
-	mark_wanted(g, sum);
-	json_object_object_add(sum, "exe", json_object_new_string(g->path));
-	json_object_object_add(sum, "processes", procs);
-	fp_group__keys(sum, g);
-	json_object_object_add(sum, "exited", json_object_new_boolean(g->nlive == 0));
-	return sum;
 }
 
 enum fp_status fp_group_stats(const char *path, struct json_object **res, char *msg,
@@ -793,33 +726,6 @@ enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
 	if (on)
 		fp_log(FP_LOG_INFO, "%s: sampling at %d Hz, %d processes (%d could not)", g->path,
 		       hz, started, failed);
-	*res = json_object_new_object();
-	json_object_object_add(*res, "exe", json_object_new_string(g->path));
-	json_object_object_add(*res, "sampling", json_object_new_boolean(on));
-	json_object_object_add(*res, "processes_sampled", json_object_new_int(started));
-	json_object_object_add(*res, "processes_not_sampled", json_object_new_int(failed));
+	*res = fp_group__sample_reply(g, on, started, failed);
 	return FP_OK;
-}
-
-struct json_object *fp_groups_status(void)
-{
-	struct json_object *a = json_object_new_array();
-	int i;
-
-	for (i = 0; i < FP_MAX_GROUPS; i++) {
-		struct exe_group *g = fp_group_tab[i];
-		struct json_object *o;
-
-		if (!g)
-			continue;
-		o = json_object_new_object();
-		json_object_object_add(o, "exe", json_object_new_string(g->path));
-		json_object_object_add(o, "processes", pids_json(g));
-		fp_group__keys(o, g);
-		json_object_object_add(o, "shared_sites", json_object_new_int(
-					       g->file && !g->file->exited ? g->file->attached_sites
-									   : 0));
-		json_object_array_add(a, o);
-	}
-	return a;
 }

@@ -87,5 +87,13 @@ enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, i
 			       struct stat *sb, char *msg, size_t msglen);
 void fp_group__end(struct exe_group *g);	/* not followed; members detached, summed */
 struct json_object *fp_group__stats(struct exe_group *g);	/* the group's figures */
+/* The figures of the file's targets, this one and earlier ones; NULL: none. */
+struct json_object *fp_group__file_stats(struct exe_group *g);
+
+/* groups_report.c: the enable and sample replies. */
+struct json_object *fp_group__enable_reply(const struct exe_group *g, const char *path,
+					   bool ended);
+struct json_object *fp_group__sample_reply(const struct exe_group *g, bool on, int started,
+					   int failed);
 
 #endif
