@@ -54,7 +54,9 @@ endif
 
 # --- objects ---------------------------------------------------------------------------
 HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program includes
-COMMON_OBJS := $(O)/common/notes.o $(O)/common/catalog.o $(O)/common/regdefs.o \
+# an object's notes (notes.c), its ELF file (elf.c), a process's objects (proc.c)
+NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/maps.o
+COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o model_fit.o model_plan.o \
@@ -216,18 +218,16 @@ $(CODEC)_sampled: private TGT_LIBS := -L$(O)/tests/targets -lcodec_sampled \
 $(CODEC)_local: private TGT_LIBS := -L$(O)/tests/targets -lcodec_local -Wl,-rpath,'$$ORIGIN' \
 	-lpthread
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: tests/targets/redzone.c \
-	$(O)/common/notes.o $(O)/common/maps.o
-$(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := \
-	$(O)/common/notes.o $(O)/common/maps.o
+	$(NOTES_OBJS)
+$(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := $(NOTES_OBJS)
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_LIBS := $(LIBS_NOTES)
 $(O)/tests/targets/redzone_bare: private TGT_EXTRA := -DREDZONE_BARE_NOP5
 
 $(O)/bench/gap_cost: tests/bench/gap_cost.c
 $(O)/bench/gap_cost: private TGT_LIBS := -lpthread
-$(filter $(O)/bench/busyloop_%,$(BENCH_BINS)): tests/bench/busyloop.c $(O)/common/notes.o \
-	$(O)/common/maps.o $(O)/daemon/kern/uprobe.o
-$(O)/bench/busyloop_%: private TGT_OBJS := $(O)/common/notes.o $(O)/common/maps.o \
+$(filter $(O)/bench/busyloop_%,$(BENCH_BINS)): tests/bench/busyloop.c $(NOTES_OBJS) \
 	$(O)/daemon/kern/uprobe.o
+$(O)/bench/busyloop_%: private TGT_OBJS := $(NOTES_OBJS) $(O)/daemon/kern/uprobe.o
 $(O)/bench/busyloop_%: private TGT_LIBS := -lpthread $(LIBS_NOTES) $(LIBS_BPF)
 $(O)/bench/busyloop_dry: private TGT_EXTRA := -DBL_DRY
 $(O)/bench/busyloop_sdt: private TGT_EXTRA := -DBL_SDT
@@ -271,12 +271,13 @@ $(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/groups/merg
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_JSON)
 
-$(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/notes.h common/seterr.h \
-	common/maps.c common/maps.h
+$(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/elf.c common/proc.c \
+	common/notes.h common/seterr.h common/maps.c common/maps.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE -Icommon -Iusdt tests/unit/fuzz_notes.c common/notes.c common/maps.c \
+		-D_GNU_SOURCE -Icommon -Iusdt tests/unit/fuzz_notes.c common/notes.c common/elf.c \
+		common/proc.c common/maps.c \
 		-o $@ $(LIBS_NOTES)
 
 $(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h common/seterr.h

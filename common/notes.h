@@ -57,6 +57,9 @@ struct fp_object {
  */
 int fp_object__read(const char *host_path, const char *path, struct fp_object **out,
 		    char *err, size_t errlen);
+/* The same from the file open at fd (not closed here). */
+int fp_object__read_fd(int fd, const char *host_path, const char *path,
+		       struct fp_object **out, char *err, size_t errlen);
 /* The same on an ELF image in memory (fuzzing, tests). */
 int fp_object__read_mem(const void *image, size_t size, const char *path,
 			struct fp_object **out, char *err, size_t errlen);
