@@ -66,6 +66,8 @@ DAEMON_OBJS := $(patsubst %.c,$(O)/%.o,$(foreach d,$(DAEMON_DIRS),$(wildcard dae
 	$(COMMON_OBJS)
 # the in-process runtime's own calibration carries the runtime (usdt/featprof_inprocess.h)
 $(O)/daemon/inproc/ip_calibrate.o: ALL_CFLAGS += -DFEATPROF_INPROCESS -DFEATPROF_IP_RUNTIME
+# the in-process module reads the arena: its layout (usdt/featprof.h), hidden from plain builds
+$(O)/daemon/inproc/inproc.o $(O)/daemon/inproc/inproc_read.o: ALL_CFLAGS += -DFEATPROF_IP_LAYOUT
 
 # The compiled-in data path follows PREFIX (DESTDIR stays out of it): regdefs.o depends on
 # a stamp rewritten only when REGIONSDIR changes, so `make install PREFIX=...` after a

@@ -100,6 +100,60 @@
 #define FP_SHIELD_LEN 19	/* bytes of a shielded site */
 #define FP_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
 
+/* --- what a program writes: FP_BEGIN, FP_END, FP_SCOPE, FP_SCOPE_DEFINE -------------- */
+/* (their parts, __fp_*, are defined further down: a macro is expanded where it is used) */
+
+#ifdef FP_DISABLE
+
+#define FP_BEGIN(region, ...) ((void)0)
+#define FP_END(region) ((void)0)
+#define FP_SCOPE(region, ...) typedef int __fp_cat(__fp_unused_, __LINE__) __attribute__((unused))
+#define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_unused_, region)
+
+#else
+
+#define FP_BEGIN(region, ...)                                                              \
+	do {                                                                               \
+		__fp_site(region, FP_KIND_BEGIN, "begin", ".asciz " #__VA_ARGS__ "\n");   \
+		__fp_begin_stack(region);                                                  \
+		__fp_ip_begin(region);                                                     \
+	} while (0)
+#define FP_END(region)                                                                     \
+	do {                                                                               \
+		__fp_ip_end(region);                                                       \
+		__fp_end_stack(region);                                                    \
+		__fp_site(region, FP_KIND_END, "end", "");                                 \
+	} while (0)
+
+#ifdef __cplusplus
+#define FP_SCOPE(region, ...)                                                              \
+	FP_BEGIN(region, __VA_ARGS__);                                                     \
+	struct __fp_cat(__fp_scope_t_, __LINE__) {                                        \
+		__attribute__((always_inline)) inline ~__fp_cat(__fp_scope_t_, __LINE__)() \
+		{                                                                          \
+			FP_END(region);                                                    \
+		}                                                                          \
+	} __fp_cat(__fp_scope_v_, __LINE__)
+#define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_scope_unused_, region)
+#else
+#define FP_SCOPE_DEFINE(region)                                                            \
+	static inline __attribute__((always_inline, unused)) void __fp_scope_end_##region( \
+		char *__fp_unused)                                                         \
+	{                                                                                  \
+		(void)__fp_unused;                                                         \
+		FP_END(region);                                                            \
+	}                                                                                  \
+	struct __fp_cat(__fp_scope_unused_, region)
+#define FP_SCOPE(region, ...)                                                              \
+	FP_BEGIN(region, __VA_ARGS__);                                                     \
+	char __fp_cat(__fp_scope_v_, __LINE__)                                             \
+		__attribute__((cleanup(__fp_scope_end_##region), unused))
+#endif
+
+#endif /* FP_DISABLE */
+
+/* --- tunables, the sampler's TLS ABI, the site and its notes (internals) --------------- */
+
 /*
  * The sampler's TLS ABI (version in the magic: "FPT2"). The executable exports
  * featprof_tls (STT_TLS, default visibility); featprofd finds it at
@@ -356,6 +410,9 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
 #define FP_IP_HIST 40		/* log2(ns) buckets, as bpf/featprof_bpf.h's */
 #define FP_IP_CLOCK_MONO 0	/* clock_gettime(CLOCK_MONOTONIC), ns */
 #define FP_IP_CLOCK_TSC 1	/* rdtsc, converted by ns = ticks * mult >> shift */
+/* The arena's layout: where it is used, in an in-process build and in featprofd (which
+ * defines FEATPROF_IP_LAYOUT to read it); a plain build does not see it. */
+#if defined(FEATPROF_INPROCESS) || defined(FEATPROF_IP_LAYOUT)
 /* anomalies, as bpf/featprof_bpf.h's enum fp_anomaly numbers them */
 enum {
 	FP_IP_AN_END_WITHOUT_BEGIN, FP_IP_AN_ABANDONED, FP_IP_AN_OVERFLOW, FP_IP_AN_EXIT_INSIDE,
@@ -478,6 +535,7 @@ struct featprof_ip_ctl {
 	void (*exit_hook)(void *);
 	void (*fork_hook)(void);
 };
+#endif /* FEATPROF_INPROCESS || FEATPROF_IP_LAYOUT */
 
 #if defined(FEATPROF_INPROCESS) && !defined(FP_DISABLE)
 #include "featprof_inprocess.h"
@@ -486,53 +544,5 @@ struct featprof_ip_ctl {
 #define __fp_ip_end(region) ((void)0)
 #endif
 
-#ifdef FP_DISABLE
-
-#define FP_BEGIN(region, ...) ((void)0)
-#define FP_END(region) ((void)0)
-#define FP_SCOPE(region, ...) typedef int __fp_cat(__fp_unused_, __LINE__) __attribute__((unused))
-#define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_unused_, region)
-
-#else
-
-#define FP_BEGIN(region, ...)                                                              \
-	do {                                                                               \
-		__fp_site(region, FP_KIND_BEGIN, "begin", ".asciz " #__VA_ARGS__ "\n");   \
-		__fp_begin_stack(region);                                                  \
-		__fp_ip_begin(region);                                                     \
-	} while (0)
-#define FP_END(region)                                                                     \
-	do {                                                                               \
-		__fp_ip_end(region);                                                       \
-		__fp_end_stack(region);                                                    \
-		__fp_site(region, FP_KIND_END, "end", "");                                 \
-	} while (0)
-
-#ifdef __cplusplus
-#define FP_SCOPE(region, ...)                                                              \
-	FP_BEGIN(region, __VA_ARGS__);                                                     \
-	struct __fp_cat(__fp_scope_t_, __LINE__) {                                        \
-		__attribute__((always_inline)) inline ~__fp_cat(__fp_scope_t_, __LINE__)() \
-		{                                                                          \
-			FP_END(region);                                                    \
-		}                                                                          \
-	} __fp_cat(__fp_scope_v_, __LINE__)
-#define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_scope_unused_, region)
-#else
-#define FP_SCOPE_DEFINE(region)                                                            \
-	static inline __attribute__((always_inline, unused)) void __fp_scope_end_##region( \
-		char *__fp_unused)                                                         \
-	{                                                                                  \
-		(void)__fp_unused;                                                         \
-		FP_END(region);                                                            \
-	}                                                                                  \
-	struct __fp_cat(__fp_scope_unused_, region)
-#define FP_SCOPE(region, ...)                                                              \
-	FP_BEGIN(region, __VA_ARGS__);                                                     \
-	char __fp_cat(__fp_scope_v_, __LINE__)                                             \
-		__attribute__((cleanup(__fp_scope_end_##region), unused))
-#endif
-
-#endif /* FP_DISABLE */
 
 #endif /* FEATPROF_H */
