@@ -242,14 +242,16 @@ static int white_terms(const struct model *m, const struct fits *F, struct term 
 {
 	int n = 0, i, j;
 
+	/* overlapping threads: the terms are CPU time (it adds up across threads; a
+	 * region's time on a thread also holds the time the thread waited for a CPU,
+	 * which other threads' work decides) */
 	for (i = 0; i < m->nunits; i++) {
-		const struct fit *f = &F->unit[i];
+		const struct fit *f = m->threads ? &F->unit_cpu[i] : &F->unit[i];
 
 		for (j = 0; !m->units[i].set && j < f->p; j++)
 			term_add(term_get(t, &n, global_mask(f->mask[j], m->units[i].opts)), f, j,
 				 m->units[i].name);
 	}
-	/* overlapping threads: the terms are time on threads, outside regions their CPU */
 	for (j = 0; j < (m->threads ? F->outc.p : F->out.p); j++)
 		term_add(term_get(t, &n, global_mask((m->threads ? F->outc : F->out).mask[j],
 						     F->lin_opts)),

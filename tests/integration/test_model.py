@@ -414,6 +414,18 @@ def t_model_threads(d):
                         {"check": "crc", "level": "3", "threads": "1", "delta": "1"},
                         {"check": "none", "level": "9", "threads": "2", "delta": "0"})
             if c not in plan]
+    # the machine's own spread between the two runs of one configuration: the wall time
+    # of 2 threads on a shared 2-CPU machine moves with what else runs
+    pairs = {}
+    for f in files:
+        with open(f) as fh:
+            run_ = json.load(fh)["run"]
+        pairs.setdefault(json.dumps(run_["config"], sort_keys=True), []).append(
+            run_["wall_ns"])
+    spread = sorted(abs(v[0] - v[1]) / min(v[:2]) for v in pairs.values() if len(v) >= 2)
+    noise = spread[len(spread) // 2] if spread else 0
+    print("    replicates' wall spread (median of %d pairs): %.2f%%" % (len(spread),
+                                                                       100 * noise))
     print("    %-40s %10s %10s %7s %10s %7s" % ("held out", "wall", "predicted", "err",
                                                "CPU", "err"))
     for i, c in enumerate(held):
@@ -429,8 +441,9 @@ def t_model_threads(d):
         print("    %-40s %8.2f ms %7.2f ms %+6.2f%% %7.2f ms %+6.2f%%" % (
             pipe_config(c), run["wall_ns"] / 1e6, p["wall_ns"] / 1e6, 100 * ew,
             run["cpu_ns"] / 1e6, 100 * ec))
-        check(abs(ew) <= 0.05 and abs(ec) <= 0.05 and p["wall_ns"] > 0,
-              "%s predicted within 5%%" % pipe_config(c))
+        check(abs(ew) <= 0.05 + 2 * noise and abs(ec) <= 0.05 and p["wall_ns"] > 0,
+              "%s predicted within 5%% (wall: plus twice the replicates' spread)"
+              % pipe_config(c))
 
 
 def t_model_input(d):
