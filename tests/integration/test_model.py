@@ -399,11 +399,17 @@ def t_model_threads(d):
     for opts, want in ((("check=crc",), 20), (("check=sha",), 60), (("level",), 10),
                        (("delta",), 30), (("threads",), 0)):
         got = tm.get(opts, {}).get("influence_ns", 0)
-        ok = abs(got - want * unit) <= (0.05 * want * unit if want else 0.02 * 65 * unit)
-        print("    %-10s truth %6.2f ms  model %7.3f ms  (%s)" % (
-            "*".join(opts), want * unit / 1e6, got / 1e6, tm.get(opts, {}).get("where")))
-        check(ok, "%s within 5%%: %.3f ms (truth %.3f)" % ("*".join(opts), got / 1e6,
-                                                           want * unit / 1e6))
+        # as t_model: the outside model's part of a term (CPU time outside regions:
+        # start-up, the exit, the runtime) moves with the machine: its own interval
+        out = [p for p in tm.get(opts, {}).get("parts", [])
+               if p["where"] == "(outside regions, CPU)"]
+        noise = (out[0]["ci95_ns"][1] - out[0]["ci95_ns"][0]) / 2 if out else 0
+        ok = abs(got - want * unit) <= (0.05 * want * unit if want else 0.02 * 65 * unit) + noise
+        print("    %-10s truth %6.2f ms  model %7.3f ms  (%s; outside part's interval "
+              "%.3f ms)" % ("*".join(opts), want * unit / 1e6, got / 1e6,
+                            tm.get(opts, {}).get("where"), noise / 1e6))
+        check(ok, "%s within 5%% + the outside part's interval: %.3f ms (truth %.3f)" % (
+            "*".join(opts), got / 1e6, want * unit / 1e6))
     un = {(x["unit"], x["option"]): x for x in m["unnamed_influences"]}
     md = un.get(("match", "delta"), {}).get("influence_ns", 0)
     print("    unnamed: %s" % ["%s<-%s %.2f ms" % (k[0], k[1], v["influence_ns"] / 1e6)
@@ -428,11 +434,14 @@ def t_model_threads(d):
                                                                        100 * noise))
     print("    %-40s %10s %10s %7s %10s %7s" % ("held out", "wall", "predicted", "err",
                                                "CPU", "err"))
-    for i, c in enumerate(held):
-        f = "%s/h%d.json" % (t, i)
-        check(pipe_run(d, f, c).returncode == 0, "held-out run")
-        with open(f) as fh:
-            run = json.load(fh)["run"]
+    for i, c in enumerate(held):	# each run twice, as the trained ones: their mean
+        run = {"wall_ns": 0, "cpu_ns": 0}
+        for k in range(2):
+            f = "%s/h%d_%d.json" % (t, i, k)
+            check(pipe_run(d, f, c).returncode == 0, "held-out run")
+            with open(f) as fh:
+                got = json.load(fh)["run"]
+            run = {x: run[x] + got[x] / 2 for x in run}
         r = cli(d, "model", *files, "--json", *PIPE_CHOICES[:2], "--predict",
                 pipe_config(c))
         p = json.loads(r.stdout)["prediction"]
