@@ -710,10 +710,11 @@ enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
 		if (!(ret = fp_target__sample_start(t, hz, remote, m, sizeof(m)))) {
 			started++;
 		} else {
-			failed++;
-			unsupported = ret == -EOPNOTSUPP;
-			if (!first[0])
+			/* the status and the message: both the first failure's */
+			if (!failed++) {
+				unsupported = ret == -EOPNOTSUPP;
 				snprintf(first, sizeof(first), "%s", m);
+			}
 		}
 	}
 	g->sample_hz = on ? hz : 0;
