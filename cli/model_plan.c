@@ -79,6 +79,7 @@ struct pstate {
 	int nkey;
 	uint64_t gmask[MAXOPT], base;	/* each group's bits; the baselines' */
 	uint64_t pbits;			/* --parallel's */
+	uint64_t xbits;			/* options the runs found a region depends on */
 	const struct constraints *cs;
 };
 
@@ -221,6 +222,15 @@ static int plan(const struct pstate *P, const uint64_t *sets, int nsets, struct 
 	for (i = 0; i < nopt; i++)
 		for (k = 0; (P->pbits >> i & 1) && !(P->base >> i & 1) && k < nopt; k++)
 			if (k != i && !(P->base >> k & 1) && !(k < i && (P->pbits >> k & 1)) &&
+			    !(P->m.opt[i].group >= 0 && P->m.opt[i].group == P->m.opt[k].group))
+				add_column(P, c, &nc, max, cols, &ncols, 1ull << i | 1ull << k);
+	/* an option found acting on a region its features do not name: its products with
+	 * every other option, each a column of its own, so that the next model tells them
+	 * apart (paired in the same configurations, lz4's block size, content and block
+	 * checksums moved together at the slow levels) */
+	for (i = 0; i < nopt; i++)
+		for (k = 0; (P->xbits >> i & 1) && !(P->base >> i & 1) && k < nopt; k++)
+			if (k != i && !(P->base >> k & 1) && !(k < i && (P->xbits >> k & 1)) &&
 			    !(P->m.opt[i].group >= 0 && P->m.opt[i].group == P->m.opt[k].group))
 				add_column(P, c, &nc, max, cols, &ncols, 1ull << i | 1ull << k);
 	return nc;
@@ -535,8 +545,10 @@ int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
 			int o = opt_index(&P->m, json_object_get_string(
 						       json_object_array_get_idx(fl, k)));
 
-			if (o >= 0)	/* an option the runs showed it depends on */
+			if (o >= 0 && !(named >> o & 1)) {	/* one the runs showed */
 				s |= 1ull << o;
+				P->xbits |= 1ull << o;
+			}
 		}
 		s |= pbits;
 		add_set(sets, &nsets, s);

@@ -295,14 +295,40 @@ static int unnamed_effect(const struct model *m, const struct unit *u, int o, do
 	return na;
 }
 
+/* Whether option o's column is option b's given unit u's terms (o adds nothing to a fit
+ * of u's options and b): the runs cannot tell their influences apart. */
+static bool confounded(const struct model *m, const struct unit *u, int b, int o)
+{
+	int opts[MAXOPT + 1], nc, r;
+	uint64_t cand[MAXP + 1];
+	double *y = calloc((size_t)m->nruns, sizeof(double)), mean = 0, ss = 0, rss;
+	struct fit f = { 0 };
+
+	if (!y || u->nopts >= MAXOPT)
+		return free(y), false;
+	memcpy(opts, u->opts, sizeof(int) * (size_t)u->nopts);
+	opts[u->nopts] = b;
+	nc = prune_terms(m, opts, cand, candidates(u->nopts, cand));
+	cand[nc++] = 1ull << u->nopts;
+	for (r = 0; r < m->nruns; r++)
+		mean += (y[r] = m->x[r][o]) / m->nruns;
+	for (r = 0; r < m->nruns; r++)
+		ss += (y[r] - mean) * (y[r] - mean);
+	fit(m, opts, cand, nc, y, NULL, NULL, &f);
+	rss = f.s2 * f.dof;
+	fit_free(&f);
+	free(y);
+	return f.dof > 0 && ss > 0 && rss <= 1e-6 * ss;
+}
+
 /* Forward selection: of the options u's time changes with beyond their noise (a one-of
  * option with all of its values at once: it is one option), the one that leaves the
  * least residual joins first, then the rest are tried again given it (a plan that
  * switches two options on together makes each look like an influence alone; the one
- * that also explains the other runs is taken). Options that leave the same residual
- * (their runs moved together) all join, marked tied: the model cannot tell them apart
- * (the later ones' terms are left out as not estimable), and a plan from these runs
- * varies both. */
+ * that also explains the other runs is taken). Options whose columns are the taken one's
+ * given the unit's terms (their runs moved together) join with it, marked tied: the
+ * model cannot tell them apart (the later ones' terms are left out as not estimable),
+ * and a plan from these runs varies both. */
 int find_unnamed(struct model *m)
 {
 	int i, o, r, k, added = 0;
@@ -318,7 +344,7 @@ int find_unnamed(struct model *m)
 			double beta[MAXCHOICE], half[MAXCHOICE], rss, best_rss = INFINITY;
 			double bb[MAXCHOICE] = { 0 }, bh[MAXCHOICE] = { 0 };
 			int add[MAXCHOICE], best[MAXCHOICE], na, nbest = 0;
-			int ties[MAXOPT], nties = 0;
+			int ties[MAXOPT], nties = 0, sig[MAXOPT], nsig = 0;
 
 			for (o = 0; o < m->nopt; o++) {
 				bool beyond = false;
@@ -336,21 +362,22 @@ int find_unnamed(struct model *m)
 								    0.02 * mean);
 				if (!na || !beyond)
 					continue;
-				if (nbest &&
-				    fabs(rss - best_rss) <= 1e-9 * (best_rss + mean * mean)) {
-					if (na == 1 && nties < MAXOPT)
-						ties[nties++] = add[0];
-					continue;
-				}
+				if (na == 1 && nsig < MAXOPT)
+					sig[nsig++] = add[0];
 				if (rss >= best_rss)
 					continue;
-				nties = 0;
 				best_rss = rss;
 				nbest = na;
 				memcpy(best, add, sizeof(int) * (size_t)na);
 				memcpy(bb, beta, sizeof(double) * (size_t)na);
 				memcpy(bh, half, sizeof(double) * (size_t)na);
 			}
+			/* the others the runs cannot tell from the one taken: their columns are
+			 * the same given the unit's terms (a design property, whatever the noise
+			 * made of their residuals) */
+			for (k = 0; nbest == 1 && k < nsig; k++)
+				if (sig[k] != best[0] && confounded(m, u, best[0], sig[k]))
+					ties[nties++] = sig[k];
 			if (!nbest || u->nopts + nbest > MAXOPT)
 				break;
 			for (k = 0; k < nbest; k++) {
