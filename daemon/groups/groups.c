@@ -166,7 +166,7 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 	char msg[512];
 	int ret;
 
-	t->group = gi + 1;
+	fp_target__join_group(t, gi + 1);
 	if (g->run_pid)	/* a run's process: its arena began in the run */
 		fp_inproc__run_member(t->ip);
 	/* measured by the file's link until the map says this object's turn (below) */

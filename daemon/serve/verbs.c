@@ -380,7 +380,7 @@ static enum fp_status toggle(struct fp_client *c, struct request *r, struct json
 		st = toggle_target(c, r, on, &more, given, &created, msg, msglen);
 	if (!st && on)	/* regions enabled by this request: by uprobes even where the
 			 * program could time them itself */
-		r->t->trap_only = trap;
+		fp_target__trap_from_now(r->t, trap);
 	fp_regdefs__clear(&more);
 	if (!st)
 		st = set_regions(r->t, &names, on, msg, msglen);
@@ -584,8 +584,7 @@ static enum fp_status do_sample(struct fp_client *c, struct request *r,
 			return ret == -ENOENT	     ? FP_E_NO_PROBES
 			       : ret == -EOPNOTSUPP ? FP_E_UNSUPPORTED
 						    : FP_E_INTERNAL;
-		if (!r->t->enabled_at_ns)
-			r->t->enabled_at_ns = fp_mono_ns();
+		fp_target__enabled_now(r->t);
 		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s (TLS at fs%+lld)", (int)r->pid,
 		       hz, remote ? ", remote" : "", (long long)r->t->sample_tls_off);
 	}

@@ -238,6 +238,22 @@ uint32_t fp_target__member_group(const struct fp_target *t)
 	return t->skel ? t->skel->bss->member_group[t->slot] : 0;
 }
 
+void fp_target__trap_from_now(struct fp_target *t, bool trap)
+{
+	t->trap_only = trap;
+}
+
+void fp_target__enabled_now(struct fp_target *t)
+{
+	if (!t->enabled_at_ns)
+		t->enabled_at_ns = fp_mono_ns();
+}
+
+void fp_target__join_group(struct fp_target *t, int group)
+{
+	t->group = group;
+}
+
 const struct fp_calibration *fp_target__ip_calibration(void)
 {
 	return costs_from && costs_from->ip.valid ? &costs_from->ip : NULL;

@@ -131,6 +131,13 @@ void fp_target__take_arena(struct fp_target *t);
  * of its sites; a group's number (| FP_MEMBER_OWN) = the processes the map says. */
 void fp_target__set_member_group(struct fp_target *t, uint32_t value);
 uint32_t fp_target__member_group(const struct fp_target *t);
+/* Regions enabled from now on are trapped (trap), or timed in the process where they
+ * can be (the enable verb's "trap"). */
+void fp_target__trap_from_now(struct fp_target *t, bool trap);
+/* Something of t is measured from now on: its figures' elapsed time starts (once). */
+void fp_target__enabled_now(struct fp_target *t);
+/* t is a member of executable group group (its number; 0: none). */
+void fp_target__join_group(struct fp_target *t, int group);
 /*
  * Adds a client's definitions (moved out of *more on success; a name the target has
  * already is skipped): every probe they name must be in the process, else -ENOENT
