@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * featprof model FILE... [--predict K=V,...] [--json]      featprof model --plan FILE
+ * featprof model FILE... [--predict K=V,...] [--json]      featprof model --plan FILE...
  *
  * Performance-influence models from run files (featprof run -o FILE --config ...).
  * White-box where featprof sees inside: each region's exclusive time is modelled over
@@ -21,15 +21,17 @@
  * (MAPE of the wall time) refits every model without each run in turn; a black-box
  * linear model of the wall time over all options is fitted and scored beside it.
  *
- * Options are the names given to featprof run --config. One whose values are all
- * on/off, true/false, yes/no, enabled/disabled or 1/0 is binary (0 and 1); otherwise its
- * values must be numbers and it is numeric: time is assumed linear in its value and an
- * interaction is the product of the values (a region's model is multilinear). A region's
- * options are those of its features that are options.
+ * Options are the names given to featprof run --config: binary, numeric (time linear in
+ * the value, an interaction the product of the values: a region's model is multilinear)
+ * or one-of (cli/model_opts.c). A region's options are those of its features that are
+ * options, and those the runs show its time depends on (cli/model_wall.c
+ * find_unnamed). Where threads overlap in regions the wall time is the CPU time less
+ * the threads' overlap (cli/model_wall.c); whether each model fits: cli/model_check.c.
  *
  * --plan: from one run file's catalog, the fewest configurations (greedily) that give
  * every region every combination of its options, and vary every option enough for the
- * linear model outside regions (ConfigCrusher's compression, options treated as binary).
+ * linear model outside regions (ConfigCrusher's compression), within one-of groups and
+ * constraints; from several runs, again with what they found (cli/model_plan.c).
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -803,7 +805,7 @@ int cmd_model(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: featprof model FILE... [--choices NAME=V1|V2|...]... "
 			       "[--parallel NAME]... [--predict NAME=VALUE,...] [--json]\n"
-			       "       featprof model --plan FILE [--choices NAME=V1|V2|...]... "
+			       "       featprof model --plan FILE... [--choices NAME=V1|V2|...]... "
 			       "[--constraint NAME=V&...[->NAME=V]]... [--parallel NAME]... "
 			       "[--json]\n");
 			return free(files), free(ch), free(cs), 0;
