@@ -79,6 +79,7 @@ struct json_object *fit_check(const struct model *m, const struct fits *F, bool 
 		const struct unit *u = &m->units[i];
 		const struct fit *f = &F->unit[i];
 		double ss_res = 0, ss_pe = 0, u2 = 0, avg = 0, var, lof_rms, pe_rms, unc_rms;
+		double loo_pct;
 		int dof_pe = m->nruns - ncfg, dof_lof = ncfg - f->p;
 		struct json_object *o = json_object_new_object();
 		bool fits;
@@ -99,6 +100,7 @@ struct json_object *fit_check(const struct model *m, const struct fits *F, bool 
 			avg += fabs(u->y[r]) / m->nruns;
 		}
 		unc_rms = sqrt(u2 / m->nruns);
+		loo_pct = unit_loo(m, i);	/* once: it refits the unit n times */
 		pe_rms = dof_pe > 0 ? sqrt(ss_pe / dof_pe) : 0;
 		if (dof_pe > 0 && dof_lof > 0) {
 			lof_rms = sqrt(fmax(0, ss_res - ss_pe) / dof_lof);
@@ -111,8 +113,7 @@ struct json_object *fit_check(const struct model *m, const struct fits *F, bool 
 		json_object_object_add(o, "unit", json_object_new_string(u->name));
 		json_object_object_add(o, "kind", json_object_new_string(
 					       u->set ? "feature_set" : "region"));
-		json_object_object_add(o, "loo_error_pct",
-				       json_object_new_double(unit_loo(m, i)));
+		json_object_object_add(o, "loo_error_pct", json_object_new_double(loo_pct));
 		json_object_object_add(o, "lack_of_fit_rms_ns", json_object_new_double(lof_rms));
 		json_object_object_add(o, "pure_error_rms_ns", json_object_new_double(pe_rms));
 		json_object_object_add(o, "uncertainty_rms_ns", json_object_new_double(unc_rms));
@@ -125,7 +126,7 @@ struct json_object *fit_check(const struct model *m, const struct fits *F, bool 
 			       "does not name may act on it\n",
 			       u->set ? "feature set" : "region", u->name, lof_rms / 1e6,
 			       dof_pe > 0 ? "the replicates' spread" : "none measured,",
-			       pe_rms / 1e6, unc_rms / 1e6, unit_loo(m, i));
+			       pe_rms / 1e6, unc_rms / 1e6, loo_pct);
 		bad += !fits;
 	}
 	if (print && !bad)

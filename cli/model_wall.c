@@ -412,53 +412,50 @@ static double part(const struct fit *f, const int *opts, const double *x, double
 	return v > 0 ? v : 0;
 }
 
-double predict_cpu(const struct model *m, const struct fits *F, const double *x,
-		   double *var, double *sys, int *dof)
+/* The outside model and every region's (units: per unit, the wall or the CPU fits) at x:
+ * their sum, random variance, systematic bound and least dof. */
+static double sum_parts(const struct model *m, const struct fits *F, const struct fit *units,
+			const struct fit *outside, const double *x, double *var, double *sys,
+			int *dof)
 {
 	double v, s;
 	int i;
 
 	*sys = 0;
-	*var = 0;
-	*dof = 0;
-	if (!m->has_cpu)
-		return 0;
-	s = part(&F->outc, F->lin_opts, x, var, sys);
-	*dof = F->outc.dof;
+	s = part(outside, F->lin_opts, x, var, sys);
+	*dof = outside->dof;
 	for (i = 0; i < m->nunits; i++) {
 		if (m->units[i].set)
 			continue;
-		s += part(&F->unit_cpu[i], m->units[i].opts, x, &v, sys);
+		s += part(&units[i], m->units[i].opts, x, &v, sys);
 		*var += v;
-		*dof = min_dof(*dof, F->unit_cpu[i].dof);
+		*dof = min_dof(*dof, units[i].dof);
 	}
 	return s;
+}
+
+double predict_cpu(const struct model *m, const struct fits *F, const double *x,
+		   double *var, double *sys, int *dof)
+{
+	if (m->has_cpu)
+		return sum_parts(m, F, F->unit_cpu, &F->outc, x, var, sys, dof);
+	*sys = *var = 0;
+	*dof = 0;
+	return 0;
 }
 
 double predict_wall(const struct model *m, const struct fits *F, const double *x,
 		    double *var, double *sys, int *dof)
 {
-	double v, s, o, ov;
-	int i;
+	double s, o, ov;
 
-	if (m->threads) {	/* CPU time less the threads' overlap */
-		s = predict_cpu(m, F, x, var, sys, dof);
-		o = predict_ovl(m, F, x, &ov);
-		*var += ov;
-		*dof = min_dof(*dof, F->ovl.dof);
-		return s - o > s * m->wall_floor ? s - o : s * m->wall_floor;
-	}
-	*sys = 0;
-	s = part(&F->out, F->lin_opts, x, var, sys);
-	*dof = F->out.dof;
-	for (i = 0; i < m->nunits; i++) {
-		if (m->units[i].set)
-			continue;
-		s += part(&F->unit[i], m->units[i].opts, x, &v, sys);
-		*var += v;
-		*dof = min_dof(*dof, F->unit[i].dof);
-	}
-	return s;
+	if (!m->threads)
+		return sum_parts(m, F, F->unit, &F->out, x, var, sys, dof);
+	s = predict_cpu(m, F, x, var, sys, dof);	/* CPU time less the threads' overlap */
+	o = predict_ovl(m, F, x, &ov);
+	*var += ov;
+	*dof = min_dof(*dof, F->ovl.dof);
+	return s - o > s * m->wall_floor ? s - o : s * m->wall_floor;
 }
 
 int fits_alloc(const struct model *m, struct fits *F)

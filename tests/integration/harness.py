@@ -281,6 +281,23 @@ def run_tests(d, tests, timed=()):
     return passed, failed
 
 
+def replicate_spread(files):
+    """The machine's own run-to-run spread, from featprof run files of configurations
+    each run twice or more: the median over configurations of how far their first two
+    runs' wall times are apart, relative to the smaller; printed. Tests of programs that
+    run for real allow it beyond their own tolerance."""
+    walls = {}
+    for f in files:
+        with open(f) as fh:
+            run = json.load(fh)["run"]
+        walls.setdefault(json.dumps(run["config"], sort_keys=True), []).append(run["wall_ns"])
+    spread = sorted(abs(v[0] - v[1]) / min(v[:2]) for v in walls.values() if len(v) >= 2)
+    noise = spread[len(spread) // 2] if spread else 0
+    print("    replicates' wall spread (median of %d pairs): %.2f%%" % (len(spread),
+                                                                       100 * noise))
+    return noise
+
+
 def run_file(name, tests, timed=(), daemon_args=(), stop_check=False):
     """A test file's main: its tests against one featprofd started with daemon_args
     (stop_check: it must stop cleanly on SIGTERM); the exit status."""

@@ -420,18 +420,8 @@ def t_model_threads(d):
                         {"check": "crc", "level": "3", "threads": "1", "delta": "1"},
                         {"check": "none", "level": "9", "threads": "2", "delta": "0"})
             if c not in plan]
-    # the machine's own spread between the two runs of one configuration: the wall time
-    # of 2 threads on a shared 2-CPU machine moves with what else runs
-    pairs = {}
-    for f in files:
-        with open(f) as fh:
-            run_ = json.load(fh)["run"]
-        pairs.setdefault(json.dumps(run_["config"], sort_keys=True), []).append(
-            run_["wall_ns"])
-    spread = sorted(abs(v[0] - v[1]) / min(v[:2]) for v in pairs.values() if len(v) >= 2)
-    noise = spread[len(spread) // 2] if spread else 0
-    print("    replicates' wall spread (median of %d pairs): %.2f%%" % (len(spread),
-                                                                       100 * noise))
+    # the wall time of 2 threads on a shared 2-CPU machine moves with what else runs
+    noise = h.replicate_spread(files)
     print("    %-40s %10s %10s %7s %10s %7s" % ("held out", "wall", "predicted", "err",
                                                "CPU", "err"))
     for i, c in enumerate(held):	# each run twice, as the trained ones: their mean

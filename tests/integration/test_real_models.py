@@ -120,17 +120,7 @@ def t_lz4_model(d):
     # the machine's own run-to-run spread, from the replicates (each configuration ran
     # twice): a shared 2-CPU machine moves a run's wall and CPU time by more than 5% in
     # noisy spells (a fresh clone's make check once saw 7.1%, one held-out run 12% off)
-    walls = {}
-    for f in files:
-        with open(f) as fh:
-            run_ = json.load(fh)["run"]
-        walls.setdefault(json.dumps(run_["config"], sort_keys=True), []).append(
-            (run_["wall_ns"], run_["cpu_ns"]))
-    spread = sorted(abs(a[0] - b[0]) / min(a[0], b[0]) for a, b in
-                    (v[:2] for v in walls.values() if len(v) >= 2))
-    noise = spread[len(spread) // 2] if spread else 0
-    print("    replicates' wall spread (median of %d pairs): %.2f%%" % (len(spread),
-                                                                       100 * noise))
+    noise = h.replicate_spread(files)
     # held out: three of the configurations no plan ran, drawn (seeded) from all 24
     every = [{"level": lv, "crc": a, "bcrc": b, "bsize": bs} for lv in ("l1", "l4", "l9")
              for a in ("on", "off") for b in ("on", "off") for bs in ("4", "7")]
