@@ -55,9 +55,10 @@ endif
 # --- objects ---------------------------------------------------------------------------
 HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program includes
 # an object's notes (notes.c), its ELF file (elf.c), a process's objects (proc.c)
-NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/maps.o
+NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/maps.o \
+	$(O)/common/symbols.o
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
-	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o
+	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o model_fit.o model_plan.o \
 	model_wall.o model_opts.o model_check.o tdist.o) \
@@ -125,7 +126,8 @@ all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
 
 $(O)/featprofd: $(DAEMON_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON) -lm -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON) -lm -lpthread \
+		-Wl,--export-dynamic-symbol=featprof_calibration_fn	# its calibration's function
 
 $(O)/featprof: $(CLI_OBJS)
 	$(call msg,LINK,$@)
@@ -145,7 +147,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	redzone redzone_bare regress regress_sampled service gated gated_always \
 	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
-	libcodec_local.so codec_local pipeline_ip)
+	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
@@ -219,6 +221,14 @@ $(CODEC)_sampled: private TGT_LIBS := -L$(O)/tests/targets -lcodec_sampled \
 	-Wl,-rpath,'$$ORIGIN' -lpthread
 $(CODEC)_local: private TGT_LIBS := -L$(O)/tests/targets -lcodec_local -Wl,-rpath,'$$ORIGIN' \
 	-lpthread
+# Plain functions for function regions: full symbols, and stripped to .dynsym (-rdynamic -s)
+$(O)/tests/targets/libfuncs.so: tests/targets/libfuncs.c
+$(O)/tests/targets/libfuncs.so: private TGT_EXTRA := -fPIC -shared
+$(O)/tests/targets/funcs $(O)/tests/targets/funcs_dyn: tests/targets/funcs.c \
+	$(O)/tests/targets/libfuncs.so
+$(O)/tests/targets/funcs $(O)/tests/targets/funcs_dyn: private TGT_LIBS := \
+	-L$(O)/tests/targets -lfuncs -Wl,-rpath,'$$ORIGIN' -lpthread
+$(O)/tests/targets/funcs_dyn: private TGT_EXTRA := -rdynamic -s
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: tests/targets/redzone.c \
 	$(NOTES_OBJS)
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := $(NOTES_OBJS)

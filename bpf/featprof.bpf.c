@@ -37,7 +37,8 @@
  *
  * Cost: each event adds the probe's calibrated cost to a per-thread running total, the
  * part before its timestamp first (gap_cost: by how long the thread ran since its
- * previous event, in log2 steps, or cold after a switch-out). A frame keeps the total at
+ * previous event, in log2 steps, or cold after a switch-out; per attach point: nop1, nop5,
+ * a function's entry and return probe). A frame keeps the total at
  * its begin's timestamp, so an instance's probe cost (its own begin's post part,
  * everything nested, its end's pre part) is one subtraction at its end, as its off-CPU
  * time is; an interval of a path holds the post part of the event that opened it and the
@@ -364,12 +365,12 @@ __attribute__((noinline)) int fp_held_mark(__u32 slot, __u32 kind)
 /* The probe cost per attach point (0 the nop1, 1 the nop5: FP_COOKIE_OPT), gap bucket and
  * part (ns), and its spread, set by the daemon from its calibration (and again as the
  * calibration drifts). */
-__u32 gap_cost[2][FP_GAP_SLOTS][FP_PARTS] = {};
-__u32 gap_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 gap_cost[3][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 gap_sd[3][FP_GAP_SLOTS][FP_PARTS] = {};
 /* The extra spread of an event after another CPU hit this object's probes since the
  * thread's previous event: it may cost more than its gap says (daemon/util/stats.h
  * FP_GAP_SHARED_UNC), per point, step and part. */
-__u32 shared_sd[2][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 shared_sd[3][FP_GAP_SLOTS][FP_PARTS] = {};
 __u32 last_probe_cpu[FP_POOL_SLOTS] = {};	/* the CPU of the target's latest event */
 
 static __always_inline void count(__u32 slot, __u32 what, __u64 n)
@@ -453,12 +454,15 @@ static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *
 				      __u32 kind, __u32 opt, __u32 slot)
 {
 	__u32 pre = kind == FP_EV_BEGIN ? FP_PART_BEGIN_PRE : FP_PART_END_PRE;
-	__u32 cpu = bpf_get_smp_processor_id(), o = opt & 1;
+	/* the attach point's costs: nop1, nop5, a function's entry and return (opt 2) */
+	__u32 cpu = bpf_get_smp_processor_id(), o = opt;
 	__u64 b = gap_log2(st, now);
 
 	/* the step, clamped by branches on the 64-bit value right before its use: 6.1's
 	 * verifier loses the bound of a clamp done in a helper ("unbounded memory access") */
 	barrier_var(b);
+	if (o > 2)
+		o = 2;
 	if (b == 64)
 		b = FP_GAP_COLD;
 	else if (b > FP_GAP_STEPS - 1)
@@ -630,7 +634,66 @@ static __always_inline struct fp_tstate *get_state(int ts, __u32 slot)
 	return st;
 }
 
-static __always_inline int on_begin(__u32 slot, __u32 region, __u32 gen, __u32 opt, int ts)
+/*
+ * Function regions (a uprobe at the entry, a return probe there): a frame keeps the
+ * stack pointer at its entry (pointing at its return address). A frame is dead when a
+ * new entry finds the stack at or above it: deeper (a lower sp) the new call could not
+ * be made while the frame lived; at the same sp the frame lives only if the slot holds
+ * the kernel's return trampoline (the first slot of the process's xol area, which the
+ * kernel put there at the frame's entry): a tail call from the frame's function, whose
+ * instance then includes the callee. Any other address there is a new call at the same
+ * depth after the frame was left by longjmp. Dead frames, and all above them, were left
+ * without their return (longjmp, an exception unwinding through them): dropped, counted
+ * as FP_AN_NO_RETURN. The kernel decides the same for its own return instances
+ * (arch_uretprobe_is_alive).
+ */
+static __always_inline void unwind_dead(struct fp_tstate *st, __u64 sp, __u32 slot)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr), ra = 0;
+	__u32 i, d = st->depth;
+
+	if (st->overflow || bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
+		return;
+	for (i = 0; i < FP_MAX_DEPTH; i++) {
+		struct fp_frame *f;
+
+		if (i >= d)
+			break;
+		f = &st->f[i];
+		if (f->sp && (f->sp < sp || (f->sp == sp && ra != tramp))) {
+			count(slot, FP_AN_NO_RETURN, d - i);
+			st->depth = i;
+			return;
+		}
+	}
+}
+
+/* The thread's dead function frames dropped (above) before a function's entry: global
+ * functions, which the verifier checks once, not in every path of on_begin that reaches
+ * them (inlined, the loop made the site program's verification 16x longer). One per
+ * kind of thread state: each program links only the one it calls. */
+__attribute__((noinline)) int fp_unwind_ts(__u32 slot, __u64 sp)
+{
+	struct fp_tstate *st = task_state_of(TS_STORAGE, bpf_get_current_task_btf());
+
+	if (st)
+		unwind_dead(st, sp, slot);
+	return 0;
+}
+
+__attribute__((noinline)) int fp_unwind_map(__u32 slot, __u64 sp)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct fp_tstate *st = bpf_map_lookup_elem(&tstate_map, &tid);
+
+	if (st)
+		unwind_dead(st, sp, slot);
+	return 0;
+}
+
+static __always_inline int on_begin(__u32 slot, __u32 region, __u32 gen, __u32 opt, int ts,
+				    __u64 sp)
 {
 	struct fp_region_info *info = bpf_map_lookup_elem(&region_info, &region);
 	struct fp_path_val *set;
@@ -642,6 +705,8 @@ static __always_inline int on_begin(__u32 slot, __u32 region, __u32 gen, __u32 o
 	st = get_state(ts, slot);
 	if (!st || !info)
 		return 0;
+	if (sp && st->depth)
+		ts == TS_STORAGE ? fp_unwind_ts(slot, sp) : fp_unwind_map(slot, sp);
 	set = open_set(st, slot);
 	d = st->depth;
 	if (d >= FP_MAX_DEPTH) {
@@ -689,6 +754,7 @@ static __always_inline int on_begin(__u32 slot, __u32 region, __u32 gen, __u32 o
 	fr->child_unc = 0;
 	fr->npre0 = st->n_pre;
 	fr->child_npre = 0;
+	fr->sp = sp;
 	st->depth = d + 1;
 	if (d == 0 && member_group[SLOT(slot)])	/* the outermost */
 		fp_held_mark(slot, FP_EV_BEGIN);
@@ -725,8 +791,10 @@ static __always_inline void record(struct fp_frame *fr, __u32 slot, __u32 region
 
 /* An end at now on st: its frame (and those above it) off the stack, its instance
  * added to the region's figures. */
+/* sp: a function's return, the stack pointer after it (its frame's entry sp + 8), which
+ * picks its frame among the region's; 0 for other ends. */
 static __always_inline void end_frame(struct fp_tstate *st, __u64 now, __u32 slot,
-				      __u32 region, __u32 opt)
+				      __u32 region, __u32 opt, __u64 sp)
 {
 	__u64 incl, excl, pre, blk, b, cost, unc, npre;
 	struct fp_region_stats *rs;
@@ -746,7 +814,8 @@ static __always_inline void end_frame(struct fp_tstate *st, __u64 now, __u32 slo
 
 		if (i >= d)
 			break;
-		if (st->f[k & (FP_MAX_DEPTH - 1)].region == region) {
+		if (st->f[k & (FP_MAX_DEPTH - 1)].region == region &&
+		    (!sp || st->f[k & (FP_MAX_DEPTH - 1)].sp + 8 == sp)) {
 			found = k;
 			break;
 		}
@@ -818,7 +887,7 @@ static __always_inline void end_frame(struct fp_tstate *st, __u64 now, __u32 slo
 		record(fr, slot, region, found, now, st->last_ctot);
 }
 
-static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
+static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts, __u64 sp)
 {
 	__u64 now = bpf_ktime_get_ns();	/* early */
 	struct fp_tstate *st;
@@ -826,7 +895,7 @@ static __always_inline int on_end(__u32 slot, __u32 region, __u32 opt, int ts)
 	st = get_state(ts, slot);
 	if (!st)
 		return 0;
-	end_frame(st, now, slot, region, opt);
+	end_frame(st, now, slot, region, opt, sp);
 	if (!st->depth && member_group[SLOT(slot)])	/* the outermost ended */
 		fp_held_mark(slot, FP_EV_END);
 	return 0;
@@ -883,6 +952,8 @@ static __always_inline int on_site(struct pt_regs *ctx, int ts)
 	__u64 cookie = site_cookie_of(ctx);
 	__u32 region = FP_COOKIE_REGION(cookie), slot = FP_COOKIE_SLOT(cookie), *en;
 	__u32 group = member_group[slot], zero = 0, *hand;
+	__u64 sp;
+	__u32 opt;
 
 	if (FP_COOKIE_GEN(cookie) != link_gen[slot])
 		return 0;
@@ -898,9 +969,13 @@ static __always_inline int on_site(struct pt_regs *ctx, int ts)
 	en = bpf_map_lookup_elem(&region_enabled, &region);
 	if (!en || !*en)
 		return 0;
+	/* a function's site: the stack pointer (0 for others), without a branch; the cost
+	 * tables of close_set: 2 for a function's (never at a nop5) */
+	sp = PT_REGS_SP(ctx) & -(__u64)FP_COOKIE_IS_FUNC(cookie);
+	opt = FP_COOKIE_OPT(cookie) | (__u32)FP_COOKIE_IS_FUNC(cookie) << 1;
 	if (FP_COOKIE_IS_END(cookie))
-		return on_end(slot, region, FP_COOKIE_OPT(cookie), ts);
-	return on_begin(slot, region, *en, FP_COOKIE_OPT(cookie), ts);
+		return on_end(slot, region, opt, ts, sp);
+	return on_begin(slot, region, *en, opt, ts, sp);
 }
 
 /* Attached per site (perf-event uprobe), or reached from a site's trampoline. */

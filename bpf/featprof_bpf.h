@@ -28,6 +28,9 @@
 #define FP_COOKIE_GEN(c) ((__u32)(((c) >> 1) & 1))
 #define FP_COOKIE_IS_END(c) ((c) & 1)
 #define FP_COOKIE_NONE (~0ULL)	/* no site: its region index is no region's */
+/* A function region's site (entry or return probe): its frames carry the stack pointer */
+#define FP_COOKIE_FUNC (1ULL << 35)
+#define FP_COOKIE_IS_FUNC(c) (((c) >> 35) & 1)
 
 #define FP_RI_NONEST 1	/* may not be open twice on a thread (a definition's pair) */
 
@@ -114,6 +117,9 @@ enum fp_anomaly {
 	FP_AN_PATHS_FULL,		/* the path map was full: an interval not kept */
 	FP_AN_BEGIN_TWICE,		/* a FP_RI_NONEST region begun while open: the
 					 * older instance (and frames above it) dropped */
+	FP_AN_NO_RETURN,		/* a function region's frame found left without
+					 * its return (longjmp, an exception unwound through
+					 * it): dropped with the frames above it */
 	FP_AN_MAX,
 };
 
@@ -225,6 +231,9 @@ struct fp_frame {
 	__u32 nchild;
 	__u32 ndesc;
 	__u32 gen;		/* region_enabled[region] at the begin: its enable generation */
+	/* a function region's frame: the stack pointer at its entry (pointing at the return
+	 * address); 0 for other regions */
+	__u64 sp;
 };
 
 /*

@@ -15,7 +15,7 @@ enum {
 	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
 	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
 	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096, O_EXE = 8192, O_REMOTE = 16384,
-	O_CHECK = 32768, O_TRAP = 65536,
+	O_CHECK = 32768, O_TRAP = 65536, O_FUNCTION = 131072, O_FUNCTIONS = 262144,
 };
 struct cli_opts {
 	int json, all, regions, remote, check, trap;
@@ -23,11 +23,23 @@ struct cli_opts {
 	const char *format, *output, *value, *listen, *threshold;
 	const char *defs_file;	/* --regions FILE: region definitions */
 	const char *exe;	/* --exe PATH: an executable's processes */
+	/* --function FEATURE=PATTERN[,...] (repeatable), as definition lines
+	 * ("region * function PATTERNS features FEATURE"), and the features they name */
+	char *func_text;
+	char **func_features;
+	int nfunc;
+	int functions;		/* list --functions */
 	char **pos;		/* the arguments that are not options */
 	int npos;
 };
 /* 0, 1 for --help, -1 after printing a one-line error. argv[0] is the subcommand. */
 int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o);
+struct json_object;
+/* What cli_parse allocated (--function). */
+void cli_opts_free(struct cli_opts *o);
+/* The request's "definitions": --regions FILE's and --function's, as an array of
+ * {"name", "text"} (NULL: none); 0, or 1 after a one-line error. */
+int cli_request_defs(const struct cli_opts *o, struct json_object **out);
 int parse_long(const char *s, long min, long max, long *out);
 int parse_pid(const char *s, long *pid);
 

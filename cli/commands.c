@@ -101,30 +101,51 @@ static int do_toggle(int argc, char **argv, int on)
 	struct json_object *req, *names, *res;
 	const char *verb = on ? "enable" : "disable";
 	struct cli_opts o;
-	int opts = O_ALL | O_REGIONS | O_JSON | O_EXE | (on ? O_DEFS | O_TRAP : 0);
+	int opts = O_ALL | O_REGIONS | O_JSON | O_EXE | (on ? O_DEFS | O_TRAP | O_FUNCTION : 0);
 	int i, fd, n, rc = cli_parse(argc, argv, opts, &o);
 	struct json_object *defs = NULL;
 	long pid = 0;
 
-	if (!rc && o.exe)
+	if (!rc && o.exe && !o.func_text)
 		return exe_toggle(&o, on);
-	if (rc || o.npos < 1 || parse_pid(o.pos[0], &pid) || (!o.all && o.npos < 2)) {
+	if (!rc && o.exe) {
+		cli_opts_free(&o);
+		fprintf(stderr, "featprof: --function goes with a PID or featprof run; for --exe "
+			"install a definition (region NAME function ...) in the regions "
+			"directory\n");
+		return 2;
+	}
+	if (rc < 0) {	/* its one line said */
+		cli_opts_free(&o);
+		return 2;
+	}
+	if (rc || o.npos < 1 || parse_pid(o.pos[0], &pid) ||
+	    (!o.all && o.npos < 2 && !o.nfunc)) {
 		if (rc >= 0 && o.npos >= 1 && parse_pid(o.pos[0], &pid))
 			fprintf(stderr, "featprof %s: not a pid: '%s'\n", verb, o.pos[0]);
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof %s PID FEATURE...|--all "
-			"[--by-region]%s [--json]\n", verb, on ? " [--regions FILE] [--trap]" : "");
+			"[--by-region]%s [--json]\n", verb,
+			on ? " [--regions FILE] [--function FEATURE=[OBJECT:]PATTERN[,...]]... "
+			     "[--trap]" : "");
+		cli_opts_free(&o);
 		return rc == 1 ? 0 : 2;
 	}
-	if (o.defs_file && !(defs = cli_definitions(o.defs_file)))
+	if (cli_request_defs(&o, &defs)) {
+		cli_opts_free(&o);
 		return 1;
+	}
 	fd = client_connect();
 	if (fd < 0) {
 		json_object_put(defs);
+		cli_opts_free(&o);
 		return 1;
 	}
 	names = json_object_new_array();
 	for (i = 1; i < o.npos; i++)
 		json_object_array_add(names, json_object_new_string(o.pos[i]));
+	for (i = 0; i < o.nfunc && !o.regions; i++)	/* --function's features, enabled */
+		json_object_array_add(names, json_object_new_string(o.func_features[i]));
+	cli_opts_free(&o);
 	req = json_object_new_object();
 	json_object_object_add(req, "verb", json_object_new_string(verb));
 	json_object_object_add(req, "pid", json_object_new_int64(pid));

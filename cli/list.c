@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* featprof list PID|PATH: read the probe catalog locally, no daemon needed. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "regdefs.h"
 #include "strays.h"
+#include "symbols.h"
 
 int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd)
 {
@@ -56,16 +58,60 @@ struct json_object *cli_definitions(const char *path)
 	return o;
 }
 
+int cli_request_defs(const struct cli_opts *o, struct json_object **out)
+{
+	struct json_object *arr, *file = NULL, *fn;
+	struct fp_regdefs check = { 0 };
+	char err[1024];
+
+	*out = NULL;
+	if (!o->defs_file && !o->func_text)
+		return 0;
+	if (o->defs_file && !(file = cli_definitions(o->defs_file)))
+		return 1;
+	if (o->func_text &&
+	    fp_regdefs__parse(&check, o->func_text, strlen(o->func_text), "--function", err,
+			      sizeof(err))) {
+		fprintf(stderr, "featprof: %s\n", err);
+		json_object_put(file);
+		return 1;
+	}
+	fp_regdefs__clear(&check);
+	arr = json_object_new_array();
+	if (file)
+		json_object_array_add(arr, file);
+	if (o->func_text) {
+		fn = json_object_new_object();
+		json_object_object_add(fn, "name", json_object_new_string("--function"));
+		json_object_object_add(fn, "text", json_object_new_string(o->func_text));
+		json_object_array_add(arr, fn);
+	}
+	*out = arr;
+	return 0;
+}
+
 static void print_human(const struct fp_catalog *cat, const char *what)
 {
 	int i, j, o;
 
-	printf("%s: %d object%s with probes\n", what, cat->nobjs, cat->nobjs == 1 ? "" : "s");
+	int n = 0;
+
 	for (o = 0; o < cat->nobjs; o++)
-		printf("  %s (%d featprof site%s, %d stapsdt notes%s)\n", cat->objs[o]->path,
-		       cat->objs[o]->nfeatprof, cat->objs[o]->nfeatprof == 1 ? "" : "s",
-		       cat->objs[o]->nsites,
-		       cat->objs[o]->ip_version ? "; built to time itself in-process" : "");
+		n += cat->objs[o]->nsites || cat->objs[o]->nfuncs;
+	printf("%s: %d object%s with probes or measured functions\n", what, n,
+	       n == 1 ? "" : "s");
+	for (o = 0; o < cat->nobjs; o++) {
+		const struct fp_object *ob = cat->objs[o];
+
+		if (ob->nfuncs)
+			printf("  %s (%d function%s measured, symbols from %s)\n", ob->path,
+			       ob->nfuncs, ob->nfuncs == 1 ? "" : "s",
+			       fp_symbols__source_name(ob->syms ? ob->syms->source : 0));
+		if (ob->nsites)
+			printf("  %s (%d featprof site%s, %d stapsdt notes%s)\n", ob->path,
+			       ob->nfeatprof, ob->nfeatprof == 1 ? "" : "s", ob->nsites,
+			       ob->ip_version ? "; built to time itself in-process" : "");
+	}
 	printf("\nFeatures (%d):\n", cat->nfeatures);
 	for (i = 0; i < cat->nfeatures; i++) {
 		const char *sep = "";
@@ -91,7 +137,7 @@ static void print_human(const struct fp_catalog *cat, const char *what)
 		printf("\n");
 		for (j = 0; j < r->nsites; j++) {
 			const struct fp_object *ob = cat->objs[r->sites[j].obj];
-			const struct fp_site *s = &ob->sites[r->sites[j].site];
+			const struct fp_site *s = fp_ref_site(cat->objs, &r->sites[j]);
 			char loc[512];
 
 			if (s->file) {
@@ -102,13 +148,109 @@ static void print_human(const struct fp_catalog *cat, const char *what)
 			} else {
 				snprintf(loc, sizeof(loc), "%s:%s", s->provider, s->name);
 			}
-			printf("    %-5s  %-28s %s+0x%llx%s%s\n",
-			       r->sites[j].kind == FP_KIND_BEGIN ? "begin" : "end", loc, ob->path,
+			printf("    %-6s %-28s %s+0x%llx%s%s\n",
+			       r->sites[j].func ? (r->sites[j].kind == FP_KIND_BEGIN ? "entry"
+										    : "return")
+			       : r->sites[j].kind == FP_KIND_BEGIN ? "begin" : "end", loc, ob->path,
 			       (unsigned long long)s->loc_off,
 			       s->kind && !s->opt_off ? " (nop1)" : "",
 			       s->sem_off ? " (semaphore)" : "");
 		}
 	}
+}
+
+/*
+ * featprof list PID|PATH --functions [[OBJECT:]PATTERN]: the functions of each object
+ * that function regions can measure, where their symbols came from; with a pattern only
+ * those it matches, each unmeasurable one with the reason.
+ */
+static int list_functions(struct fp_object **objs, int nobjs, const char *pattern,
+			  int json, const char *what)
+{
+	const char *pat = pattern, *colon = pattern ? strchr(pattern, ':') : NULL;
+	struct json_object *root = json_object_new_object(), *ja = json_object_new_array();
+	char objpat[256] = "";
+	int o, k, shown = 0, measurable = 0;
+
+	if (colon && colon[1] != ':') {	/* OBJECT:SYMBOL, as in definitions */
+		snprintf(objpat, sizeof(objpat), "%.*s", (int)(colon - pattern), pattern);
+		pat = colon + 1;
+	}
+	for (o = 0; o < nobjs; o++) {
+		struct fp_object *ob = objs[o];
+		const char *base = strrchr(ob->path, '/') ? strrchr(ob->path, '/') + 1 : ob->path;
+		struct json_object *jo, *jf;
+		struct fp_symbols *sy;
+
+		if (*objpat && fnmatch(objpat, base, 0))
+			continue;
+		sy = fp_object__symbols(ob);
+		jo = json_object_new_object();
+		jf = json_object_new_array();
+		json_object_object_add(jo, "path", json_object_new_string(ob->path));
+		json_object_object_add(jo, "symbols", json_object_new_string(
+					       fp_symbols__source_name(sy ? sy->source : 0)));
+		if (sy && sy->debug_file)
+			json_object_object_add(jo, "debug_file",
+					       json_object_new_string(sy->debug_file));
+		if (!sy)
+			json_object_object_add(jo, "error", json_object_new_string(
+						       ob->syms_err ? ob->syms_err : "unreadable"));
+		if (!json) {
+			printf("%s  symbols: %s%s%s%s\n", ob->path,
+			       fp_symbols__source_name(sy ? sy->source : 0),
+			       sy && sy->debug_file ? " " : "",
+			       sy && sy->debug_file ? sy->debug_file : "",
+			       !sy ? " (unreadable)"
+			       : sy->source == FP_SYM_DYNSYM
+				       ? " (stripped: exported functions only; a debug package "
+					 "or an unstripped build shows the others)"
+			       : sy->source == FP_SYM_NONE ? " (no symbols: nothing to measure)"
+							   : "");
+		}
+		for (k = 0; sy && k < sy->n; k++) {
+			const struct fp_func *f = &sy->f[k];
+			const char *why = fp_func__unmeasurable(sy, f);
+			struct json_object *e;
+
+			if (pattern && fnmatch(pat, f->name, 0))
+				continue;
+			if (!pattern && why)	/* the listing: what can be measured */
+				continue;
+			shown++;
+			measurable += !why;
+			if (!json) {
+				printf("  %-40s 0x%-10llx %6llu bytes  +0x%llx%s%s\n", f->name,
+				       (unsigned long long)f->addr, (unsigned long long)f->size,
+				       (unsigned long long)f->off,
+				       why ? "  cannot be measured: " : "", why ? why : "");
+				continue;
+			}
+			e = json_object_new_object();
+			json_object_object_add(e, "name", json_object_new_string(f->name));
+			json_object_object_add(e, "address",
+					       json_object_new_int64((int64_t)f->addr));
+			json_object_object_add(e, "size", json_object_new_int64((int64_t)f->size));
+			json_object_object_add(e, "offset", json_object_new_int64((int64_t)f->off));
+			json_object_object_add(e, "global", json_object_new_boolean(f->global));
+			json_object_object_add(e, "measurable", json_object_new_boolean(!why));
+			if (why)
+				json_object_object_add(e, "why", json_object_new_string(why));
+			json_object_array_add(jf, e);
+		}
+		json_object_object_add(jo, "functions", jf);
+		json_object_array_add(ja, jo);
+	}
+	json_object_object_add(root, "objects", ja);
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+	else if (pattern)
+		printf("%s: %d function%s match %s, %d can be measured%s\n", what, shown,
+		       shown == 1 ? "" : "s", pattern, measurable,
+		       shown ? "" : " (a stripped object keeps exported functions only; "
+				    "inlined and removed functions have no symbol)");
+	json_object_put(root);
+	return pattern && !measurable;
 }
 
 int cmd_list(int argc, char **argv)
@@ -123,21 +265,31 @@ int cmd_list(int argc, char **argv)
 	long pid;
 
 	struct cli_opts o;
-	int rc = cli_parse(argc, argv, O_JSON | O_DEFS, &o);
+	int rc = cli_parse(argc, argv, O_JSON | O_DEFS | O_FUNCTION | O_FUNCTIONS, &o);
 
 	if (rc == 1) {
-		printf("usage: featprof list PID|PATH [--regions FILE] [--json]\n");
+		printf("usage: featprof list PID|PATH [--regions FILE] [--function "
+		       "FEATURE=PATTERN[,...]]... [--json]\n"
+		       "       featprof list PID|PATH --functions [[OBJECT:]PATTERN] [--json]\n");
 		return 0;
 	}
 	if (rc)
 		return 2;
-	if (o.npos != 1)
+	if (o.npos != 1 && !(o.functions && o.npos == 2)) {
+		cli_opts_free(&o);
 		return usage_error(o.npos ? "list: one PID or PATH expected"
 					  : "list: missing PID or PATH");
+	}
 	json = o.json;
 	target = o.pos[0];
-	if (cli_load_defs(&defs, o.defs_file, "list"))
+	if (cli_load_defs(&defs, o.defs_file, "list") ||
+	    (o.func_text && fp_regdefs__parse(&defs, o.func_text, strlen(o.func_text),
+					      "--function", err, sizeof(err)) &&
+	     fprintf(stderr, "featprof: list: %s\n", err))) {
+		fp_regdefs__clear(&defs);
+		cli_opts_free(&o);
 		return 1;
+	}
 
 	if (parse_pid(target, &pid) == 0) {
 		int r = fp_proc__read((pid_t)pid, &proc, err, sizeof(err));
@@ -166,15 +318,25 @@ int cmd_list(int argc, char **argv)
 		snprintf(what, sizeof(what), "%s", target);
 	}
 
+	if (o.functions) {
+		ret = list_functions(objs, nobjs, o.npos == 2 ? o.pos[1] : NULL, json, what);
+		goto out;
+	}
 	cat = fp_catalog__new(objs, nobjs, &defs);
-	for (i = 0; cat && o.defs_file && i < defs.ndefs; i++) {
-		const struct fp_probe_name *p = fp_regdef__missing(objs, nobjs, &defs.defs[i]);
+	for (i = 0; cat && (o.defs_file || o.func_text) && i < defs.ndefs; i++) {
+		const char *origin = defs.defs[i].origin, *m;
+		char msg[1200];
+		int mine = !strncmp(origin, "--function:", 11) ||
+			   (o.defs_file && !strncmp(origin, o.defs_file, strlen(o.defs_file)) &&
+			    origin[strlen(o.defs_file)] == ':');
 
-		/* the file named on the command line must fit the target: its typo shows */
-		if (p && !strncmp(defs.defs[i].origin, o.defs_file, strlen(o.defs_file)) &&
-		    defs.defs[i].origin[strlen(o.defs_file)] == ':') {
-			fprintf(stderr, "featprof: list: %s: %s has no probe %s:%s\n",
-				defs.defs[i].origin, what, p->provider, p->probe);
+		/* the definitions named on the command line must fit the target: a typo
+		 * shows */
+		m = mine ? fp_regdef__missing_msg(objs, nobjs, &defs.defs[i], what, msg,
+						  sizeof(msg))
+			 : NULL;
+		if (m) {
+			fprintf(stderr, "featprof: list: %s\n", m);
 			goto out;
 		}
 	}
@@ -219,6 +381,7 @@ int cmd_list(int argc, char **argv)
 	}
 	ret = 0;
 out:
+	cli_opts_free(&o);
 	fp_regdefs__clear(&defs);
 	fp_catalog__free(cat);
 	fp_proc__free(proc);

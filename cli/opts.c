@@ -32,6 +32,51 @@ int parse_pid(const char *s, long *pid)
 	return *s == '-' ? -1 : parse_long(s, 1, FP_MAX_PID, pid);
 }
 
+void cli_opts_free(struct cli_opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->nfunc; i++)
+		free(o->func_features[i]);
+	free(o->func_features);
+	free(o->func_text);
+	o->func_features = NULL;
+	o->func_text = NULL;
+	o->nfunc = 0;
+}
+
+/* --function FEATURE=PATTERN[,PATTERN...]: one definition line (its patterns checked by
+ * the definitions' parser, here and in the daemon). */
+static int add_function(struct cli_opts *o, const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t old = o->func_text ? strlen(o->func_text) : 0;
+	char **f, *t;
+	int n;
+
+	if (!eq || eq == arg || !eq[1] || strpbrk(arg, " \t\n#")) {
+		fprintf(stderr, "featprof %s: --function takes FEATURE=PATTERN[,PATTERN...]: "
+			"'%s'\n", cmd, arg);
+		return -1;
+	}
+	n = snprintf(NULL, 0, "region * function %s features %.*s\n", eq + 1,
+		     (int)(eq - arg), arg);
+	t = realloc(o->func_text, old + (size_t)n + 1);
+	f = realloc(o->func_features, sizeof(*f) * (size_t)(o->nfunc + 1));
+	if (t)
+		o->func_text = t;
+	if (f)
+		o->func_features = f;
+	if (!t || !f || !(f[o->nfunc] = strndup(arg, (size_t)(eq - arg)))) {
+		fprintf(stderr, "featprof %s: out of memory\n", cmd);
+		return -1;
+	}
+	o->nfunc++;
+	snprintf(t + old, (size_t)n + 1, "region * function %s features %.*s\n", eq + 1,
+		 (int)(eq - arg), arg);
+	return 0;
+}
+
 int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 {
 	static const struct option lopts[] = {
@@ -52,6 +97,8 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "remote", no_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "trap", no_argument, NULL, 'T' },
+		{ "function", required_argument, NULL, 'F' },
+		{ "functions", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -60,7 +107,8 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
 		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
-		{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP },
+		{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
+		{ 'U', O_FUNCTIONS },
 	};
 	int c, k;
 
@@ -100,6 +148,13 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'T':
 			o->trap = 1;
+			break;
+		case 'U':
+			o->functions = 1;
+			break;
+		case 'F':
+			if (add_function(o, argv[0], optarg))
+				return -1;
 			break;
 		case 'i':
 			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS,

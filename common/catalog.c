@@ -5,11 +5,16 @@
  * union of those named at its begin sites.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "catalog.h"
+#include "symbols.h"
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -109,20 +114,22 @@ static struct fp_region *find_or_add(struct fp_catalog *cat, const char *name, i
 	return &a[cat->nregions++];
 }
 
-/* Adds the site (o, s) to r as kind, once. 1 added, 0 already there, -ENOMEM. */
-static int add_ref(struct fp_region *r, int o, int s, int kind)
+/* Adds the site (o, s; func: of o's functions) to r as kind, once. 1 added, 0 already
+ * there, -ENOMEM. */
+static int add_ref(struct fp_region *r, int o, int s, int kind, int func)
 {
 	struct fp_site_ref *refs;
 	int i;
 
 	for (i = 0; i < r->nsites; i++)
-		if (r->sites[i].obj == o && r->sites[i].site == s && r->sites[i].kind == kind)
+		if (r->sites[i].obj == o && r->sites[i].site == s && r->sites[i].kind == kind &&
+		    r->sites[i].func == func)
 			return 0;
 	refs = realloc(r->sites, sizeof(*refs) * (size_t)(r->nsites + 1));
 	if (!refs)
 		return -ENOMEM;
 	r->sites = refs;
-	refs[r->nsites++] = (struct fp_site_ref){ o, s, kind };
+	refs[r->nsites++] = (struct fp_site_ref){ o, s, kind, func };
 	if (kind == FP_KIND_BEGIN)
 		r->nbegin++;
 	else
@@ -151,11 +158,166 @@ static int probe_in(const struct fp_site *site, const struct fp_probe_name *p, i
 	return 0;
 }
 
+struct fp_symbols *fp_object__symbols(struct fp_object *o)
+{
+	char err[600];
+	int fd = o->fd, own = -1;
+
+	if (o->syms_read)
+		return o->syms;
+	o->syms_read = 1;
+	if (fd < 0 && (fd = own = open(o->host_path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, sizeof(err), "%s: %s", o->path, strerror(errno));
+		o->syms_err = strdup(err);
+		return NULL;
+	}
+	if (fp_symbols__read(fd, o->path, o->root ? o->root : "", &o->syms, err, sizeof(err)))
+		o->syms_err = strdup(err);
+	if (own >= 0)
+		close(own);
+	return o->syms;
+}
+
+static const char *base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int func_match(const struct fp_object *o, const struct fp_probe_name *p,
+		      const struct fp_func *f)
+{
+	return (!p->provider || !fnmatch(p->provider, base_of(o->path), 0)) &&
+	       !fnmatch(p->probe, f->name, 0);
+}
+
+struct func_hit {
+	int obj;
+	const struct fp_func *f;
+};
+
+/* The measurable functions of objs that d's patterns match (only pattern i when i >= 0),
+ * at most max of them into hits (may be NULL); how many there are in all. */
+static int func_hits(struct fp_object *const *objs, int nobjs, const struct fp_regdef *d,
+		     int i, struct func_hit *hits, int max)
+{
+	int o, k, p, n = 0;
+
+	for (o = 0; o < nobjs; o++) {
+		struct fp_symbols *sy;
+
+		for (p = 0; p < d->nfuncs; p++)	/* read the symbols only where needed */
+			if ((i < 0 || p == i) &&
+			    (!d->funcs[p].provider ||
+			     !fnmatch(d->funcs[p].provider, base_of(objs[o]->path), 0)))
+				break;
+		if (p == d->nfuncs || !(sy = fp_object__symbols(objs[o])))
+			continue;
+		for (k = 0; k < sy->n; k++) {
+			if (fp_func__unmeasurable(sy, &sy->f[k]))
+				continue;
+			for (p = 0; p < d->nfuncs; p++)
+				if ((i < 0 || p == i) &&
+				    func_match(objs[o], &d->funcs[p], &sy->f[k]))
+					break;
+			if (p == d->nfuncs)
+				continue;
+			if (hits && n < max)
+				hits[n] = (struct func_hit){ o, &sy->f[k] };
+			n++;
+		}
+	}
+	return n;
+}
+
+/* The index of f's entry among o's function sites (added once), or -ENOMEM. */
+static int func_site(struct fp_object *o, const struct fp_func *f)
+{
+	struct fp_site *a;
+	int i;
+
+	for (i = 0; i < o->nfuncs; i++)
+		if (o->funcs[i].loc_off == f->off && !strcmp(o->funcs[i].name, f->name))
+			return i;
+	a = realloc(o->funcs, sizeof(*a) * (size_t)(o->nfuncs + 1));
+	if (!a)
+		return -ENOMEM;
+	o->funcs = a;
+	memset(&a[o->nfuncs], 0, sizeof(*a));
+	a[o->nfuncs].provider = strdup("function");
+	a[o->nfuncs].name = strdup(f->name);
+	a[o->nfuncs].pc = f->addr;
+	a[o->nfuncs].loc_off = f->off;
+	if (!a[o->nfuncs].provider || !a[o->nfuncs].name) {
+		free(a[o->nfuncs].provider);
+		free(a[o->nfuncs].name);
+		return -ENOMEM;
+	}
+	return o->nfuncs++;
+}
+
+/*
+ * A function definition: its region (d->name), or one region per function matched
+ * ("*": named after the function, "OBJECT:function" where another object's function of
+ * that name is matched too), each from the functions' entries to their returns. A
+ * region of that name that is not a function region keeps its sites alone.
+ */
+static int add_func_def(struct fp_catalog *cat, const struct fp_regdef *d, int *added)
+{
+	struct func_hit *hits = calloc(FP_FUNC_REGIONS_MAX, sizeof(*hits));
+	int n, i, j, ret = 0;
+
+	if (!hits)
+		return -ENOMEM;
+	n = func_hits(cat->objs, cat->nobjs, d, -1, hits, FP_FUNC_REGIONS_MAX);
+	n = n < FP_FUNC_REGIONS_MAX ? n : FP_FUNC_REGIONS_MAX;
+	for (i = 0; i < n && !ret; i++) {
+		char name[320];
+		struct fp_region *r;
+		int other = 0, s, b;
+
+		for (j = 0; j < n && !other && !strcmp(d->name, "*"); j++)
+			other = hits[j].obj != hits[i].obj &&
+				!strcmp(hits[j].f->name, hits[i].f->name);
+		if (other)
+			snprintf(name, sizeof(name), "%s:%s", base_of(cat->objs[hits[i].obj]->path),
+				 hits[i].f->name);
+		else
+			snprintf(name, sizeof(name), "%s",
+				 strcmp(d->name, "*") ? d->name : hits[i].f->name);
+		r = find_or_add(cat, name, 1, d->origin);
+		if (!r) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (!r->function && r->nsites)
+			continue;	/* a marked region's name */
+		r->function = 1;
+		s = func_site(cat->objs[hits[i].obj], hits[i].f);
+		if (s < 0) {
+			ret = s;
+			break;
+		}
+		b = add_ref(r, hits[i].obj, s, FP_KIND_BEGIN, 1);
+		ret = b < 0 ? b : add_ref(r, hits[i].obj, s, FP_KIND_END, 1);
+		if (ret >= 0) {
+			*added += b + ret;
+			ret = add_features(cat, r, d->features, d->nfeatures);
+		}
+	}
+	free(hits);
+	return ret;
+}
+
 /* Sites of a definition: with begin and end both present, its region and refs. */
 static int add_def(struct fp_catalog *cat, const struct fp_regdef *d, int *added)
 {
 	int o, s, nb = 0, ne = 0, ret;
 	struct fp_region *r;
+
+	if (d->nfuncs)
+		return add_func_def(cat, d, added);
 
 	for (o = 0; o < cat->nobjs; o++)
 		for (s = 0; s < cat->objs[o]->nsites; s++) {
@@ -173,9 +335,9 @@ static int add_def(struct fp_catalog *cat, const struct fp_regdef *d, int *added
 
 			ret = 0;
 			if (probe_in(site, d->begin, d->nbegin))
-				ret = add_ref(r, o, s, FP_KIND_BEGIN);
+				ret = add_ref(r, o, s, FP_KIND_BEGIN, 0);
 			if (ret >= 0 && probe_in(site, d->end, d->nend)) {
-				int e = add_ref(r, o, s, FP_KIND_END);
+				int e = add_ref(r, o, s, FP_KIND_END, 0);
 
 				ret = e < 0 ? e : ret + e;
 			}
@@ -191,6 +353,10 @@ const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, in
 {
 	int side, i, o, s, found;
 
+	for (i = 0; i < d->nfuncs; i++)
+		if (!func_hits(objs, nobjs, d, i, NULL, 0))
+			return &d->funcs[i];
+
 	for (side = 0; side < 2; side++) {
 		const struct fp_probe_name *p = side ? d->end : d->begin;
 		int n = side ? d->nend : d->nbegin;
@@ -203,6 +369,32 @@ const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, in
 			if (!found)
 				return &p[i];
 		}
+	}
+	return NULL;
+}
+
+const char *fp_regdef__missing_msg(struct fp_object *const *objs, int nobjs,
+				   const struct fp_regdef *d, const char *what, char *buf,
+				   size_t len)
+{
+	const struct fp_probe_name *p = fp_regdef__missing(objs, nobjs, d);
+	int n;
+
+	if (p && d->nfuncs) {
+		snprintf(buf, len, "%s: %s has no function matching %s%s%s that can be measured "
+			 "(featprof list --functions shows which can)", d->origin, what,
+			 p->provider ? p->provider : "", p->provider ? ":" : "", p->probe);
+		return buf;
+	}
+	if (p) {
+		snprintf(buf, len, "%s: %s has no probe %s:%s", d->origin, what, p->provider,
+			 p->probe);
+		return buf;
+	}
+	if (d->nfuncs && (n = func_hits(objs, nobjs, d, -1, NULL, 0)) > FP_FUNC_REGIONS_MAX) {
+		snprintf(buf, len, "%s: %d functions of %s match; at most %d regions from one "
+			 "definition", d->origin, n, what, FP_FUNC_REGIONS_MAX);
+		return buf;
 	}
 	return NULL;
 }
@@ -224,7 +416,7 @@ int fp_catalog__extend(struct fp_catalog *cat, struct fp_object **objs, int nobj
 			r = find_or_add(cat, site->region, 1, NULL);
 			if (!r)
 				return -ENOMEM;
-			ret = add_ref(r, o, s, site->kind);
+			ret = add_ref(r, o, s, site->kind, 0);
 			if (ret < 0)
 				return ret;
 			added += ret;
@@ -303,9 +495,16 @@ struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
 
 	for (o = 0; o < cat->nobjs; o++) {
 		const struct fp_object *ob = cat->objs[o];
-		struct json_object *jo = json_object_new_object();
+		struct json_object *jo;
 
+		if (!ob->nsites && !ob->nfuncs)	/* a file of the process with nothing used */
+			continue;
+		jo = json_object_new_object();
 		json_object_object_add(jo, "path", json_object_new_string(ob->path));
+		if (ob->nfuncs)
+			json_object_object_add(jo, "symbols",
+					       json_object_new_string(fp_symbols__source_name(
+						       ob->syms ? ob->syms->source : 0)));
 		json_object_object_add(jo, "stapsdt_sites", json_object_new_int(ob->nsites));
 		json_object_object_add(jo, "featprof_sites", json_object_new_int(ob->nfeatprof));
 		if (ob->ip_version) {	/* built with FEATPROF_INPROCESS: its regions' gates */
@@ -352,9 +551,11 @@ struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
 		if (r->origin)
 			json_object_object_add(jr, "definition", json_object_new_string(r->origin));
 		json_object_object_add(jr, "nests", json_object_new_boolean(r->nests));
+		if (r->function)
+			json_object_object_add(jr, "measured", json_object_new_string("function"));
 		for (j = 0; j < r->nsites; j++) {
 			const struct fp_object *ob = cat->objs[r->sites[j].obj];
-			const struct fp_site *s = &ob->sites[r->sites[j].site];
+			const struct fp_site *s = fp_ref_site(cat->objs, &r->sites[j]);
 			struct json_object *js = json_object_new_object();
 
 			int begin = r->sites[j].kind == FP_KIND_BEGIN;

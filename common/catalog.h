@@ -12,7 +12,18 @@ struct fp_site_ref {
 	int obj;	/* index into fp_catalog.objs */
 	int site;	/* index into that object's sites */
 	int kind;	/* FP_KIND_BEGIN or FP_KIND_END: in this region (a definition's role) */
+	int func;	/* site indexes the object's funcs: a function's entry (BEGIN) or
+			 * its return (END, a return probe at the entry) */
 };
+
+/* The site a reference names. */
+static inline const struct fp_site *fp_ref_site(struct fp_object *const *objs,
+						const struct fp_site_ref *ref)
+{
+	const struct fp_object *o = objs[ref->obj];
+
+	return ref->func ? &o->funcs[ref->site] : &o->sites[ref->site];
+}
 
 struct fp_region {
 	char *name;
@@ -23,6 +34,7 @@ struct fp_region {
 	int nbegin, nend;
 	int nests;		/* may be open twice on a thread (featprof regions: yes) */
 	char *origin;		/* "FILE:LINE" of its definition; NULL: featprof notes */
+	int function;		/* from a function's entry to its return */
 };
 
 struct fp_catalog {
@@ -51,9 +63,18 @@ struct fp_catalog *fp_catalog__new(struct fp_object **objs, int nobjs,
 int fp_catalog__extend(struct fp_catalog *cat, struct fp_object **objs, int nobjs,
 		       const struct fp_regdefs *defs);
 void fp_catalog__free(struct fp_catalog *cat);
-/* The first probe of d that none of objs has, or NULL when all are there. */
+/* The first probe of d that none of objs has, or NULL when all are there; for a
+ * function definition the first pattern that matches no measurable function. */
 const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, int nobjs,
 					       const struct fp_regdef *d);
+/* One line: what d lacks in what ("pid 12", a path), or NULL when nothing. */
+const char *fp_regdef__missing_msg(struct fp_object *const *objs, int nobjs,
+				   const struct fp_regdef *d, const char *what, char *buf,
+				   size_t len);
+/* The object's functions (read on first use), or NULL with o->syms_err set. */
+struct fp_symbols *fp_object__symbols(struct fp_object *o);
+/* At most this many functions become regions by one definition. */
+#define FP_FUNC_REGIONS_MAX 1024
 int fp_catalog__region(const struct fp_catalog *cat, const char *name);
 int fp_catalog__feature(const struct fp_catalog *cat, const char *name);
 int fp_region__has_feature(const struct fp_region *r, const char *feature);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "notes.h"
+#include "symbols.h"
 #include "seterr.h"
 
 #define NT_STAPSDT 3
@@ -113,6 +114,12 @@ void fp_object__free(struct fp_object *obj)
 		site_clear(&obj->sites[i]);
 	for (i = 0; i < obj->ncat; i++)
 		site_clear(&obj->cat[i]);
+	for (i = 0; i < obj->nfuncs; i++)
+		site_clear(&obj->funcs[i]);
+	free(obj->funcs);
+	fp_symbols__free(obj->syms);
+	free(obj->syms_err);
+	free(obj->root);
 	free(obj->sites);
 	free(obj->cat);
 	free(obj->path);

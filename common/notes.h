@@ -49,6 +49,16 @@ struct fp_object {
 	/* a process's object: the file as mapped (host_path is then /proc/self/fd/N) */
 	int fd;			/* held open while the object lives; -1: none */
 	uint64_t dev, ino;	/* as /proc/PID/maps shows them (0 for a file read by path) */
+	char *root;		/* where the target's files are seen ("/proc/PID/root"), or
+				 * NULL: the host's */
+	/* function regions (common/catalog.c): the file's functions, read on first use
+	 * (syms_read; syms NULL and syms_err set when they could not be), and the entries
+	 * of those that regions measure, as sites (provider "function", name the symbol) */
+	struct fp_symbols *syms;
+	char *syms_err;
+	int syms_read;
+	struct fp_site *funcs;
+	int nfuncs;
 };
 
 /*

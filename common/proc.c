@@ -142,8 +142,7 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 		}
 		snprintf(host, sizeof(host), "/proc/self/fd/%d", fd);
 		ret = fp_object__read_fd(fd, host, path, &obj, oerr, sizeof(oerr));
-		if (ret == -ENOEXEC || (!ret && !obj->nsites)) {
-			fp_object__free(obj);
+		if (ret == -ENOEXEC) {
 			close(fd);
 			ret = 0;
 			continue;
@@ -153,7 +152,14 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
 			continue;
 		}
+		/* kept with no notes too: its functions may be regions (common/catalog.c) */
 		obj->fd = fd;
+		if (asprintf(&obj->root, "/proc/%d/root", (int)proc->pid) < 0) {
+			obj->root = NULL;
+			fp_object__free(obj);
+			ret = -ENOMEM;
+			break;
+		}
 		obj->dev = v[k].dev;
 		obj->ino = v[k].ino;
 		objs = realloc(proc->objs, sizeof(*objs) * (size_t)(proc->nobjs + 1));

@@ -17,8 +17,9 @@
  *   list      pid                 -> catalog: {"objects","features","regions",...}
  *   attach    pid                 -> {"pid","regions","features"}
  *   detach    pid                 drops the target and its figures
- *   enable    pid, features[], regions[], all, definitions {name, text}   (attach is
- *             implicit; definitions: a client's region definitions, common/regdefs.h)
+ *   enable    pid, features[], regions[], all, definitions {name, text} or [{..}, ..]
+ *             (attach is implicit; definitions: a client's region definitions,
+ *             common/regdefs.h, function regions among them)
  *   disable   pid, features[], regions[], all   -> {"enabled_regions","attached_sites"}
  *   status                        -> {"targets":[...], "calibration", "clients"}
  *   stats     pid                 -> {"regions","features","feature_sets","anomalies",...}
@@ -103,6 +104,12 @@
  *     in-process figures were read).
  *     status bpf_objects (privileged clients): objects, the BPF objects loaded for
  *     targets, and targets, how many targets they hold (daemon/target/pool.c).
+ *     Function regions (docs/REGIONS.md "Functions"): definitions may hold "region NAME
+ *     function [OBJECT:]SYMBOL[,...]" lines, and "definitions" may be an array of 1-4
+ *     {name, text} (a file's and --function's); stats "measured": "function"; anomaly
+ *     no_return; list sites of provider "function"; status attach.function (the cost of
+ *     a function's entry and return probes), pair_ns_function and
+ *     kernel.mechanisms.function_regions.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

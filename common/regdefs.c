@@ -37,6 +37,10 @@ static void def_free(struct fp_regdef *d)
 		free(d->end[i].provider);
 		free(d->end[i].probe);
 	}
+	for (i = 0; i < d->nfuncs; i++) {
+		free(d->funcs[i].provider);
+		free(d->funcs[i].probe);
+	}
 	for (i = 0; i < d->nfeatures; i++)
 		free(d->features[i]);
 	memset(d, 0, sizeof(*d));
@@ -59,24 +63,29 @@ void fp_regdefs__clear(struct fp_regdefs *defs)
 	defs->ndefs = 0;
 }
 
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
 static int probes_equal(const struct fp_probe_name *a, const struct fp_probe_name *b, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (strcmp(a[i].provider, b[i].provider) || strcmp(a[i].probe, b[i].probe))
+		if (!str_eq(a[i].provider, b[i].provider) || strcmp(a[i].probe, b[i].probe))
 			return 0;
 	return 1;
 }
 
-/* The same definition twice (a file given again, or also installed): not a conflict. */
-static int def_equal(const struct fp_regdef *a, const struct fp_regdef *b)
+int fp_regdef__equal(const struct fp_regdef *a, const struct fp_regdef *b)
 {
 	int i;
 
 	if (a->nbegin != b->nbegin || a->nend != b->nend || a->nfeatures != b->nfeatures ||
 	    a->nests != b->nests || !probes_equal(a->begin, b->begin, a->nbegin) ||
-	    !probes_equal(a->end, b->end, a->nend))
+	    !probes_equal(a->end, b->end, a->nend) || a->nfuncs != b->nfuncs ||
+	    !probes_equal(a->funcs, b->funcs, a->nfuncs))
 		return 0;
 	for (i = 0; i < a->nfeatures; i++)
 		if (strcmp(a->features[i], b->features[i]))
@@ -146,6 +155,56 @@ static int parse_probes(char *tok, struct fp_probe_name *out, int *nout, const c
 	return 0;
 }
 
+/* [OBJECT:]SYMBOL[,...]: globs of a file's basename and of a symbol (C++ and versioned
+ * names included: no spaces, no commas). */
+static int parse_funcs(char *tok, struct fp_probe_name *out, int *nout, const char **why)
+{
+	const char *obj_chars = "_.+-*?[]!", *sym_chars = "_.$@*?[]!-:<>~";
+	char *items[FP_REGDEF_MAX_PROBES];
+	int n = split_commas(tok, items, FP_REGDEF_MAX_PROBES), i;
+
+	if (n < 0) {
+		*why = "too many function patterns (at most 16)";
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		char *colon = strchr(items[i], ':'), *sym = items[i];
+		size_t k, len;
+
+		/* C++ names hold "::": an object's glob ends at the first single colon */
+		if (colon && colon[1] != ':') {
+			if (!valid_name(items[i], (size_t)(colon - items[i]), obj_chars)) {
+				*why = "a function's OBJECT is a glob of a file name (letters, "
+				       "digits, '_', '.', '+', '-', '*', '?', '[', ']')";
+				return -EINVAL;
+			}
+			*colon = 0;
+			sym = colon + 1;
+		} else {
+			colon = NULL;
+		}
+		len = strlen(sym);
+		for (k = 0; k < len; k++) {
+			char ch = sym[k];
+
+			if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			      (ch >= '0' && ch <= '9') || strchr(sym_chars, ch)))
+				break;
+		}
+		if (!len || len > FP_REGDEF_MAX_SYMBOL || k < len) {
+			*why = "a function is [OBJECT:]SYMBOL, SYMBOL 1-255 characters of a symbol "
+			       "name or a glob";
+			return -EINVAL;
+		}
+		out[*nout].provider = colon ? strdup(items[i]) : NULL;
+		out[*nout].probe = strdup(sym);
+		(*nout)++;
+		if ((colon && !out[*nout - 1].provider) || !out[*nout - 1].probe)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* One line without its newline, NUL-terminated (modified). 0 for a blank or comment. */
 static int parse_line(char *line, struct fp_regdef *d, const char **why)
 {
@@ -164,12 +223,12 @@ static int parse_line(char *line, struct fp_regdef *d, const char **why)
 	}
 	if (!n)
 		return 0;
-	if (strcmp(tok[0], "region") || n < 6) {
+	if (strcmp(tok[0], "region") || n < 4 || (n < 6 && strcmp(tok[2], "function"))) {
 		*why = "expected: region NAME begin PROV:PROBE end PROV:PROBE [features F,...] "
-		       "[nests]";
+		       "[nests], or region NAME function [OBJECT:]SYMBOL[,...] [features F,...]";
 		return -EINVAL;
 	}
-	if (!valid_name(tok[1], strlen(tok[1]), "_.-")) {
+	if (strcmp(tok[1], "*") && !valid_name(tok[1], strlen(tok[1]), "_.-")) {
 		*why = "a region name is 1-63 letters, digits, '_', '.', '-'";
 		return -EINVAL;
 	}
@@ -198,6 +257,15 @@ static int parse_line(char *line, struct fp_regdef *d, const char **why)
 				  : parse_probes(tok[i], d->begin, &d->nbegin, why);
 			if (ret)
 				return ret;
+		} else if (!strcmp(tok[i], "function")) {
+			if (last || d->nfuncs) {
+				*why = last ? "a function list is missing"
+					    : "function given twice";
+				return -EINVAL;
+			}
+			ret = parse_funcs(tok[++i], d->funcs, &d->nfuncs, why);
+			if (ret)
+				return ret;
 		} else if (!strcmp(tok[i], "features")) {
 			char *items[FP_REGDEF_MAX_FEATURES];
 			int k, nf;
@@ -222,9 +290,21 @@ static int parse_line(char *line, struct fp_regdef *d, const char **why)
 					return -ENOMEM;
 			}
 		} else {
-			*why = "unknown word (expected begin, end, features or nests)";
+			*why = "unknown word (expected begin, end, function, features or nests)";
 			return -EINVAL;
 		}
+	}
+	if (d->nfuncs) {
+		if (d->nbegin || d->nend) {
+			*why = "a function region has no begin or end probes";
+			return -EINVAL;
+		}
+		d->nests = 1;	/* recursion: every call an instance */
+		return 1;
+	}
+	if (!strcmp(d->name, "*")) {
+		*why = "only a function definition may be named '*'";
+		return -EINVAL;
 	}
 	if (!d->nbegin || !d->nend) {
 		*why = "a region needs a begin and an end probe";
@@ -278,9 +358,9 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 			const struct fp_regdef *o = i < defs->ndefs ? &defs->defs[i]
 								    : &added[i - defs->ndefs];
 
-			if (!strcmp(o->name, d.name) && def_equal(o, &d)) {
+			if (!strcmp(o->name, d.name) && fp_regdef__equal(o, &d)) {
 				ret = 1;	/* already there, as it is */
-			} else if (!strcmp(o->name, d.name)) {
+			} else if (!strcmp(o->name, d.name) && strcmp(d.name, "*")) {
 				seterr(err, errlen, "%s:%d: region '%s' already defined at %s",
 				       fname, lineno, d.name, o->origin);
 				ret = -EINVAL;

@@ -5,6 +5,13 @@
  *
  *   region NAME begin PROV:PROBE[,PROV:PROBE...] end PROV:PROBE[,...] [features F[,F...]]
  *          [nests]
+ *   region NAME function [OBJECT:]SYMBOL[,...] [features F[,F...]]
+ *
+ * A function region runs from the entry of any of the functions to its return (a uprobe
+ * and a return probe); OBJECT and SYMBOL are globs (fnmatch) on the basename of a mapped
+ * file and on a function's symbol. NAME "*": each function matched is a region of its
+ * own, named after it ("OBJECT:SYMBOL" where two objects have one), which is what
+ * `featprof enable --function FEATURE=PATTERN` sends. Function regions nest (recursion).
  *
  * '#' starts a comment; blank lines are ignored. NAME and features: 1-63 characters of
  * [A-Za-z0-9_.-]; providers and probes: 1-63 of [A-Za-z0-9_]. A region that does not
@@ -21,6 +28,7 @@
 #define FP_REGDEF_MAX 4096		/* definitions in one set */
 #define FP_REGDEF_MAX_PROBES 16		/* per side of one definition */
 #define FP_REGDEF_MAX_FEATURES 8
+#define FP_REGDEF_MAX_SYMBOL 255	/* characters of a function pattern */
 
 struct fp_probe_name {
 	char *provider;
@@ -31,6 +39,9 @@ struct fp_regdef {
 	char *name;
 	struct fp_probe_name begin[FP_REGDEF_MAX_PROBES], end[FP_REGDEF_MAX_PROBES];
 	int nbegin, nend;
+	/* function patterns: provider the object's glob (NULL: any), probe the symbol's */
+	struct fp_probe_name funcs[FP_REGDEF_MAX_PROBES];
+	int nfuncs;
 	char *features[FP_REGDEF_MAX_FEATURES];
 	int nfeatures;
 	int nests;
@@ -57,6 +68,8 @@ int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, char *err, si
  * the source tree when the running program is in its build/, else the compiled-in one. */
 const char *fp_regdefs__default_dir(void);
 void fp_regdefs__clear(struct fp_regdefs *defs);
+/* The same definition twice (a file given again, or also installed): not a conflict. */
+int fp_regdef__equal(const struct fp_regdef *a, const struct fp_regdef *b);
 /* Frees the definitions from index n on. */
 void fp_regdefs__truncate(struct fp_regdefs *defs, int n);
 

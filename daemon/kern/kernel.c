@@ -203,6 +203,12 @@ struct json_object *fp_kernel_mechanisms(int nop5_optimized)
 		k->uprobe_multi && fp_kernel_task_storage()
 			? "one multi-uprobe link per object (all its sites at once)"
 			: "one uprobe link per site (no multi-uprobe link before 6.6)"));
+	json_object_object_add(use, "function_regions", json_object_new_string(
+		k->uprobe_multi && fp_kernel_task_storage()
+			? "per object one multi-uprobe link of the entries and one of return "
+			  "probes (BPF_F_UPROBE_MULTI_RETURN)"
+			: "per function a uprobe link at the entry and a uretprobe link (no "
+			  "multi-uprobe link before 6.6)"));
 	json_object_object_add(use, "site_identity", json_object_new_string(
 		k->cookie ? "the attach cookie"
 			  : "a trampoline per region begin and end that tail-calls the site "

@@ -36,14 +36,15 @@
 #if LIBBPF_MAJOR_VERSION > 1 || (LIBBPF_MAJOR_VERSION == 1 && LIBBPF_MINOR_VERSION >= 3)
 
 int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
-			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid)
+			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid,
+			 unsigned flags)
 {
 	_Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "64-bit offsets");
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .uprobe_multi.path = path,
 		    .uprobe_multi.offsets = (const unsigned long *)offs,
 		    .uprobe_multi.ref_ctr_offsets = (const unsigned long *)refs,
 		    .uprobe_multi.cookies = cookies, .uprobe_multi.cnt = cnt,
-		    .uprobe_multi.pid = (__u32)pid);
+		    .uprobe_multi.pid = (__u32)pid, .uprobe_multi.flags = flags);
 	int fd = bpf_link_create(prog_fd, 0, (enum bpf_attach_type)FP_ATTACH_UPROBE_MULTI, &opts);
 
 	return fd < 0 ? -errno : fd;
@@ -52,7 +53,8 @@ int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 #else
 
 int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
-			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid)
+			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid,
+			 unsigned flags)
 {
 	struct {
 		__u32 prog_fd, target_fd, attach_type, flags;
@@ -66,6 +68,7 @@ int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 		.ref_ctr_offsets = (__u64)(uintptr_t)refs,
 		.cookies = (__u64)(uintptr_t)cookies,
 		.cnt = cnt,
+		.mflags = flags,
 		.pid = (__u32)pid,
 	};
 	union bpf_attr attr;
@@ -96,7 +99,26 @@ int fp_uprobe_pmu(void)
 	return type >= 0 ? type : -ENOENT;
 }
 
-int fp_uprobe_perf_open(const char *path, uint64_t off, uint64_t ref, pid_t pid)
+/* The config bit that makes a uprobe PMU event a return probe (format/retprobe says
+ * "config:N"; 0 on every kernel so far). */
+static int retprobe_bit(void)
+{
+	static int bit = -1;
+	FILE *f;
+
+	if (bit >= 0)
+		return bit;
+	bit = 0;
+	f = fopen("/sys/bus/event_source/devices/uprobe/format/retprobe", "re");
+	if (f) {
+		if (fscanf(f, "config:%d", &bit) != 1 || bit < 0 || bit > 31)
+			bit = 0;
+		fclose(f);
+	}
+	return bit;
+}
+
+int fp_uprobe_perf_open(const char *path, uint64_t off, uint64_t ref, pid_t pid, int ret)
 {
 	struct perf_event_attr a = { .size = sizeof(a) };
 	int type = fp_uprobe_pmu(), fd;
@@ -107,7 +129,7 @@ int fp_uprobe_perf_open(const char *path, uint64_t off, uint64_t ref, pid_t pid)
 	a.config1 = (uint64_t)(uintptr_t)path;
 	a.config2 = off;
 	/* the semaphore: the PMU's format/ref_ctr_offset says config:32-63 */
-	a.config = ref << 32;
+	a.config = ref << 32 | (ret ? 1ULL << retprobe_bit() : 0);
 	/* every process: pid -1 on one CPU (a uprobe's program runs wherever it is hit) */
 	fd = (int)syscall(SYS_perf_event_open, &a, pid > 0 ? pid : -1, pid > 0 ? -1 : 0, -1,
 			  PERF_FLAG_FD_CLOEXEC);
@@ -138,21 +160,21 @@ int fp_uprobe_gate(int multi, const char *path, uint64_t off, uint64_t ref, pid_
 	int prog = multi ? fp_uprobe_empty_prog() : -1;
 
 	if (prog < 0)
-		return fp_uprobe_perf_open(path, off, ref, pid);
-	return fp_uprobe_multi_link(prog, path, &off, &ref, NULL, 1, pid);
+		return fp_uprobe_perf_open(path, off, ref, pid, 0);
+	return fp_uprobe_multi_link(prog, path, &off, &ref, NULL, 1, pid, 0);
 }
 
 int fp_uprobe_hook(int prog_fd, int multi, const char *path, uint64_t off, pid_t pid)
 {
 	if (!multi)
-		return fp_uprobe_perf_attach(prog_fd, path, off, 0, pid);
-	return fp_uprobe_multi_link(prog_fd, path, &off, NULL, NULL, 1, pid);
+		return fp_uprobe_perf_attach(prog_fd, path, off, 0, pid, 0);
+	return fp_uprobe_multi_link(prog_fd, path, &off, NULL, NULL, 1, pid, 0);
 }
 
 int fp_uprobe_perf_attach(int prog_fd, const char *path, uint64_t off, uint64_t ref,
-			  pid_t pid)
+			  pid_t pid, int retprobe)
 {
-	int fd = fp_uprobe_perf_open(path, off, ref, pid), ret;
+	int fd = fp_uprobe_perf_open(path, off, ref, pid, retprobe), ret;
 
 	if (fd < 0)
 		return fd;

@@ -7,24 +7,27 @@
 #include <sys/types.h>
 
 #define FP_ATTACH_UPROBE_MULTI 48	/* BPF_TRACE_UPROBE_MULTI, not in 6.1 uapi headers */
+#define FP_UPROBE_MULTI_RETURN 1	/* BPF_F_UPROBE_MULTI_RETURN: return probes */
 
 /*
  * One link attaching prog_fd at cnt offsets of the file at path (refs: semaphore
  * offsets or 0; cookies: bpf_get_attach_cookie values), filtered to pid's thread group
- * (0: every process). Returns the link fd or -errno.
+ * (0: every process); flags FP_UPROBE_MULTI_RETURN: return probes of the functions at
+ * those offsets. Returns the link fd or -errno.
  */
 int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
-			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid);
+			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid,
+			 unsigned flags);
 
 /* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), -errno if none. */
 int fp_uprobe_pmu(void);
 /* A perf-event uprobe at offset off of the file at path, ref the semaphore's offset or 0,
- * for pid (0: every process), with no program. The fd (closing it unregisters) or
- * -errno. */
-int fp_uprobe_perf_open(const char *path, uint64_t off, uint64_t ref, pid_t pid);
+ * for pid (0: every process), with no program; ret: the return probe of the function
+ * there. The fd (closing it unregisters) or -errno. */
+int fp_uprobe_perf_open(const char *path, uint64_t off, uint64_t ref, pid_t pid, int ret);
 /* The same with prog_fd attached and enabled: the fd, or -errno. */
 int fp_uprobe_perf_attach(int prog_fd, const char *path, uint64_t off, uint64_t ref,
-			  pid_t pid);
+			  pid_t pid, int ret);
 /*
  * Where the kernel has the multi-uprobe link (multi: fp_kernel_caps(), as allowed),
  * featprofd's single uprobes are such links too, filtered to pid: a perf

@@ -136,6 +136,8 @@ struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
 	add(o, "nop5_fork_crashes_child", json_object_new_boolean(dc->fork_hazard));
 	add(o, "nop1", fp_report_calibration(&dc->at[FP_AT_NOP1]));
 	add(o, "nop5", fp_report_calibration(&dc->at[FP_AT_NOP5]));
+	/* function regions: a function's entry uprobe and its return probe */
+	add(o, "function", fp_report_calibration(&dc->at[FP_AT_FUNC]));
 	add(o, "inprocess", fp_report_calibration(&dc->ip));	/* the runtime's own */
 	add(o, "inprocess_clock", json_object_new_string(
 		fp_ip_clock()->clock == FP_IP_CLOCK_TSC ? "tsc" : "monotonic"));
@@ -160,8 +162,11 @@ static struct json_object *region_json(const struct fp_catalog *cat, int r,
 	add(o, "name", json_object_new_string(cat->regions[r].name));
 	add(o, "features", fl);
 	add(o, "enabled", json_object_new_boolean(enabled && enabled[r]));
-	/* in-process: the runtime times the region itself (wall time only: no off-CPU) */
-	add(o, "measured", json_object_new_string(inproc && inproc[r] ? "in-process" : "trap"));
+	/* in-process: the runtime times the region itself (wall time only: no off-CPU);
+	 * function: a uprobe at a function's entry and a return probe */
+	add(o, "measured", json_object_new_string(inproc && inproc[r]	     ? "in-process"
+						  : cat->regions[r].function ? "function"
+									     : "trap"));
 	add(o, "count", u64(g->count));
 	add(o, "inclusive_ns", dbl_ns(incl));
 	add(o, "exclusive_ns", dbl_ns(excl));
@@ -329,6 +334,7 @@ void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc
 	add(o, "kernel_optimizes_nop5", json_object_new_boolean(dc->kernel_optimizes));
 	add(o, "pair_ns_nop1", json_object_new_double(dc->at[FP_AT_NOP1].pair_ns));
 	add(o, "pair_ns_nop5", json_object_new_double(dc->at[FP_AT_NOP5].pair_ns));
+	add(o, "pair_ns_function", json_object_new_double(dc->at[FP_AT_FUNC].pair_ns));
 	add(o, "attach", fp_report_daemon_cal(dc));
 }
 

@@ -267,27 +267,40 @@ static enum fp_status do_repair(struct fp_client *c, struct request *r, struct j
 }
 
 
-/* "definitions": {"name": FILE, "text": TEXT}, a client's region definitions. */
+/* "definitions": {"name": FILE, "text": TEXT}, or an array of at most 4 of them (a
+ * --regions file and --function's lines): a client's region definitions. */
 static enum fp_status arg_definitions(struct json_object *req, struct fp_regdefs *out,
 				      int *given, char *msg, size_t msglen)
 {
-	struct json_object *d, *name, *text;
+	struct json_object *all, *d, *name, *text;
+	size_t i, n = 1;
 
-	*given = json_object_object_get_ex(req, "definitions", &d);
+	*given = json_object_object_get_ex(req, "definitions", &all);
 	if (!*given)
 		return FP_OK;
-	if (!json_object_is_type(d, json_type_object) ||
-	    !json_object_object_get_ex(d, "name", &name) ||
-	    !json_object_object_get_ex(d, "text", &text) ||
-	    !json_object_is_type(name, json_type_string) ||
-	    !json_object_is_type(text, json_type_string)) {
-		snprintf(msg, msglen, "'definitions' must be {\"name\": string, \"text\": string}");
-		return FP_E_BAD_REQUEST;
+	if (json_object_is_type(all, json_type_array))
+		n = json_object_array_length(all);
+	for (i = 0; i < n; i++) {
+		d = json_object_is_type(all, json_type_array) ? json_object_array_get_idx(all, i)
+							      : all;
+		if (n > 4 || !json_object_is_type(d, json_type_object) ||
+		    !json_object_object_get_ex(d, "name", &name) ||
+		    !json_object_object_get_ex(d, "text", &text) ||
+		    !json_object_is_type(name, json_type_string) ||
+		    !json_object_is_type(text, json_type_string)) {
+			snprintf(msg, msglen, "'definitions' must be {\"name\": string, "
+				 "\"text\": string} or an array of 1-4 of them");
+			fp_regdefs__clear(out);
+			return FP_E_BAD_REQUEST;
+		}
+		if (fp_regdefs__parse(out, json_object_get_string(text),
+				      (size_t)json_object_get_string_len(text),
+				      json_object_get_string(name), msg, msglen)) {
+			fp_regdefs__clear(out);
+			return FP_E_BAD_REQUEST;
+		}
 	}
-	if (fp_regdefs__parse(out, json_object_get_string(text),
-			      (size_t)json_object_get_string_len(text),
-			      json_object_get_string(name), msg, msglen))
-		return FP_E_BAD_REQUEST;
+	*given = n > 0;
 	return FP_OK;
 }
 

@@ -66,13 +66,10 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,6 +77,7 @@
 #include "featprof.h"
 #include "featprof.skel.h"
 #include "ip_calibrate.h"
+#include "log.h"
 #include "maps.h"
 #include "target.h"
 
@@ -119,6 +117,9 @@ _Static_assert(FP_CAL_COLD == FP_CAL_POINTS - 1 && FP_CAL_COLD == FP_CAL_GAPS &&
 /* The regions of the daemon's own catalog a calibration enables: its two first. */
 #define CAL_REGIONS_MAX 8
 static uint8_t cal_sel[CAL_REGIONS_MAX] = { 1, 1 };
+/* The function point's: featprof_calibration and the function region, which its own
+ * target's catalog appends after the daemon's marked regions (measure_function) */
+static uint8_t fn_sel[CAL_REGIONS_MAX];
 
 static double now_ns(void)
 {
@@ -154,7 +155,27 @@ struct cal_run {
 	double part[INSTANCES][FP_C_N + 1];
 	double outer_excess[OUTER];	/* outer raw - its inside time */
 	int n;
+	int fn;			/* the inner region is the function region (FP_AT_FUNC) */
 };
+
+/*
+ * The function region's function (FP_AT_FUNC): a push first, as a compiled C function
+ * starts (the kernel emulates a push where it can, and single-steps other first
+ * instructions out of line), then the body; exported to .dynsym so that an installed,
+ * stripped featprofd still has its symbol (Makefile). The body reads the clock at its
+ * start and end into t[1], t[2] (as timed_inner around a marked begin and end).
+ */
+__asm__(".text\n"
+	".globl featprof_calibration_fn\n"
+	".type featprof_calibration_fn, @function\n"
+	"featprof_calibration_fn:\n"
+	"\tpush %rbx\n"
+	"\tcall featprof_calibration_body\n"
+	"\tpop %rbx\n"
+	"\tret\n"
+	".size featprof_calibration_fn, .-featprof_calibration_fn\n");
+void featprof_calibration_fn(struct cal_run *c, double *t, double work_ns);
+#define FN_REGION "featprof_calibration_fn"
 
 /*
  * The thread's state, read from its task storage (a system call, so never between the
@@ -213,9 +234,31 @@ static void disturb(struct cal_run *c)
 		fp_target__thread_state(c->t, c->pidfd, c->tid, &c->scratch);
 }
 
+static void gap(double ns);
+void featprof_calibration_body(struct cal_run *c, double *t, double work_ns);
+
+__attribute__((visibility("hidden"), used)) void featprof_calibration_body(struct cal_run *c,
+									   double *t,
+									   double work_ns)
+{
+	t[1] = now_ns();
+	if (work_ns == GAP_ONCE)	/* one clock read between the two probes */
+		return;
+	disturb(c);
+	gap(work_ns);
+	t[2] = now_ns();
+}
+
 /* One inner region, the clock read around each of its probes into t[4]. */
 static __always_inline void timed_inner(struct cal_run *c, double *t)
 {
+	if (c->fn) {
+		t[0] = now_ns();
+		featprof_calibration_fn(c, t, WORK_NS);
+		t[3] = now_ns();
+		disturb(c);
+		return;
+	}
 	t[0] = now_ns();
 	FP_BEGIN(featprof_calibration_inner, "featprof");
 	t[1] = now_ns();
@@ -279,6 +322,14 @@ __attribute__((noinline)) static int timed_once(struct cal_run *c, double (*p)[F
 
 	t[0] = now_ns();
 	for (k = 0; k < ONCE_CHAIN; k++) {
+		if (c->fn) {	/* the body's reads: one at its start, one unused */
+			double w[4];
+
+			featprof_calibration_fn(c, w, GAP_ONCE);
+			t[2 * k + 1] = w[1];
+			t[2 * k + 2] = now_ns();
+			continue;
+		}
 		FP_BEGIN(featprof_calibration_inner, "featprof");
 		t[2 * k + 1] = now_ns();
 		FP_END(featprof_calibration_inner);
@@ -306,13 +357,19 @@ __attribute__((noinline)) static int timed_gap(struct cal_run *c, double work_ns
 	int ok;
 
 	gap(work_ns);
-	t[0] = now_ns();
-	FP_BEGIN(featprof_calibration_inner, "featprof");
-	t[1] = now_ns();
-	gap(work_ns);
-	t[2] = now_ns();
-	FP_END(featprof_calibration_inner);
-	t[3] = now_ns();
+	if (c->fn) {
+		t[0] = now_ns();
+		featprof_calibration_fn(c, t, work_ns);
+		t[3] = now_ns();
+	} else {
+		t[0] = now_ns();
+		FP_BEGIN(featprof_calibration_inner, "featprof");
+		t[1] = now_ns();
+		gap(work_ns);
+		t[2] = now_ns();
+		FP_END(featprof_calibration_inner);
+		t[3] = now_ns();
+	}
 	ok = read_log(c, 2);
 	if (ok < 0)
 		return ok;
@@ -481,11 +538,11 @@ static double gap_seen(struct cal_run *c, int b)
 static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
 		   char *err, size_t errlen)
 {
-	int at = t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
+	int at = c->fn ? FP_AT_FUNC : t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
 	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
 	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
 	double dist[DIST_ROUNDS][FP_C_N], col[ROUNDS], warm, d;
-	uint8_t *sel = cal_sel;
+	uint8_t *sel = c->fn ? fn_sel : cal_sel;
 	int i, b, ret;
 
 	memset(out, 0, sizeof(*out));
@@ -541,66 +598,6 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	out->instances = INSTANCES;
 	out->valid = 1;
 	return 0;
-}
-
-static int has_trampoline(void)
-{
-	struct fp_vma *v = NULL;
-	int nv = fp_read_maps(0, &v), i, found = 0;
-
-	for (i = 0; i < nv && !found; i++)
-		found = !strcmp(v[i].path, "[uprobes-trampoline]");
-	fp_free_maps(v, nv);
-	return found;
-}
-
-/* Two sites of the inner region, hit by the daemon and then by a forked child. */
-__attribute__((noinline)) static void fork_probe(void)
-{
-	FP_BEGIN(featprof_calibration_inner, "featprof");
-	FP_END(featprof_calibration_inner);
-}
-
-/*
- * Does a child forked after the optimized path rewrote a site survive hitting it? The
- * kernel maps [uprobes-trampoline] into the process whose thread hit the site and
- * rewrites the site into a call to it; a fork copies the rewritten page but not the
- * mapping (seen on Linux 6.18), so the child faults at its first optimized site. The
- * child catches its own fault and exits with FORK_FAULTED: a handled signal reaches
- * neither the kernel log ("segfault at ...") nor a core-dump handler. 1: it faulted (or
- * could not be run: assume the worst), 0: it lived.
- */
-#define FORK_FAULTED 71
-
-static void fork_fault(int sig)
-{
-	_exit(FORK_FAULTED);
-}
-
-static int fork_loses_trampoline(void)
-{
-	int i, status = 0;
-	pid_t p;
-
-	for (i = 0; i < 3; i++)	/* the first hit traps and rewrites the site */
-		fork_probe();
-	p = fork();
-	if (p == 0) {
-		struct sigaction sa = { .sa_handler = fork_fault };
-		struct rlimit none = { 0, 0 };
-
-		setrlimit(RLIMIT_CORE, &none);	/* in case a signal is not caught */
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGSEGV, &sa, NULL);	/* the call lands on an unmapped page */
-		sigaction(SIGBUS, &sa, NULL);
-		sigaction(SIGILL, &sa, NULL);
-		sigaction(SIGTRAP, &sa, NULL);
-		fork_probe();
-		_exit(0);
-	}
-	if (p < 0 || waitpid(p, &status, 0) != p)
-		return 1;
-	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
 static double clock_cost(void)
@@ -755,10 +752,66 @@ int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The function attach point (function regions: a uprobe at the entry, a return probe),
+ * measured as the others with featprof_calibration_fn as the inner region, in a target of
+ * its own (the daemon's catalog and the function's definition). A kernel that cannot
+ * attach it leaves it unmeasured: function regions then stay uncompensated, with a
+ * warning, and the rest of featprof works as before.
+ */
+static void measure_function(struct cal_run *c, struct fp_calibration *out)
+{
+	struct fp_regdefs defs = { 0 };
+	char err[512];
+	struct fp_target *t = NULL;
+	int ret;
+
+	char exe[4096], def[4400];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *base;
+
+	memset(out, 0, sizeof(*out));
+	/* in the daemon's own file only: no other object's symbols read */
+	exe[n > 0 ? n : 0] = 0;
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : "*";
+	snprintf(def, sizeof(def), "region %s function %s:%s\n", FN_REGION, base, FN_REGION);
+	ret = fp_regdefs__parse(&defs, def, strlen(def), "calibration", err, sizeof(err));
+	if (!ret) {
+		t = fp_target__new(getpid(), 0, NULL, &defs, err, sizeof(err));
+		ret = t ? 0 : -errno;
+	}
+	if (!ret) {
+		int outer = fp_catalog__region(t->cat, "featprof_calibration"),
+		    fn = fp_catalog__region(t->cat, FN_REGION);
+
+		memset(fn_sel, 0, sizeof(fn_sel));
+		if (t->cat->nregions > CAL_REGIONS_MAX || outer < 0 || fn < 0) {
+			snprintf(err, sizeof(err), "the function %s is not in the daemon "
+				 "binary's symbols", FN_REGION);
+			ret = -ENOENT;
+		} else {
+			fn_sel[outer] = fn_sel[fn] = 1;
+		}
+	}
+	if (!ret) {
+		c->t = t;
+		c->fn = 1;
+		ret = measure(t, c, out, err, sizeof(err));
+		c->fn = 0;
+	}
+	if (ret) {
+		memset(out, 0, sizeof(*out));
+		fp_log(FP_LOG_WARN, "calibration of function regions: %s; their figures stay "
+		       "uncompensated", err);
+	}
+	fp_regdefs__clear(&defs);
+	fp_target__free(t);
+}
+
 int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen)
 {
 	struct cal_run *c = calloc(1, sizeof(*c));
-	double t_start = now_ns(), p1, p5;
+	double t_start = now_ns();
 	struct fp_target *t = NULL;
 	uint8_t *sel = cal_sel;
 	int ret = 0, i;
@@ -775,7 +828,6 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		ret = -errno;
 		goto out;
 	}
-	/* sel[] below selects regions 0 and 1: exactly these two, sorted by name */
 	/* sel[] selects regions 0 and 1: exactly these two, sorted by name first (the
 	 * daemon's in-process calibration regions, daemon/inproc/ip_calibrate.c, come after) */
 	if (t->cat->nregions > CAL_REGIONS_MAX ||
@@ -801,8 +853,8 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		goto out;
 	for (i = 0; i < 4 && !ret; i++)
 		ret = outer_region(c, 0);
-	out->kernel_optimizes = has_trampoline();
-	out->fork_hazard = out->kernel_optimizes && fork_loses_trampoline();
+	out->kernel_optimizes = fp_cal_has_trampoline();
+	out->fork_hazard = out->kernel_optimizes && fp_cal_fork_loses_trampoline();
 	fp_target__set_regions(t, sel, 0, err, errlen);
 	if (ret)
 		goto out;
@@ -816,31 +868,9 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 		if (ret)
 			goto out;
 	}
-	p1 = out->at[FP_AT_NOP1].pair_ns;
-	p5 = out->at[FP_AT_NOP5].pair_ns;
-	if (!out->kernel_optimizes) {
-		out->optimized = 0;
-		snprintf(out->why, sizeof(out->why), "this kernel does not optimize nop5 uprobes");
-	} else if (site == FP_SITE_NOP1 || site == FP_SITE_NOP5) {
-		out->optimized = site == FP_SITE_NOP5;
-		snprintf(out->why, sizeof(out->why), "set by --site%s",
-			 site == FP_SITE_NOP5 && out->fork_hazard
-				 ? " (children forked by a target will crash at their first site, "
-				   "also after the probes are detached: a child keeps the call)"
-				 : "");
-	} else if (out->fork_hazard) {	/* never a hazard to the target */
-		out->optimized = 0;
-		snprintf(out->why, sizeof(out->why),
-			 "nop5 is %.2fx cheaper, but this kernel does not give a forked child "
-			 "the optimized path's trampoline: the child would crash at its first "
-			 "site", p1 / p5);
-	} else {
-		out->optimized = p5 < p1;
-		snprintf(out->why, sizeof(out->why),
-			 "measured pair cost nop1 %.0f ns, nop5 %.0f ns: "
-			 "%s is %.2fx cheaper",
-			 p1, p5, p5 < p1 ? "nop5" : "nop1", p5 < p1 ? p1 / p5 : p5 / p1);
-	}
+	fp_cal_choose_point(out, site);
+	measure_function(c, &out->at[FP_AT_FUNC]);
+	c->t = t;
 	ret = fp_ip_calibrate(&out->ip, err, errlen);
 	if (ret)
 		goto out;

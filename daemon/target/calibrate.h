@@ -12,7 +12,9 @@
  * binary (daemon/target/calibrate.c): per attach point, and which one new targets get.
  */
 enum fp_site_choice { FP_SITE_AUTO, FP_SITE_NOP1, FP_SITE_NOP5 };
-enum { FP_AT_NOP1, FP_AT_NOP5, FP_AT_N };
+/* attach points: marked sites at the nop1 or the shielded nop5; function regions (a
+ * uprobe at a function's entry, a return probe) */
+enum { FP_AT_NOP1, FP_AT_NOP5, FP_AT_FUNC, FP_AT_N };
 
 struct fp_daemon_cal {
 	struct fp_calibration at[FP_AT_N];	/* valid where measured */
@@ -31,6 +33,13 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 /* Follows the drift of the default attach point's cost: a few more rounds, the calibration
  * figured again over the last ones (daemon/target/calibrate.c, "drift"). 0 or -errno (err). */
 int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen);
+/* daemon/target/calibrate_point.c, for the calibration: is [uprobes-trampoline] mapped
+ * in the daemon (the kernel rewrote a hit nop5 site into a call)? Does a child forked
+ * after that crash at the site (1, or when it could not be run)? Which point new
+ * targets get (out->optimized, out->why) from the points measured and --site. */
+int fp_cal_has_trampoline(void);
+int fp_cal_fork_loses_trampoline(void);
+void fp_cal_choose_point(struct fp_daemon_cal *out, enum fp_site_choice site);
 /* Frees the tracker's own target (at exit; fp_calibrate does it first). */
 void fp_calibrate_track_free(void);
 

@@ -74,7 +74,7 @@ int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t
 		return -ESTALE;	/* another file there now: its sites are not these */
 	prog = fp_uprobe_empty_prog();
 	if (prog >= 0 && (fd = fp_uprobe_multi_link(prog, path, offs, refs, NULL, (uint32_t)n,
-						     0)) >= 0) {
+						     0, 0)) >= 0) {
 		close(fd);	/* the unregister that removes the int3s */
 		return n;
 	}
@@ -90,7 +90,7 @@ static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *r
 	for (i = 0; i < n; i += REPAIR_BATCH) {
 		for (k = i, nf = 0; k < n && k < i + REPAIR_BATCH; k++) {
 			/* every process's: registering is what matters */
-			int fd = fp_uprobe_perf_open(path, offs[k], refs ? refs[k] : 0, 0);
+			int fd = fp_uprobe_perf_open(path, offs[k], refs ? refs[k] : 0, 0, 0);
 
 			if (fd >= 0)
 				fds[nf++] = fd;
@@ -240,7 +240,7 @@ void fp_journal__begin(const struct fp_target *t)
 
 				if (cat->regions[r].sites[s].obj != o)
 					continue;
-				site = &obj->sites[cat->regions[r].sites[s].site];
+				site = fp_ref_site(cat->objs, &cat->regions[r].sites[s]);
 				fprintf(f, "site %llu %llu\n",
 					(unsigned long long)(t->use_opt && site->opt_off
 								     ? site->opt_off

@@ -103,9 +103,10 @@ static void set_costs(struct fp_pool *p)
 	struct featprof_bpf__bss *v = p->skel->bss;
 	int a, b, k;
 
-	for (a = 0; a < 2; a++) {
-		const struct fp_calibration *c =
-			costs_from ? &costs_from->at[a ? FP_AT_NOP5 : FP_AT_NOP1] : NULL;
+	/* the object's cost tables by the cookie's attach point: nop1, nop5, function */
+	for (a = 0; a < 3; a++) {
+		int at = a == 2 ? FP_AT_FUNC : a ? FP_AT_NOP5 : FP_AT_NOP1;
+		const struct fp_calibration *c = costs_from ? &costs_from->at[at] : NULL;
 
 		for (b = 0; b < FP_GAP_SLOTS; b++) {
 			double ns[FP_C_N] = { 0 }, sd[FP_C_N] = { 0 };

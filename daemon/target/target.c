@@ -593,14 +593,12 @@ static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, si
 	int i, j, n0 = t->own_defs.ndefs;
 
 	for (i = 0; i < more->ndefs; i++) {
-		const struct fp_probe_name *p = fp_regdef__missing(t->proc->objs, t->proc->nobjs,
-								   &more->defs[i]);
+		char what[32];
 
-		if (p) {
-			snprintf(err, errlen, "%s: pid %d has no probe %s:%s", more->defs[i].origin,
-				 (int)t->pid, p->provider, p->probe);
+		snprintf(what, sizeof(what), "pid %d", (int)t->pid);
+		if (fp_regdef__missing_msg(t->proc->objs, t->proc->nobjs, &more->defs[i], what,
+					   err, errlen))
 			return -ENOENT;
-		}
 	}
 	a = realloc(t->own_defs.defs, sizeof(*a) * (size_t)(n0 + more->ndefs + 1));
 	if (!a)
@@ -610,7 +608,8 @@ static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, si
 		int dup = 0;
 
 		for (j = 0; j < t->own_defs.ndefs && !dup; j++)
-			dup = !strcmp(a[j].name, more->defs[i].name);
+			dup = !strcmp(a[j].name, more->defs[i].name) &&
+			      (strcmp(a[j].name, "*") || fp_regdef__equal(&a[j], &more->defs[i]));
 		if (dup)
 			continue;
 		a[t->own_defs.ndefs++] = more->defs[i];

@@ -61,7 +61,7 @@ static uint64_t site_offset(const struct fp_target *t, const struct fp_site *sit
  * per-site links every cookie is of generation 0): one per region, end or begin, attach
  * point. The perf fd, or -errno. */
 static int attach_trampoline(struct fp_target *t, uint64_t cookie, const char *path,
-			     uint64_t off, uint64_t ref)
+			     uint64_t off, uint64_t ref, int ret)
 {
 	uint64_t k = (uint64_t)(FP_COOKIE_REGION(cookie) - (uint32_t)t->rbase) << 2 |
 		     FP_COOKIE_OPT(cookie) << 1 | FP_COOKIE_IS_END(cookie);
@@ -79,7 +79,7 @@ static int attach_trampoline(struct fp_target *t, uint64_t cookie, const char *p
 		*fd = 0;
 		return e;
 	}
-	return fp_uprobe_perf_attach(*fd, path, off, ref, t->pid);
+	return fp_uprobe_perf_attach(*fd, path, off, ref, t->pid, ret);
 }
 
 static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l, char *err,
@@ -94,17 +94,20 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		return -ENOMEM;
 	for (s = 0; s < reg->nsites; s++) {
 		const struct fp_object *obj = t->cat->objs[reg->sites[s].obj];
-		const struct fp_site *site = &obj->sites[reg->sites[s].site];
+		const struct fp_site *site = fp_ref_site(t->cat->objs, &reg->sites[s]);
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 		uint64_t off = site_offset(t, site);
 
 		opts.bpf_cookie = FP_COOKIE(t->slot, t->rbase + region,
 					    reg->sites[s].kind == FP_KIND_END, 0,
-					    off != site->loc_off);
+					    off != site->loc_off) |
+				  (reg->sites[s].func ? FP_COOKIE_FUNC : 0);
 		opts.ref_ctr_offset = site->sem_off;
+		/* a function's end: the return probe of the function at its entry */
+		opts.retprobe = reg->sites[s].func && reg->sites[s].kind == FP_KIND_END;
 		if (t->tramp_fds) {	/* no attach cookie: the site's trampoline */
 			int fd = attach_trampoline(t, opts.bpf_cookie, obj->host_path, off,
-						   site->sem_off);
+						   site->sem_off, opts.retprobe);
 
 			if (fd < 0) {
 				snprintf(err, errlen, "attach: cannot attach '%s' at %s+0x%llx in "
@@ -133,15 +136,16 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 
 /*
  * Builds the link set for the regions in want[] (generation gen): one multi-uprobe link
- * per object holding such sites. Returns the number of links in *fds_out, or -errno.
+ * per object holding such sites, and one more of return probes where it holds functions'
+ * ends. Returns the number of links in *fds_out, or -errno.
  */
 static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int **fds_out,
 		     char *err, size_t errlen)
 {
 	int prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
-	int o, r, s, n = 0, ret = 0, cap = 0;
+	int o, r, s, n = 0, ret = 0, cap = 0, rets;
 	uint64_t *offs = NULL, *refs = NULL, *cookies = NULL;
-	int *fds = calloc((size_t)t->cat->nobjs + 1, sizeof(int));
+	int *fds = calloc((size_t)t->cat->nobjs * 2 + 1, sizeof(int));
 
 	for (r = 0; r < t->cat->nregions; r++)
 		cap += want[r] ? t->cat->regions[r].nsites : 0;
@@ -152,11 +156,12 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (o = 0; o < t->cat->nobjs; o++) {
-		const struct fp_object *obj = t->cat->objs[o];
+	for (o = 0; o < t->cat->nobjs * 2; o++) {
+		const struct fp_object *obj = t->cat->objs[o / 2];
 		uint32_t k = 0;
 		int fd;
 
+		rets = o & 1;	/* the object's return probes, after its other sites */
 		for (r = 0; r < t->cat->nregions; r++) {
 			const struct fp_region *reg = &t->cat->regions[r];
 
@@ -165,24 +170,29 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 			for (s = 0; s < reg->nsites; s++) {
 				const struct fp_site *site;
 
-				if (reg->sites[s].obj != o)
+				if (reg->sites[s].obj != o / 2 ||
+				    rets != (reg->sites[s].func &&
+					     reg->sites[s].kind == FP_KIND_END))
 					continue;
-				site = &obj->sites[reg->sites[s].site];
+				site = fp_ref_site(t->cat->objs, &reg->sites[s]);
 				offs[k] = site_offset(t, site);
 				refs[k] = site->sem_off;
 				cookies[k] = FP_COOKIE(t->slot, t->rbase + r,
 						       reg->sites[s].kind == FP_KIND_END, gen,
-						       offs[k] != site->loc_off);
+						       offs[k] != site->loc_off) |
+					     (reg->sites[s].func ? FP_COOKIE_FUNC : 0);
 				k++;
 			}
 		}
 		if (!k)
 			continue;
-		fd = fp_uprobe_multi_link(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid);
+		fd = fp_uprobe_multi_link(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid,
+					  rets ? FP_UPROBE_MULTI_RETURN : 0);
 		if (fd < 0) {
 			ret = fd;
-			snprintf(err, errlen, "attach: cannot attach %u sites in %s of pid %d: %s",
-				 k, obj->path, (int)t->pid, strerror(-fd));
+			snprintf(err, errlen, "attach: cannot attach %u %s in %s of pid %d: %s",
+				 k, rets ? "return probes" : "sites", obj->path, (int)t->pid,
+				 strerror(-fd));
 			goto out;
 		}
 		fds[n++] = fd;

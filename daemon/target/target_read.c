@@ -351,8 +351,7 @@ int fp_target__attach_points(const struct fp_target *t)
 		const struct fp_region *reg = &t->cat->regions[r];
 
 		for (k = 0; t->enabled[r] && !t->ip_on[r] && k < reg->nsites; k++) {
-			const struct fp_site *site =
-				&t->cat->objs[reg->sites[k].obj]->sites[reg->sites[k].site];
+			const struct fp_site *site = fp_ref_site(t->cat->objs, &reg->sites[k]);
 
 			m |= t->use_opt && site->opt_off ? 2 : 1;
 		}

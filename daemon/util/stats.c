@@ -35,6 +35,7 @@ const char *const fp_anomaly_names[FP_AN_MAX] = {
 	[FP_AN_NO_STATE] = "no_thread_state",
 	[FP_AN_PATHS_FULL] = "paths_full",
 	[FP_AN_BEGIN_TWICE] = "begin_twice",
+	[FP_AN_NO_RETURN] = "no_return",
 };
 
 struct fp_snapshot *fp_snapshot__new(int nregions)

@@ -232,7 +232,7 @@ static int attach_bare(const char *where, long long *nsites, int floor)
 	}
 	fp_object__free(obj);
 	if (floor && fp_uprobe_multi_link(prog, exe, offs, zero, zero, (uint32_t)*nsites,
-					  getpid()) < 0) {
+					  getpid(), 0) < 0) {
 		fprintf(stderr, "busyloop: multi-uprobe link: %s\n", strerror(errno));
 		return -1;
 	}

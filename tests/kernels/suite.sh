@@ -183,4 +183,36 @@ else
 	say sample_remote "FAIL $(tail -1 "$tmp/err")"
 fi
 kill $ds
+
+# function regions (no featprof.h): entries and return probes, calls counted exactly,
+# the longjmps out of work_jump as no_return, with full symbols and with .dynsym only
+for fb in funcs funcs_dyn; do
+	coproc FN { "$B/tests/targets/$fb" 2 20; }
+	fn_co=$FN_PID
+	read -r -u "${FN[0]}" line
+	fn_pid=${line#ready }
+	if fp enable $fn_pid --function 'Work=work_*,lib_work' > /dev/null 2> "$tmp/err"; then
+		echo go >&"${FN[1]}"
+		read -r -u "${FN[0]}" truth
+		r=$(fp stats $fn_pid --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin); t = json.loads(sys.argv[1])
+got = {r["name"]: r["count"] for r in s["regions"]}
+bad = [f for f in ("work_leaf", "work_outer", "work_rec", "lib_work")
+       if got.get(f) != t[f]["calls"]]
+nr = s.get("anomalies", {}).get("no_return", 0)
+print("ok" if not bad and nr == t["jumps"] and got.get("work_jump") == 0 else "FAIL",
+      sum(got.values()), "calls,", "no_return", nr, "of", t["jumps"], bad)' "$truth")
+		mech=$(fp status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["kernel"]["mechanisms"]["function_regions"].split(" (")[0])')
+		case $r in
+		ok*) say "functions/$fb" "$r; $mech" ;;
+		*) say "functions/$fb" "FAIL $r" ;;
+		esac
+		echo q >&"${FN[1]}"
+	else
+		say "functions/$fb" "FAIL $(cat "$tmp/err")"
+		kill "$fn_pid" 2>/dev/null
+	fi
+	wait "$fn_co" 2>/dev/null
+done
 exit $((fails > 0))

@@ -32,6 +32,8 @@ notes_runs=$(grep -oE 'number_of_executed_units: [0-9]+' "$tmp/log" | grep -oE '
 # the region-definition parser (client input), seeded with the installed definitions
 mkdir "$tmp/rcorpus"
 cp usdt/regions.d/*.regions "$tmp/rcorpus/"
+printf 'region * function work_*,libz.so.1:deflate* features Work\nregion f function a::b<int>,x:y features F\n' \
+	> "$tmp/rcorpus/functions.regions"
 "$B"/tests/unit/fuzz_regdefs -max_total_time="$(( (SECS + 1) / 2 ))" -max_len=4096 \
 	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$tmp/" "$tmp/rcorpus" \
 	> "$tmp/rlog" 2>&1

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The functions of an ELF file (common/symbols.h). Where the table comes from, in the
+ * order gdb and perf look: the file's own .symtab; a debug file that carries it,
+ * found by the file's build id (ROOT/usr/lib/debug/.build-id/xx/rest.debug) or by its
+ * .gnu_debuglink (next to the file, in .debug/ beside it, under ROOT/usr/lib/debug/ +
+ * the file's directory; its CRC-32 checked); else .dynsym. A function is an STT_FUNC
+ * symbol defined in the file; its entry's file offset comes from the file's executable
+ * PT_LOAD segments, as a marked site's does (common/elf.c). This module does not log.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "seterr.h"
+#include "symbols.h"
+
+#define MAX_FUNCS (1 << 22)	/* symbols kept per file */
+
+const char *fp_symbols__source_name(int source)
+{
+	switch (source) {
+	case FP_SYM_SYMTAB:
+		return "symtab";
+	case FP_SYM_DEBUG:
+		return "debuginfo";
+	case FP_SYM_DYNSYM:
+		return "dynsym";
+	default:
+		return "none";
+	}
+}
+
+const char *fp_func__unmeasurable(const struct fp_symbols *s, const struct fp_func *f)
+{
+	if (s->go)
+		return "a Go binary: the kernel's return probe rewrites return addresses on "
+		       "stacks that Go moves";
+	if (!f->size)
+		return "its symbol has size 0 (an alias or an assembler label)";
+	if (!f->off)
+		return "its address is in no executable segment of the file";
+	return NULL;
+}
+
+void fp_symbols__free(struct fp_symbols *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++)
+		free(s->f[i].name);
+	free(s->f);
+	free(s->debug_file);
+	free(s);
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct fp_func *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->addr < y->addr ? -1 : x->addr > y->addr);
+}
+
+/* The section of type type (SHT_SYMTAB, SHT_DYNSYM), or NULL. */
+static Elf_Scn *section_of_type(Elf *elf, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return scn;
+	return NULL;
+}
+
+static Elf_Scn *section_named(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* The functions of elf's symbol table of type type appended to s->f. 1 read, 0 no such
+ * table (or an empty one), -errno. */
+static int read_table(Elf *elf, Elf64_Word type, struct fp_symbols *s)
+{
+	Elf_Scn *scn = section_of_type(elf, type);
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t i, n;
+	int got = 0;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return 0;
+	n = data->d_size / sh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		struct fp_func *a;
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		if (s->n >= MAX_FUNCS)
+			return -E2BIG;
+		a = realloc(s->f, sizeof(*a) * (size_t)(s->n + 1));
+		if (!a)
+			return -ENOMEM;
+		s->f = a;
+		a[s->n] = (struct fp_func){
+			.name = strdup(name),
+			.addr = sym.st_value,
+			.size = sym.st_size,
+			.global = GELF_ST_BIND(sym.st_info) != STB_LOCAL,
+		};
+		if (!a[s->n].name)
+			return -ENOMEM;
+		s->n++;
+		got = 1;
+	}
+	return got;
+}
+
+/* The build id (NT_GNU_BUILD_ID) as hex into hex, or 0 when the file has none. */
+static int build_id(Elf *elf, char *hex, size_t hexlen)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t off = 0, name_off, desc_off, i;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const uint8_t *d = (const uint8_t *)data->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) ||
+			    nh.n_descsz < 2 || 2 * (size_t)nh.n_descsz + 1 > hexlen)
+				continue;
+			for (i = 0; i < nh.n_descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", d[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static uint32_t file_crc(int fd)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		crc = crc32(crc, buf, (uInt)n);
+	return (uint32_t)crc;
+}
+
+/* Opens a candidate debug file: one with a .symtab (and, want_crc, that CRC-32). */
+static Elf *open_debug(const char *p, int check_crc, uint32_t crc, int *fd_out)
+{
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+
+	if (fd < 0)
+		return NULL;
+	if (check_crc && (file_crc(fd) != crc || lseek(fd, 0, SEEK_SET))) {
+		close(fd);
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !section_of_type(elf, SHT_SYMTAB)) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	*fd_out = fd;
+	return elf;
+}
+
+/* The separate debug file of elf (named path, seen under root), or NULL. */
+static Elf *find_debug(Elf *elf, const char *path, const char *root, char *found,
+		       size_t foundlen, int *fd)
+{
+	char hex[130], dir[4096], p[8400];
+	Elf_Scn *scn;
+	Elf *d;
+
+	if (build_id(elf, hex, sizeof(hex))) {
+		snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, hex,
+			 hex + 2);
+		d = open_debug(p, 0, 0, fd);
+		if (d) {
+			snprintf(found, foundlen, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
+				 hex + 2);
+			return d;
+		}
+	}
+	scn = section_named(elf, ".gnu_debuglink");
+	if (scn) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		const char *name = data ? data->d_buf : NULL;
+		size_t nl = name ? strnlen(name, data->d_size) : 0, k;
+		const char *slash = strrchr(path, '/');
+		uint32_t crc;
+
+		if (!nl || nl >= data->d_size || data->d_size < 4 || strchr(name, '/'))
+			return NULL;
+		memcpy(&crc, (const char *)data->d_buf + data->d_size - 4, 4);
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+		for (k = 0; k < 3; k++) {
+			const char *fmt = k == 0 ? "%s%s/%s" : k == 1 ? "%s%s/.debug/%s"
+								      : "%s/usr/lib/debug%s/%s";
+
+			snprintf(p, sizeof(p), fmt, root, dir, name);
+			d = open_debug(p, 1, crc, fd);
+			if (d) {
+				snprintf(found, foundlen, "%s", p + strlen(root));
+				return d;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Each function's entry as a file offset, from elf's executable PT_LOAD segments. */
+static void set_offsets(Elf *elf, struct fp_symbols *s)
+{
+	size_t nph = 0, i;
+	int k;
+
+	if (elf_getphdrnum(elf, &nph))
+		return;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X))
+			continue;
+		for (k = 0; k < s->n; k++)
+			if (s->f[k].addr >= ph.p_vaddr && s->f[k].addr - ph.p_vaddr < ph.p_filesz)
+				s->f[k].off = s->f[k].addr - ph.p_vaddr + ph.p_offset;
+	}
+}
+
+int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
+		     char *err, size_t errlen)
+{
+	struct fp_symbols *s = calloc(1, sizeof(*s));
+	char found[8400];
+	Elf *elf = NULL, *dbg = NULL;
+	int ret = 0, dfd = -1, k, w;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		seterr(err, errlen, "%s: not an ELF file", path);
+		ret = -ENOEXEC;
+		goto out;
+	}
+	s->go = section_named(elf, ".go.buildinfo") || section_named(elf, ".note.go.buildid");
+	ret = read_table(elf, SHT_SYMTAB, s);
+	if (ret > 0) {
+		s->source = FP_SYM_SYMTAB;
+	} else if (!ret && (dbg = find_debug(elf, path, root, found, sizeof(found), &dfd))) {
+		ret = read_table(dbg, SHT_SYMTAB, s);
+		s->source = FP_SYM_DEBUG;
+		s->debug_file = strdup(found);
+		if (!s->debug_file)
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		ret = read_table(elf, SHT_DYNSYM, s);
+		s->source = ret > 0 ? FP_SYM_DYNSYM : FP_SYM_NONE;
+	}
+	if (ret < 0) {
+		seterr(err, errlen, "%s: reading its symbols: %s", path, strerror(-ret));
+		goto out;
+	}
+	ret = 0;
+	set_offsets(elf, s);
+	if (s->n)
+		qsort(s->f, (size_t)s->n, sizeof(*s->f), cmp_func);
+	for (k = 0, w = 0; k < s->n; k++) {	/* one entry per name and address */
+		if (w && !cmp_func(&s->f[w - 1], &s->f[k])) {
+			s->f[w - 1].size = s->f[w - 1].size ? s->f[w - 1].size : s->f[k].size;
+			free(s->f[k].name);
+			continue;
+		}
+		s->f[w++] = s->f[k];
+	}
+	s->n = w;
+out:
+	if (dbg)
+		elf_end(dbg);
+	if (dfd >= 0)
+		close(dfd);
+	if (elf)
+		elf_end(elf);
+	if (ret) {
+		fp_symbols__free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}

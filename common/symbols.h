@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The functions of an ELF file, for function regions (docs/REGIONS.md "Functions"): its
+ * .symtab, else a separate debug file's (by build id under /usr/lib/debug/.build-id/, or
+ * by .gnu_debuglink), else its .dynsym (what a stripped Debian binary keeps: exported
+ * functions only). Each function's entry as the uprobe file offset.
+ */
+#ifndef FP_SYMBOLS_H
+#define FP_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum fp_sym_source {
+	FP_SYM_NONE,		/* no symbol table at all */
+	FP_SYM_SYMTAB,		/* the file's own .symtab */
+	FP_SYM_DEBUG,		/* .symtab of a separate debug file (debug_file) */
+	FP_SYM_DYNSYM,		/* .dynsym only: exported functions */
+};
+
+struct fp_func {
+	char *name;
+	uint64_t addr;		/* link-time address */
+	uint64_t size;		/* 0: the symbol has none (cannot be measured) */
+	uint64_t off;		/* uprobe file offset of the entry; 0: not in code */
+	int global;		/* STB_GLOBAL or STB_WEAK */
+};
+
+struct fp_symbols {
+	struct fp_func *f;	/* sorted by name, then address */
+	int n;
+	int source;		/* enum fp_sym_source */
+	char *debug_file;	/* the debug file read (FP_SYM_DEBUG), else NULL */
+	int go;			/* a Go binary: return probes would corrupt its stacks */
+};
+
+/*
+ * Reads the functions of the ELF file open at fd, named path in the target; root is the
+ * prefix under which the target's files are seen ("/proc/PID/root", or "" for the
+ * host), for debug files. 0, or -errno with one line in err.
+ */
+int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
+		     char *err, size_t errlen);
+void fp_symbols__free(struct fp_symbols *s);
+const char *fp_symbols__source_name(int source);
+/* Why f cannot be measured, or NULL when it can. */
+const char *fp_func__unmeasurable(const struct fp_symbols *s, const struct fp_func *f);
+
+#endif

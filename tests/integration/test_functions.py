@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Integration tests of function regions (issue 34; common/symbols.c, common/catalog.c,
+bpf/featprof.bpf.c "Function regions"): regions from a function's entry to its return in
+a program with no featprof.h (tests/targets/funcs.c), built with full symbols and
+stripped to .dynsym. The real featprofd on a temporary socket. Needs root.
+usage: test_functions.py BUILD_DIR [TEST...]"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+from harness import check, cli, stats, region  # noqa: E402
+
+TG = h.B + "/tests/targets/"
+FUNCS = ("work_leaf", "work_outer", "work_rec", "lib_work")
+
+
+class Funcs:
+    """tests/targets/funcs: "ready PID", then its work on a line, its truth (JSON) after."""
+
+    def __init__(self, binary, threads=2, rounds=200):
+        self.p = subprocess.Popen([TG + binary, str(threads), str(rounds)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("ready "), line
+        self.pid = int(line.split()[1])
+
+    def run(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def measure(d, binary, *enable):
+    """Runs binary's work with function regions enabled by enable's arguments; its truth
+    and featprof's stats (None where enable failed)."""
+    t = Funcs(binary)
+    try:
+        r = cli(d, "enable", t.pid, *enable)
+        if not check(r.returncode == 0, "enable %s: %s" % (" ".join(enable), r.stderr)):
+            return None, None
+        truth = t.run()
+        return truth, stats(d, t.pid)
+    finally:
+        t.kill()
+
+
+def check_figures(binary, truth, st, cal):
+    """Every call counted; each function's compensated exclusive time within 2% of the
+    program's own plus the stated uncertainty; the longjmps as anomalies."""
+    print("    %s: function pair cost %.0f ns (sd %.0f) at 4 us, calibrated" % (
+        binary, cal["pair_ns"], cal["pair_sd_ns"]))
+    for f in FUNCS:
+        r = region(st, f)
+        want = truth[f]
+        err = r["exclusive_ns"] - want["excl_ns"]
+        unc = r["exclusive_uncertainty_ns"]
+        print("    %-10s %5d calls (program %5d)  excl %9.3f ms (raw %9.3f) program %9.3f"
+              " ms: %+5.2f%%, stated +-%.2f%%" % (
+                  f, r["count"], want["calls"], r["exclusive_ns"] / 1e6,
+                  r["raw_exclusive_ns"] / 1e6, want["excl_ns"] / 1e6,
+                  100 * err / want["excl_ns"], 100 * unc / want["excl_ns"]))
+        check(r["count"] == want["calls"], "%s %s: %d calls counted of %d" % (
+            binary, f, r["count"], want["calls"]))
+        check(r["measured"] == "function", "%s %s: measured %s" % (binary, f, r["measured"]))
+        check(abs(err) <= 0.02 * want["excl_ns"] + unc,
+              "%s %s: exclusive %.3f ms against the program's %.3f ms (+-2%% +-%.3f)" % (
+                  binary, f, r["exclusive_ns"] / 1e6, want["excl_ns"] / 1e6, unc / 1e6))
+    jump = region(st, "work_jump")
+    an = st.get("anomalies", {})
+    check(jump["count"] == 0 and an.get("no_return") == truth["jumps"],
+          "%s: work_jump left by longjmp %d times: %d completed, no_return %s" % (
+              binary, truth["jumps"], jump["count"], an.get("no_return")))
+
+
+def t_function_regions(d):
+    """Full symbols and .dynsym only: the same figures."""
+    cal = json.loads(cli(d, "status", "--json").stdout)["attach"]["function"]
+    for binary in ("funcs", "funcs_dyn"):
+        truth, st = measure(d, binary, "--function", "Work=work_*,lib_work")
+        if st:
+            check_figures(binary, truth, st, cal)
+
+
+def t_function_features(d):
+    """A function matched for two features is one region in both (an interaction);
+    OBJECT:PATTERN picks the object."""
+    truth, st = measure(d, "funcs", "--function", "Leaf=work_leaf",
+                        "--function", "Both=work_leaf,libfuncs.so:lib_*")
+    if not st:
+        return
+    leaf = region(st, "work_leaf")
+    check(sorted(leaf["features"]) == ["Both", "Leaf"] and leaf["count"] == truth["work_leaf"]
+          ["calls"], "work_leaf in both features, every call: %s" % leaf)
+    check(region(st, "lib_work")["count"] == truth["lib_work"]["calls"], "lib_work by object")
+    check(not any(r["name"] == "work_outer" for r in st["regions"]), "only what was asked")
+
+
+def t_function_list(d):
+    """list --functions: where the symbols came from, what a pattern matches and what it
+    cannot measure."""
+    for binary, src in (("funcs", "symtab"), ("funcs_dyn", "dynsym")):
+        r = subprocess.run([h.B + "/featprof", "list", TG + binary, "--functions", "work_*",
+                            "--json"], capture_output=True, text=True)
+        j = json.loads(r.stdout)["objects"][0]
+        names = sorted(f["name"] for f in j["functions"])
+        check(j["symbols"] == src and "work_leaf" in names and
+              all(f["measurable"] for f in j["functions"]),
+              "%s: symbols from %s, %s" % (binary, j["symbols"], names))
+    # static functions are gone from .dynsym: the stripped build says so
+    r = subprocess.run([h.B + "/featprof", "list", TG + "funcs_dyn", "--functions", "spin"],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "exported functions only" in r.stdout,
+          "funcs_dyn: spin is not there, and why: %s" % r.stdout.strip())
+
+
+def t_function_refused(d):
+    """A pattern that matches nothing, or a malformed one: one line, nothing attached."""
+    t = Funcs("funcs")
+    try:
+        r = cli(d, "enable", t.pid, "--function", "Work=no_such_fn*")
+        check(r.returncode != 0 and "no function matching no_such_fn*" in r.stderr and
+              r.stderr.count("\n") == 1, "no match: %s" % r.stderr.strip())
+        r = cli(d, "enable", t.pid, "--function", "Work")
+        check(r.returncode != 0 and r.stderr.count("\n") == 1, "malformed: %s" % r.stderr)
+        st = json.loads(cli(d, "status", "--json").stdout)
+        mine = [x for x in st.get("targets", []) if x.get("pid") == t.pid]
+        check(not mine or not mine[0].get("attached_sites"), "nothing attached: %s" % mine)
+    finally:
+        t.kill()
+
+
+TESTS = h.discover(globals())
+TIMED = {t_function_regions}
+
+
+if __name__ == "__main__":
+    sys.exit(h.run_file("functions", TESTS, TIMED))
