@@ -42,6 +42,10 @@ const char *fp_func__unmeasurable(const struct fp_symbols *s, const struct fp_fu
 	if (s->go)
 		return "a Go binary: the kernel's return probe rewrites return addresses on "
 		       "stacks that Go moves";
+	if (s->unwinds)
+		return "C++ code: an exception unwinding through a function whose return "
+		       "address the kernel's return probe replaced aborts the program (the "
+		       "trampoline has no unwind information)";
 	if (!f->size)
 		return "its symbol has size 0 (an alias or an assembler label)";
 	if (!f->off)
@@ -147,6 +151,38 @@ static int read_table(Elf *elf, Elf64_Word type, struct fp_symbols *s)
 		got = 1;
 	}
 	return got;
+}
+
+/*
+ * Is the file C++ code that exceptions pass through? The C++ personality routine, throw
+ * or rethrow among its dynamic symbols (defined or needed). Not C code with cleanups
+ * (glibc's .gcc_except_table, _Unwind_Resume: thread cancellation's forced unwinding,
+ * which ends quietly at the return trampoline: measured, the thread exits and its
+ * open regions count thread_exit_inside); a C++ exception does not (std::terminate).
+ */
+static int unwinds(Elf *elf)
+{
+	static const char *const names[] = { "__gxx_personality_v0", "__cxa_throw",
+					     "__cxa_rethrow" };
+	Elf_Scn *scn = section_of_type(elf, SHT_DYNSYM);
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t i, k;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		return 0;
+	for (i = 0; i < data->d_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *n;
+
+		if (!gelf_getsym(data, (int)i, &sym) ||
+		    !(n = elf_strptr(elf, sh.sh_link, sym.st_name)))
+			continue;
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			if (!strcmp(n, names[k]))
+				return 1;
+	}
+	return 0;
 }
 
 /* The build id (NT_GNU_BUILD_ID) as hex into hex, or 0 when the file has none. */
@@ -296,6 +332,7 @@ int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbo
 		goto out;
 	}
 	s->go = section_named(elf, ".go.buildinfo") || section_named(elf, ".note.go.buildid");
+	s->unwinds = unwinds(elf);
 	ret = read_table(elf, SHT_SYMTAB, s);
 	if (ret > 0) {
 		s->source = FP_SYM_SYMTAB;

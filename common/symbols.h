@@ -32,6 +32,10 @@ struct fp_symbols {
 	int source;		/* enum fp_sym_source */
 	char *debug_file;	/* the debug file read (FP_SYM_DEBUG), else NULL */
 	int go;			/* a Go binary: return probes would corrupt its stacks */
+	int unwinds;		/* C++ exceptions may unwind through its functions (it uses
+				 * __gxx_personality_v0, __cxa_throw or __cxa_rethrow): an
+				 * exception that meets the kernel's return trampoline ends in
+				 * std::terminate */
 };
 
 /*

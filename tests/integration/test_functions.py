@@ -79,6 +79,34 @@ def check_figures(binary, truth, st, cal):
     check(jump["count"] == 0 and an.get("no_return") == truth["jumps"],
           "%s: work_jump left by longjmp %d times: %d completed, no_return %s" % (
               binary, truth["jumps"], jump["count"], an.get("no_return")))
+    check(region(st, "work_exit")["count"] == 0 and an.get("thread_exit_inside") == 1,
+          "%s: a thread that exits inside work_exit: thread_exit_inside %s" % (
+              binary, an.get("thread_exit_inside")))
+
+
+def t_function_cxx(d):
+    """C++ code is refused, and says why: an exception that unwinds through a function
+    whose return address the kernel's return probe replaced ends in std::terminate
+    (measured on Linux 6.18: the unwinder finds no frame information at the trampoline)."""
+    r = subprocess.run([h.B + "/featprof", "list", TG + "throws", "--functions", "middle",
+                        "--json"], capture_output=True, text=True)
+    f = json.loads(r.stdout)["objects"][0]["functions"]
+    check(len(f) == 1 and not f[0]["measurable"] and "C++" in f[0]["why"],
+          "throws: middle cannot be measured, C++: %s" % f)
+    p = subprocess.Popen([TG + "throws"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        pid = int(p.stdout.readline().split()[1])
+        r = cli(d, "enable", pid, "--function", "E=middle,thrower")
+        check(r.returncode != 0 and "no function matching middle" in r.stderr,
+              "enable refused: %s" % r.stderr.strip())
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        out = p.stdout.readline().strip()
+        check(out == "caught 5", "the program lives and catches its exceptions: %r" % out)
+    finally:
+        p.kill()
+        p.wait()
 
 
 def t_function_regions(d):

@@ -5,8 +5,9 @@
  * events use (CLOCK_MONOTONIC), so the program knows what featprof should report:
  * per function its calls and its exclusive time (its body less the windows around the
  * measured functions it calls). Nested (work_outer calls work_leaf), recursive
- * (work_rec), in a shared library (lib_work, libfuncs.c), on several threads, and one
- * left by longjmp every time (work_jump: never returns).
+ * (work_rec), in a shared library (lib_work, libfuncs.c), on several threads, one left
+ * by longjmp every time (work_jump: never returns) and one that ends its thread
+ * (work_exit).
  *
  * Usage: funcs N_THREADS ROUNDS. Says "ready PID", reads a line on stdin before the work and
  * after it (so that its figures can be read while it lives); prints its truth as one
@@ -91,6 +92,21 @@ NOINLINE void work_rec(int depth, long ns)
 	add(&t_rec, now() - t0 - inner);
 }
 
+/* Ends its thread (pthread_exit: a forced unwind, which stops quietly at the kernel's
+ * return trampoline): an instance open at the thread's exit. */
+NOINLINE void work_exit(long ns)
+{
+	spin(ns);
+	pthread_exit(NULL);
+}
+
+static void *exiter(void *arg)
+{
+	(void)arg;
+	work_exit(5000);
+	return NULL;
+}
+
 /* Never returns: its time is never a complete instance. */
 NOINLINE void work_jump(long ns)
 {
@@ -143,6 +159,8 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	for (i = 0; i < rounds / 10 + 1; i++)
 		work_rec(5, 8000);
+	if (pthread_create(&th[0], NULL, exiter, NULL) || pthread_join(th[0], NULL))
+		return 1;
 	/* left by longjmp each time; the next call from here finds the last one dead */
 	if (setjmp(jump_back))
 		jumps++;
