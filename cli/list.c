@@ -182,9 +182,10 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 		struct json_object *jo, *jf;
 		struct fp_symbols *sy;
 
-		if (*objpat && fnmatch(objpat, base, 0))
-			continue;
 		sy = fp_object__symbols(ob);
+		if (*objpat && fnmatch(objpat, base, 0) &&
+		    !(sy && sy->soname && !fnmatch(objpat, sy->soname, 0)))
+			continue;
 		jo = json_object_new_object();
 		jf = json_object_new_array();
 		json_object_object_add(jo, "path", json_object_new_string(ob->path));

@@ -185,11 +185,22 @@ static const char *base_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-static int func_match(const struct fp_object *o, const struct fp_probe_name *p,
+/* Does an object glob take o: its file's basename (liblzma.so.5.4.1) or its soname
+ * (liblzma.so.5, what users know a library by)? The soname needs the symbols read. */
+static int object_match(struct fp_object *o, const char *glob)
+{
+	struct fp_symbols *sy;
+
+	if (!glob || !fnmatch(glob, base_of(o->path), 0))
+		return 1;
+	sy = fp_object__symbols(o);
+	return sy && sy->soname && !fnmatch(glob, sy->soname, 0);
+}
+
+static int func_match(struct fp_object *o, const struct fp_probe_name *p,
 		      const struct fp_func *f)
 {
-	return (!p->provider || !fnmatch(p->provider, base_of(o->path), 0)) &&
-	       !fnmatch(p->probe, f->name, 0);
+	return object_match(o, p->provider) && !fnmatch(p->probe, f->name, 0);
 }
 
 struct func_hit {
@@ -208,9 +219,7 @@ static int func_hits(struct fp_object *const *objs, int nobjs, const struct fp_r
 		struct fp_symbols *sy;
 
 		for (p = 0; p < d->nfuncs; p++)	/* read the symbols only where needed */
-			if ((i < 0 || p == i) &&
-			    (!d->funcs[p].provider ||
-			     !fnmatch(d->funcs[p].provider, base_of(objs[o]->path), 0)))
+			if ((i < 0 || p == i) && object_match(objs[o], d->funcs[p].provider))
 				break;
 		if (p == d->nfuncs || !(sy = fp_object__symbols(objs[o])))
 			continue;

@@ -63,6 +63,7 @@ void fp_symbols__free(struct fp_symbols *s)
 		free(s->f[i].name);
 	free(s->f);
 	free(s->debug_file);
+	free(s->soname);
 	free(s);
 }
 
@@ -293,6 +294,28 @@ static Elf *find_debug(Elf *elf, const char *path, const char *root, char *found
 	return NULL;
 }
 
+/* DT_SONAME of a shared object, or NULL. */
+static char *soname(Elf *elf)
+{
+	Elf_Scn *scn = section_of_type(elf, SHT_DYNAMIC);
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t i;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		return NULL;
+	for (i = 0; i < data->d_size / sh.sh_entsize; i++) {
+		GElf_Dyn dyn;
+		const char *n;
+
+		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag == DT_SONAME && (n = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)))
+			return strdup(n);
+	}
+	return NULL;
+}
+
 /* Each function's entry as a file offset, from elf's executable PT_LOAD segments. */
 static void set_offsets(Elf *elf, struct fp_symbols *s)
 {
@@ -333,6 +356,7 @@ int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbo
 	}
 	s->go = section_named(elf, ".go.buildinfo") || section_named(elf, ".note.go.buildid");
 	s->unwinds = unwinds(elf);
+	s->soname = soname(elf);
 	ret = read_table(elf, SHT_SYMTAB, s);
 	if (ret > 0) {
 		s->source = FP_SYM_SYMTAB;

@@ -31,6 +31,7 @@ struct fp_symbols {
 	int n;
 	int source;		/* enum fp_sym_source */
 	char *debug_file;	/* the debug file read (FP_SYM_DEBUG), else NULL */
+	char *soname;		/* DT_SONAME (liblzma.so.5 of liblzma.so.5.4.1), else NULL */
 	int go;			/* a Go binary: return probes would corrupt its stacks */
 	int unwinds;		/* C++ exceptions may unwind through its functions (it uses
 				 * __gxx_personality_v0, __cxa_throw or __cxa_rethrow): an

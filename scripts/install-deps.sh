@@ -12,7 +12,7 @@ libjson-c-dev pkg-config binutils procps"
 # dpkg-dev for apt-get source (lz4's source package, tests/bench/lz4_build.sh)
 TEST_PKGS="g++ libclang-rt-14-dev bpftrace systemd util-linux iproute2 python3
 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
-postgresql-15 openjdk-17-jre-headless dpkg-dev"
+postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils"
 
 PKGS="$DEMO_PKGS $TEST_PKGS"
 list=""

@@ -166,8 +166,101 @@ def t_function_refused(d):
         t.kill()
 
 
+LIBLZMA = "/lib/x86_64-linux-gnu/liblzma.so.5"
+LIBZ = "/lib/x86_64-linux-gnu/libz.so.1"
+# zlib under Debian's Python (not a python3 of another make on PATH): compressobj's
+# compress() and flush() call deflate
+PY_ZLIB = ("import sys, zlib\n"
+           "print('ready', flush=True)\n"
+           "sys.stdin.readline()\n"
+           "c = zlib.compressobj(6)\n"
+           "data = bytes(range(256)) * 64 + b'featprof ' * 4096\n"
+           "n = sum(len(c.compress(data[i:] + data[:i])) for i in range(0, 2000, 7))\n"
+           "n += len(c.flush())\n"
+           "print('compressed', n, flush=True)\n")
+
+
+def bpftrace_sum(pid, lib, fn):
+    """bpftrace on pid counting fn's calls and summing their durations (uprobe and
+    uretprobe, a tid-keyed start): started and attached, its process returned."""
+    prog = ("uprobe:%s:%s { @s[tid] = nsecs; @n = count(); } "
+            "uretprobe:%s:%s /@s[tid]/ { @t = sum(nsecs - @s[tid]); delete(@s[tid]); }"
+            % (lib, fn, lib, fn))
+    bt = subprocess.Popen(["bpftrace", "-p", str(pid), "-e", prog], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    line = ""
+    while "Attaching" not in line:
+        line = bt.stdout.readline()
+        assert line, "bpftrace did not attach"
+    return bt
+
+
+def bpftrace_result(bt):
+    out = bt.stdout.read()
+    bt.wait(60)
+    n = int(out.split("@n:")[1].split()[0]) if "@n:" in out else -1
+    t = int(out.split("@t:")[1].split()[0]) if "@t:" in out else -1
+    return n, t
+
+
+def compare_real(d, what, p, pid, feature, start):
+    """featprof's count and time of the function region in pid against bpftrace's,
+    both attached before start() lets the program run."""
+    lib, fn = feature
+    bt = bpftrace_sum(pid, lib, fn)
+    r = cli(d, "enable", pid, "--function", "Real=%s:%s" % (os.path.basename(lib), fn))
+    if not check(r.returncode == 0, "%s: enable: %s" % (what, r.stderr.strip())):
+        bt.kill()
+        return
+    start()
+    p.wait(120)
+    n, t = bpftrace_result(bt)
+    st = stats(d, pid)
+    cal = json.loads(cli(d, "status", "--json").stdout)["attach"]["function"]
+    if not st:
+        return
+    r = region(st, fn)
+    # each timestamp pair brackets the other tool's programs: up to a pair of either's
+    # probes per call between them, featprof's own removed by its compensation
+    tol = n * 2 * (cal["pair_ns"] + 2 * cal["pair_sd_ns"]) + r["inclusive_uncertainty_ns"]
+    print("    %s: %s calls featprof %d, bpftrace %d; time featprof %.3f ms (raw %.3f, +-%.3f),"
+          " bpftrace %.3f ms: difference %+.3f ms, allowed +-%.3f (function pair %.0f ns)"
+          % (what, fn, r["count"], n, r["inclusive_ns"] / 1e6, r["raw_inclusive_ns"] / 1e6,
+             r["inclusive_uncertainty_ns"] / 1e6, t / 1e6,
+             (r["inclusive_ns"] - t) / 1e6, tol / 1e6, cal["pair_ns"]))
+    check(n > 0 and r["count"] == n, "%s: %s calls: featprof %d, bpftrace %d" % (
+        what, fn, r["count"], n))
+    check(abs(r["inclusive_ns"] - t) <= tol, "%s: %s time within the probes' costs" % (
+        what, fn))
+
+
+def t_real_binaries(d):
+    """Debian's own binaries, stripped to .dynsym: liblzma's lzma_code under xz, zlib's
+    deflate under python3.11; counts equal bpftrace's, times within the probes' cost."""
+    data = os.path.join(h.TMP, "xz.in")
+    with open(data, "wb") as f:
+        for i in range(4000):
+            f.write(b"featprof function regions %d " % i * 40 + os.urandom(256))
+    with open(data, "rb") as src:
+        p = subprocess.Popen(["xz", "-T1", "-6", "-c"], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL)
+
+        def feed():
+            p.stdin.write(src.read())
+            p.stdin.close()
+        compare_real(d, "xz", p, p.pid, (LIBLZMA, "lzma_code"), feed)
+    p = subprocess.Popen(["/usr/bin/python3.11", "-c", PY_ZLIB], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+
+    def go():
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    compare_real(d, "python3.11 zlib", p, p.pid, (LIBZ, "deflate"), go)
+
+
 TESTS = h.discover(globals())
-TIMED = {t_function_regions}
+TIMED = {t_function_regions, t_real_binaries}
 
 
 if __name__ == "__main__":
