@@ -127,7 +127,7 @@ all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
 $(O)/featprofd: $(DAEMON_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON) -lm -lpthread \
-		-Wl,--export-dynamic-symbol=featprof_calibration_fn	# its calibration's function
+		-Wl,--export-dynamic-symbol='featprof_calibration_fn*'	# its calibration's functions
 
 $(O)/featprof: $(CLI_OBJS)
 	$(call msg,LINK,$@)

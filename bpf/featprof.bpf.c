@@ -38,7 +38,8 @@
  * Cost: each event adds the probe's calibrated cost to a per-thread running total, the
  * part before its timestamp first (gap_cost: by how long the thread ran since its
  * previous event, in log2 steps, or cold after a switch-out; per attach point: nop1, nop5,
- * a function's entry and return probe). A frame keeps the total at
+ * a function's entry and return probe, the entry emulated or single-stepped). A frame
+ * keeps the total at
  * its begin's timestamp, so an instance's probe cost (its own begin's post part,
  * everything nested, its end's pre part) is one subtraction at its end, as its off-CPU
  * time is; an interval of a path holds the post part of the event that opened it and the
@@ -365,12 +366,12 @@ __attribute__((noinline)) int fp_held_mark(__u32 slot, __u32 kind)
 /* The probe cost per attach point (0 the nop1, 1 the nop5: FP_COOKIE_OPT), gap bucket and
  * part (ns), and its spread, set by the daemon from its calibration (and again as the
  * calibration drifts). */
-__u32 gap_cost[3][FP_GAP_SLOTS][FP_PARTS] = {};
-__u32 gap_sd[3][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 gap_cost[4][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 gap_sd[4][FP_GAP_SLOTS][FP_PARTS] = {};
 /* The extra spread of an event after another CPU hit this object's probes since the
  * thread's previous event: it may cost more than its gap says (daemon/util/stats.h
  * FP_GAP_SHARED_UNC), per point, step and part. */
-__u32 shared_sd[3][FP_GAP_SLOTS][FP_PARTS] = {};
+__u32 shared_sd[4][FP_GAP_SLOTS][FP_PARTS] = {};
 __u32 last_probe_cpu[FP_POOL_SLOTS] = {};	/* the CPU of the target's latest event */
 
 static __always_inline void count(__u32 slot, __u32 what, __u64 n)
@@ -454,15 +455,16 @@ static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *
 				      __u32 kind, __u32 opt, __u32 slot)
 {
 	__u32 pre = kind == FP_EV_BEGIN ? FP_PART_BEGIN_PRE : FP_PART_END_PRE;
-	/* the attach point's costs: nop1, nop5, a function's entry and return (opt 2) */
+	/* the attach point's costs: nop1, nop5, a function's entry and return (2: its first
+	 * instruction a push, 3: single-stepped) */
 	__u32 cpu = bpf_get_smp_processor_id(), o = opt;
 	__u64 b = gap_log2(st, now);
 
 	/* the step, clamped by branches on the 64-bit value right before its use: 6.1's
 	 * verifier loses the bound of a clamp done in a helper ("unbounded memory access") */
 	barrier_var(b);
-	if (o > 2)
-		o = 2;
+	if (o > 3)
+		o = 3;
 	if (b == 64)
 		b = FP_GAP_COLD;
 	else if (b > FP_GAP_STEPS - 1)
@@ -970,7 +972,7 @@ static __always_inline int on_site(struct pt_regs *ctx, int ts)
 	if (!en || !*en)
 		return 0;
 	/* a function's site: the stack pointer (0 for others), without a branch; the cost
-	 * tables of close_set: 2 for a function's (never at a nop5) */
+	 * tables of close_set: 2 or 3 for a function's (by its entry's first instruction) */
 	sp = PT_REGS_SP(ctx) & -(__u64)FP_COOKIE_IS_FUNC(cookie);
 	opt = FP_COOKIE_OPT(cookie) | (__u32)FP_COOKIE_IS_FUNC(cookie) << 1;
 	if (FP_COOKIE_IS_END(cookie))

@@ -28,7 +28,9 @@
 #define FP_COOKIE_GEN(c) ((__u32)(((c) >> 1) & 1))
 #define FP_COOKIE_IS_END(c) ((c) & 1)
 #define FP_COOKIE_NONE (~0ULL)	/* no site: its region index is no region's */
-/* A function region's site (entry or return probe): its frames carry the stack pointer */
+/* A function region's site (entry or return probe): its frames carry the stack pointer;
+ * its opt bit says the entry's first instruction is single-stepped (the costlier
+ * calibration of the two for functions) */
 #define FP_COOKIE_FUNC (1ULL << 35)
 #define FP_COOKIE_IS_FUNC(c) (((c) >> 35) & 1)
 

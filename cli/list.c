@@ -221,9 +221,10 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 			shown++;
 			measurable += !why;
 			if (!json) {
-				printf("  %-40s 0x%-10llx %6llu bytes  +0x%llx%s%s\n", f->name,
-				       (unsigned long long)f->addr, (unsigned long long)f->size,
-				       (unsigned long long)f->off,
+				printf("  %-40s 0x%-10llx %6llu bytes  +0x%llx %-7s%s%s\n",
+				       f->name, (unsigned long long)f->addr,
+				       (unsigned long long)f->size, (unsigned long long)f->off,
+				       f->stepped ? "stepped" : "push",
 				       why ? "  cannot be measured: " : "", why ? why : "");
 				continue;
 			}
@@ -234,6 +235,10 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 			json_object_object_add(e, "size", json_object_new_int64((int64_t)f->size));
 			json_object_object_add(e, "offset", json_object_new_int64((int64_t)f->off));
 			json_object_object_add(e, "global", json_object_new_boolean(f->global));
+			/* the first instruction: a push (the kernel may emulate it) or one it
+			 * single-steps (a costlier probe) */
+			json_object_object_add(e, "entry", json_object_new_string(
+							   f->stepped ? "stepped" : "push"));
 			json_object_object_add(e, "measurable", json_object_new_boolean(!why));
 			if (why)
 				json_object_object_add(e, "why", json_object_new_string(why));

@@ -258,6 +258,7 @@ static int func_site(struct fp_object *o, const struct fp_func *f)
 	a[o->nfuncs].name = strdup(f->name);
 	a[o->nfuncs].pc = f->addr;
 	a[o->nfuncs].loc_off = f->off;
+	a[o->nfuncs].stepped = f->stepped;
 	if (!a[o->nfuncs].provider || !a[o->nfuncs].name) {
 		free(a[o->nfuncs].provider);
 		free(a[o->nfuncs].name);

@@ -29,6 +29,8 @@ struct fp_site {
 	char *file;
 	char **features;
 	int nfeatures;
+	int stepped;		/* a function's entry (common/catalog.c) whose first
+				 * instruction the kernel single-steps (common/symbols.h) */
 };
 
 struct fp_object {

@@ -316,10 +316,23 @@ static char *soname(Elf *elf)
 	return NULL;
 }
 
-/* Each function's entry as a file offset, from elf's executable PT_LOAD segments. */
+/* Is the instruction at p a push of a register (50+r, or a REX prefix and 50+r)? The
+ * kernel emulates it (push_setup_xol_ops, where it has that); any other first
+ * instruction but a nop or a branch, which functions do not start with, it single-steps
+ * out of line. */
+static int is_push(const uint8_t *p, size_t left)
+{
+	if (left >= 1 && p[0] >= 0x50 && p[0] <= 0x57)
+		return 1;
+	return left >= 2 && p[0] >= 0x40 && p[0] <= 0x4f && p[1] >= 0x50 && p[1] <= 0x57;
+}
+
+/* Each function's entry as a file offset, from elf's executable PT_LOAD segments, and
+ * whether its first instruction is stepped. */
 static void set_offsets(Elf *elf, struct fp_symbols *s)
 {
-	size_t nph = 0, i;
+	size_t nph = 0, i, size = 0;
+	const uint8_t *image = (const uint8_t *)elf_rawfile(elf, &size);
 	int k;
 
 	if (elf_getphdrnum(elf, &nph))
@@ -334,6 +347,9 @@ static void set_offsets(Elf *elf, struct fp_symbols *s)
 			if (s->f[k].addr >= ph.p_vaddr && s->f[k].addr - ph.p_vaddr < ph.p_filesz)
 				s->f[k].off = s->f[k].addr - ph.p_vaddr + ph.p_offset;
 	}
+	for (k = 0; k < s->n; k++)
+		s->f[k].stepped = !(image && s->f[k].off && s->f[k].off < size &&
+				    is_push(image + s->f[k].off, size - s->f[k].off));
 }
 
 int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,

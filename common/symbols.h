@@ -24,6 +24,9 @@ struct fp_func {
 	uint64_t size;		/* 0: the symbol has none (cannot be measured) */
 	uint64_t off;		/* uprobe file offset of the entry; 0: not in code */
 	int global;		/* STB_GLOBAL or STB_WEAK */
+	int stepped;		/* its first instruction is not a push: the kernel executes it
+				 * out of line, single-stepped (a uprobe there costs several
+				 * times more: docs/REGIONS.md "Functions") */
 };
 
 struct fp_symbols {

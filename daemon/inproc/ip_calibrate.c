@@ -75,13 +75,6 @@ static void busy(double ns)
 		;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* One inner region's four parts (ns), the inner nested in an outer one: its begin's
  * timestamp is its frame's start, its end's the start plus the inclusive time the end
  * gave the outer frame (its only child). */
@@ -109,7 +102,7 @@ static void timed(const struct featprof_ip_ctl *p, double *part)
 int fp_ip_calibrate(struct fp_calibration *out, char *err, size_t errlen)
 {
 	struct featprof_ip_ctl *p = &featprof_ip_ctl;
-	double v[IP_ROUNDS][4], col[IP_ROUNDS], t0, t1, m = 0, s, half;
+	double v[IP_ROUNDS][4], col[IP_ROUNDS], t0, t1, half;
 	unsigned long long c0, c1, n0;
 	int i, j, k;
 
@@ -159,13 +152,10 @@ int fp_ip_calibrate(struct fp_calibration *out, char *err, size_t errlen)
 	featprof_ipr_featprof_ipcal.gate = 0;
 	featprof_ipr_featprof_ipcal_inner.gate = 0;
 	for (k = 0; k < 4; k++) {
-		for (i = 0, m = 0; i < IP_ROUNDS; i++)
-			m += (col[i] = v[i][k]) / IP_ROUNDS;
-		for (i = 0, s = 0; i < IP_ROUNDS; i++)
-			s += (col[i] - m) * (col[i] - m);
-		qsort(col, IP_ROUNDS, sizeof(col[0]), cmp_double);
-		out->part_ns[k] = col[IP_ROUNDS / 2];
-		out->part_sd[k] = sqrt(s / (IP_ROUNDS - 1));
+		for (i = 0; i < IP_ROUNDS; i++)
+			col[i] = v[i][k];
+		out->part_sd[k] = fp_stdev(col, IP_ROUNDS);
+		out->part_ns[k] = fp_median(col, IP_ROUNDS);	/* IP_ROUNDS is odd */
 	}
 	out->bias_ns = out->part_ns[1] + out->part_ns[2];
 	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];

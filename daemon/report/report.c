@@ -136,8 +136,10 @@ struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
 	add(o, "nop5_fork_crashes_child", json_object_new_boolean(dc->fork_hazard));
 	add(o, "nop1", fp_report_calibration(&dc->at[FP_AT_NOP1]));
 	add(o, "nop5", fp_report_calibration(&dc->at[FP_AT_NOP5]));
-	/* function regions: a function's entry uprobe and its return probe */
+	/* function regions: a function's entry uprobe and its return probe, the entry's
+	 * first instruction a push (emulated) or another (single-stepped) */
 	add(o, "function", fp_report_calibration(&dc->at[FP_AT_FUNC]));
+	add(o, "function_stepped", fp_report_calibration(&dc->at[FP_AT_FUNC_STEP]));
 	add(o, "inprocess", fp_report_calibration(&dc->ip));	/* the runtime's own */
 	add(o, "inprocess_clock", json_object_new_string(
 		fp_ip_clock()->clock == FP_IP_CLOCK_TSC ? "tsc" : "monotonic"));
@@ -335,6 +337,8 @@ void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc
 	add(o, "pair_ns_nop1", json_object_new_double(dc->at[FP_AT_NOP1].pair_ns));
 	add(o, "pair_ns_nop5", json_object_new_double(dc->at[FP_AT_NOP5].pair_ns));
 	add(o, "pair_ns_function", json_object_new_double(dc->at[FP_AT_FUNC].pair_ns));
+	add(o, "pair_ns_function_stepped",
+	    json_object_new_double(dc->at[FP_AT_FUNC_STEP].pair_ns));
 	add(o, "attach", fp_report_daemon_cal(dc));
 }
 

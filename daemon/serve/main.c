@@ -238,8 +238,10 @@ static int calibrate_at_start(enum fp_site_choice site)
 			       "%.0f (%.1f us), %.0f (%.0f us), %.0f (%.0f us), %.0f (%.1f ms), "
 			       "%.0f (cold) ns a pair",
 			       c == FP_AT_NOP5	 ? "shielded nop5"
-			       : c == FP_AT_FUNC ? "function entry and return"
-						 : "nop1",
+			       : c == FP_AT_FUNC ? "function entry (a push) and return"
+			       : c == FP_AT_FUNC_STEP
+				       ? "function entry (single-stepped) and return"
+				       : "nop1",
 			       k->pair_ns, k->pair_sd,
 			       k->bias_ns, k->bias_sd, k->part_ns[0], k->part_ns[1], k->part_ns[2],
 			       k->part_ns[3], gap_pair(k, FP_CAL_ONCE),

@@ -155,15 +155,18 @@ struct cal_run {
 	double part[INSTANCES][FP_C_N + 1];
 	double outer_excess[OUTER];	/* outer raw - its inside time */
 	int n;
-	int fn;			/* the inner region is the function region (FP_AT_FUNC) */
+	/* function points: the inner region is this function's region, at point fn_at */
+	void (*fn)(struct cal_run *c, double *t, double work_ns);
+	int fn_at;
 };
 
 /*
- * The function region's function (FP_AT_FUNC): a push first, as a compiled C function
- * starts (the kernel emulates a push where it can, and single-steps other first
- * instructions out of line), then the body; exported to .dynsym so that an installed,
- * stripped featprofd still has its symbol (Makefile). The body reads the clock at its
- * start and end into t[1], t[2] (as timed_inner around a marked begin and end).
+ * The function regions' functions: featprof_calibration_fn starts with a push (FP_AT_FUNC,
+ * as most compiled functions; the kernel emulates it), _fn_step with a sub (FP_AT_FUNC_STEP:
+ * single-stepped out of line, as any first instruction but a push, nop or branch). Each
+ * calls the body (the clock at its start and end into t[1], t[2], as timed_inner around a
+ * marked begin and end; the stack aligned for it) and returns; exported to .dynsym, so
+ * that an installed, stripped featprofd has their symbols (Makefile).
  */
 __asm__(".text\n"
 	".globl featprof_calibration_fn\n"
@@ -173,9 +176,17 @@ __asm__(".text\n"
 	"\tcall featprof_calibration_body\n"
 	"\tpop %rbx\n"
 	"\tret\n"
-	".size featprof_calibration_fn, .-featprof_calibration_fn\n");
+	".size featprof_calibration_fn, .-featprof_calibration_fn\n"
+	".globl featprof_calibration_fn_step\n"
+	".type featprof_calibration_fn_step, @function\n"
+	"featprof_calibration_fn_step:\n"
+	"\tsub $8, %rsp\n"
+	"\tcall featprof_calibration_body\n"
+	"\tadd $8, %rsp\n"
+	"\tret\n"
+	".size featprof_calibration_fn_step, .-featprof_calibration_fn_step\n");
 void featprof_calibration_fn(struct cal_run *c, double *t, double work_ns);
-#define FN_REGION "featprof_calibration_fn"
+void featprof_calibration_fn_step(struct cal_run *c, double *t, double work_ns);
 
 /*
  * The thread's state, read from its task storage (a system call, so never between the
@@ -249,13 +260,19 @@ __attribute__((visibility("hidden"), used)) void featprof_calibration_body(struc
 	t[2] = now_ns();
 }
 
+/* A function region's instance: the clock read before the call, in the body, after. */
+static void timed_fn(struct cal_run *c, double *t, double work_ns)
+{
+	t[0] = now_ns();
+	c->fn(c, t, work_ns);
+	t[3] = now_ns();
+}
+
 /* One inner region, the clock read around each of its probes into t[4]. */
 static __always_inline void timed_inner(struct cal_run *c, double *t)
 {
 	if (c->fn) {
-		t[0] = now_ns();
-		featprof_calibration_fn(c, t, WORK_NS);
-		t[3] = now_ns();
+		timed_fn(c, t, WORK_NS);
 		disturb(c);
 		return;
 	}
@@ -325,7 +342,7 @@ __attribute__((noinline)) static int timed_once(struct cal_run *c, double (*p)[F
 		if (c->fn) {	/* the body's reads: one at its start, one unused */
 			double w[4];
 
-			featprof_calibration_fn(c, w, GAP_ONCE);
+			c->fn(c, w, GAP_ONCE);
 			t[2 * k + 1] = w[1];
 			t[2 * k + 2] = now_ns();
 			continue;
@@ -358,9 +375,7 @@ __attribute__((noinline)) static int timed_gap(struct cal_run *c, double work_ns
 
 	gap(work_ns);
 	if (c->fn) {
-		t[0] = now_ns();
-		featprof_calibration_fn(c, t, work_ns);
-		t[3] = now_ns();
+		timed_fn(c, t, work_ns);
 	} else {
 		t[0] = now_ns();
 		FP_BEGIN(featprof_calibration_inner, "featprof");
@@ -377,31 +392,6 @@ __attribute__((noinline)) static int timed_gap(struct cal_run *c, double work_ns
 	if (ok && c->sw != sw0)
 		p[SWITCHED] = 1;
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double stdev(const double *v, int n)
-{
-	double m = 0, s = 0;
-	int i;
-
-	for (i = 0; i < n; i++)
-		m += v[i] / n;
-	for (i = 0; i < n; i++)
-		s += (v[i] - m) * (v[i] - m);
-	return n > 1 ? sqrt(s / (n - 1)) : 0;
 }
 
 /* Each part's mean over c->part[0..n-1] into val, leaving out instances during which the
@@ -441,7 +431,7 @@ static int round_values(struct cal_run *c, double *val, double *outer)
 	for (i = 0; i < OUTER; i++)
 		if (!isnan(c->outer_excess[i]))
 			ex[n++] = c->outer_excess[i];
-	*outer = n ? median(ex, n) : 0;
+	*outer = n ? fp_median(ex, n) : 0;
 	return 0;
 }
 
@@ -470,8 +460,8 @@ static void point0_figure(struct fp_calibration *out, double *bias, double *pair
 
 	memcpy(out->part_ns, out->point_ns[0], sizeof(out->part_ns));
 	memcpy(out->part_sd, out->point_sd[0], sizeof(out->part_sd));
-	out->bias_sd = stdev(bias, n) + h[FP_C_BEGIN_POST] + h[FP_C_END_PRE];
-	out->pair_sd = stdev(pair, n) + h[0] + h[1] + h[2] + h[3];
+	out->bias_sd = fp_stdev(bias, n) + h[FP_C_BEGIN_POST] + h[FP_C_END_PRE];
+	out->pair_sd = fp_stdev(pair, n) + h[0] + h[1] + h[2] + h[3];
 	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
 	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
 	out->cold_bias_ns = cold[FP_C_BEGIN_POST] + cold[FP_C_END_PRE];
@@ -510,8 +500,8 @@ static void point_figure(struct fp_calibration *out, int at, int b, double (*v)[
 
 		for (i = 0; i < n; i++)
 			col[i] = v[i][k];
-		out->point_sd[b][k] = stdev(col, n) + h;
-		out->point_ns[b][k] = median(col, n) + h;
+		out->point_sd[b][k] = fp_stdev(col, n) + h;
+		out->point_ns[b][k] = fp_median(col, n) + h;
 	}
 	out->point_rounds[b] = n;
 	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : gap_ns;
@@ -538,7 +528,7 @@ static double gap_seen(struct cal_run *c, int b)
 static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
 		   char *err, size_t errlen)
 {
-	int at = c->fn ? FP_AT_FUNC : t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
+	int at = c->fn ? c->fn_at : t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
 	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
 	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
 	double dist[DIST_ROUNDS][FP_C_N], col[ROUNDS], warm, d;
@@ -572,10 +562,10 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	for (b = 0; b < FP_C_N && !ret; b++) {
 		for (i = 0; i < ROUNDS; i++)
 			col[i] = v[0][i][b];
-		warm = median(col, ROUNDS);
+		warm = fp_median(col, ROUNDS);
 		for (i = 0; i < DIST_ROUNDS; i++)
 			col[i] = dist[i][b];
-		d = median(col, DIST_ROUNDS);
+		d = fp_median(col, DIST_ROUNDS);
 		excess[at][b] = d > warm ? d - warm : 0;
 	}
 	for (b = 0; b < FP_CAL_POINTS; b++)
@@ -594,7 +584,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		outer[i] -= bias[i];
 	}
 	point0_figure(out, bias, pair, ROUNDS, excess[at]);
-	out->nested_check_ns = median(outer, ROUNDS);
+	out->nested_check_ns = fp_median(outer, ROUNDS);
 	out->instances = INSTANCES;
 	out->valid = 1;
 	return 0;
@@ -753,54 +743,60 @@ int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
 }
 
 /*
- * The function attach point (function regions: a uprobe at the entry, a return probe),
- * measured as the others with featprof_calibration_fn as the inner region, in a target of
- * its own (the daemon's catalog and the function's definition). A kernel that cannot
- * attach it leaves it unmeasured: function regions then stay uncompensated, with a
- * warning, and the rest of featprof works as before.
+ * The function attach points (function regions: a uprobe at the entry, a return probe),
+ * measured as the others with featprof_calibration_fn or _fn_step as the inner region, in
+ * a target of its own (the daemon's catalog and the two functions' definitions). A kernel
+ * that cannot attach them leaves them unmeasured: function regions then stay
+ * uncompensated, with a warning, and the rest of featprof works as before.
  */
-static void measure_function(struct cal_run *c, struct fp_calibration *out)
+static void measure_functions(struct cal_run *c, struct fp_calibration *at)
 {
-	struct fp_regdefs defs = { 0 };
-	char err[512];
-	struct fp_target *t = NULL;
-	int ret;
-
-	char exe[4096], def[4400];
+	static const struct {
+		const char *name;
+		void (*fn)(struct cal_run *c, double *t, double work_ns);
+		int at;
+	} fns[] = {
+		{ "featprof_calibration_fn", featprof_calibration_fn, FP_AT_FUNC },
+		{ "featprof_calibration_fn_step", featprof_calibration_fn_step, FP_AT_FUNC_STEP },
+	};
+	char exe[4096], def[9000], err[512];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct fp_regdefs defs = { 0 };
+	struct fp_target *t = NULL;
 	const char *base;
+	int ret, k, outer, r;
 
-	memset(out, 0, sizeof(*out));
 	/* in the daemon's own file only: no other object's symbols read */
 	exe[n > 0 ? n : 0] = 0;
 	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : "*";
-	snprintf(def, sizeof(def), "region %s function %s:%s\n", FN_REGION, base, FN_REGION);
+	snprintf(def, sizeof(def), "region %s function %s:%s\nregion %s function %s:%s\n",
+		 fns[0].name, base, fns[0].name, fns[1].name, base, fns[1].name);
 	ret = fp_regdefs__parse(&defs, def, strlen(def), "calibration", err, sizeof(err));
 	if (!ret) {
 		t = fp_target__new(getpid(), 0, NULL, &defs, err, sizeof(err));
 		ret = t ? 0 : -errno;
 	}
-	if (!ret) {
-		int outer = fp_catalog__region(t->cat, "featprof_calibration"),
-		    fn = fp_catalog__region(t->cat, FN_REGION);
-
+	outer = t ? fp_catalog__region(t->cat, "featprof_calibration") : -1;
+	for (k = 0; k < 2 && !ret; k++) {
+		r = fp_catalog__region(t->cat, fns[k].name);
+		memset(&at[fns[k].at], 0, sizeof(at[0]));
 		memset(fn_sel, 0, sizeof(fn_sel));
-		if (t->cat->nregions > CAL_REGIONS_MAX || outer < 0 || fn < 0) {
+		if (t->cat->nregions > CAL_REGIONS_MAX || outer < 0 || r < 0) {
 			snprintf(err, sizeof(err), "the function %s is not in the daemon "
-				 "binary's symbols", FN_REGION);
+				 "binary's symbols", fns[k].name);
 			ret = -ENOENT;
-		} else {
-			fn_sel[outer] = fn_sel[fn] = 1;
+			break;
 		}
-	}
-	if (!ret) {
+		fn_sel[outer] = fn_sel[r] = 1;
 		c->t = t;
-		c->fn = 1;
-		ret = measure(t, c, out, err, sizeof(err));
-		c->fn = 0;
+		c->fn = fns[k].fn;
+		c->fn_at = fns[k].at;
+		ret = measure(t, c, &at[fns[k].at], err, sizeof(err));
+		c->fn = NULL;
 	}
 	if (ret) {
-		memset(out, 0, sizeof(*out));
+		memset(&at[FP_AT_FUNC], 0, sizeof(at[0]));
+		memset(&at[FP_AT_FUNC_STEP], 0, sizeof(at[0]));
 		fp_log(FP_LOG_WARN, "calibration of function regions: %s; their figures stay "
 		       "uncompensated", err);
 	}
@@ -869,7 +865,7 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 			goto out;
 	}
 	fp_cal_choose_point(out, site);
-	measure_function(c, &out->at[FP_AT_FUNC]);
+	measure_functions(c, out->at);
 	c->t = t;
 	ret = fp_ip_calibrate(&out->ip, err, errlen);
 	if (ret)

@@ -13,8 +13,9 @@
  */
 enum fp_site_choice { FP_SITE_AUTO, FP_SITE_NOP1, FP_SITE_NOP5 };
 /* attach points: marked sites at the nop1 or the shielded nop5; function regions (a
- * uprobe at a function's entry, a return probe) */
-enum { FP_AT_NOP1, FP_AT_NOP5, FP_AT_FUNC, FP_AT_N };
+ * uprobe at a function's entry, a return probe) whose first instruction the kernel
+ * emulates (a push), or single-steps out of line (any other) */
+enum { FP_AT_NOP1, FP_AT_NOP5, FP_AT_FUNC, FP_AT_FUNC_STEP, FP_AT_N };
 
 struct fp_daemon_cal {
 	struct fp_calibration at[FP_AT_N];	/* valid where measured */

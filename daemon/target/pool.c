@@ -103,9 +103,12 @@ static void set_costs(struct fp_pool *p)
 	struct featprof_bpf__bss *v = p->skel->bss;
 	int a, b, k;
 
-	/* the object's cost tables by the cookie's attach point: nop1, nop5, function */
-	for (a = 0; a < 3; a++) {
-		int at = a == 2 ? FP_AT_FUNC : a ? FP_AT_NOP5 : FP_AT_NOP1;
+	/* the object's cost tables by the cookie's attach point: nop1, nop5, a function's
+	 * entry and return (its first instruction emulated, single-stepped) */
+	static const int point[4] = { FP_AT_NOP1, FP_AT_NOP5, FP_AT_FUNC, FP_AT_FUNC_STEP };
+
+	for (a = 0; a < 4; a++) {
+		int at = point[a];
 		const struct fp_calibration *c = costs_from ? &costs_from->at[at] : NULL;
 
 		for (b = 0; b < FP_GAP_SLOTS; b++) {

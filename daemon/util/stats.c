@@ -485,3 +485,30 @@ void fp_feature_times(const struct fp_snapshot *s, const struct fp_calibration *
 				add_fig(&out[f], e, ns, unc);
 	}
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double fp_median(double *v, int n)
+{
+	if (n < 1)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double fp_stdev(const double *v, int n)
+{
+	double m = 0, s = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		m += v[i] / n;
+	for (i = 0; i < n; i++)
+		s += (v[i] - m) * (v[i] - m);
+	return n > 1 ? sqrt(s / (n - 1)) : 0;
+}

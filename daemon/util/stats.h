@@ -151,4 +151,9 @@ void fp_feature_times(const struct fp_snapshot *s, const struct fp_calibration *
 
 extern const char *const fp_anomaly_names[FP_AN_MAX];
 
+/* The median of v[0..n-1] (sorted in place; 0 for none) and the sample standard
+ * deviation (0 for fewer than two): the calibrations' round values. */
+double fp_median(double *v, int n);
+double fp_stdev(const double *v, int n);
+
 #endif

@@ -15,6 +15,10 @@
  *                   featprof sites (what a uprobe hit costs with perf's sample work)
  *   --floor nop1|nop5 attach an empty BPF program to them, through the multi-uprobe
  *                   link featprofd uses (the floor: a program that does nothing)
+ *   --function      the body in a plain function, busy_fn, called from the loop instead
+ *                   of the sites (function regions: featprof enable --function)
+ *   --floor function  an empty BPF program at busy_fn's entry and return, through the two
+ *                   multi-uprobe links featprofd uses for function regions
  *   --truth NS      accuracy mode: the region busy-waits NS ns to a clock deadline and
  *                   measures itself; with --nested an outer region (NS) holds an inner
  *                   one (NS); with --chain, back to back: a flat region (NS), then at
@@ -31,6 +35,7 @@
  * Prints one JSON object: ns per iteration of the loop, and the truth in --truth mode.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -47,6 +52,7 @@
 #include "featprof.h"
 #ifndef BL_DRY
 #include "notes.h"
+#include "symbols.h"
 #include "uprobe.h"
 #include <linux/bpf.h>
 #endif
@@ -115,6 +121,27 @@ static void *loop(void *arg)
 	return NULL;
 }
 
+/* --function: the body in a function of its own, what a function region measures */
+void busy_fn(long n);
+__attribute__((noinline)) void busy_fn(long n)
+{
+	spin(n);
+	__asm__ __volatile__("");
+}
+
+static void *fn_loop(void *arg)
+{
+	struct res *r = arg;
+	uint64_t t0 = now_ns();
+
+	for (long i = 0; i < iters; i++)
+		busy_fn(body);
+	r->loop_ns = now_ns() - t0;
+	return NULL;
+}
+
+static int function;
+
 static void busy_until(uint64_t end)
 {
 	while (now_ns() < end)
@@ -182,6 +209,36 @@ static int empty_prog(void)
 	return (int)syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof(a));
 }
 
+/* --floor function: the empty program at busy_fn's entry and, by a return probe, its
+ * return (two multi-uprobe links, as featprofd's function regions). */
+static int attach_function(int prog, const char *exe, struct fp_object *obj,
+			   long long *nsites)
+{
+	struct fp_symbols *sy = NULL;
+	uint64_t off = 0, zero = 0;
+	int k, ret = -1, fd = open(exe, O_RDONLY | O_CLOEXEC);
+	char err[512];
+
+	if (fd < 0 || fp_symbols__read(fd, exe, "", &sy, err, sizeof(err)))
+		sy = NULL;
+	if (fd >= 0)
+		close(fd);
+	for (k = 0; sy && k < sy->n; k++)
+		if (!strcmp(sy->f[k].name, "busy_fn"))
+			off = sy->f[k].off;
+	if (off && fp_uprobe_multi_link(prog, exe, &off, &zero, &zero, 1, getpid(), 0) >= 0 &&
+	    fp_uprobe_multi_link(prog, exe, &off, &zero, &zero, 1, getpid(),
+				 FP_UPROBE_MULTI_RETURN) >= 0) {
+		*nsites = 2;
+		ret = 0;
+	} else {
+		fprintf(stderr, "busyloop: busy_fn: %s\n", off ? strerror(errno) : "no symbol");
+	}
+	fp_symbols__free(sy);
+	fp_object__free(obj);
+	return ret;
+}
+
 static int attach_bare(const char *where, long long *nsites, int floor)
 {
 	uint64_t offs[16], zero[16] = { 0 };
@@ -207,6 +264,8 @@ static int attach_bare(const char *where, long long *nsites, int floor)
 		perror("busyloop: BPF_PROG_LOAD");
 		return -1;
 	}
+	if (!strcmp(where, "function"))
+		return attach_function(prog, exe, obj, nsites);
 	for (k = 0; k < obj->nsites; k++) {
 		const struct fp_site *s = &obj->sites[k];
 		struct perf_event_attr a;
@@ -246,7 +305,8 @@ static void run_threads(int threads, struct res *r, pthread_t *tid)
 
 	memset(r, 0, sizeof(*r) * (size_t)threads);
 	for (i = 0; i < threads; i++)
-		pthread_create(&tid[i], NULL, truth_ns ? truth_loop : loop, &r[i]);
+		pthread_create(&tid[i], NULL, truth_ns ? truth_loop : function ? fn_loop : loop,
+			       &r[i]);
 	for (i = 0; i < threads; i++)
 		pthread_join(tid[i], NULL);
 }
@@ -290,6 +350,8 @@ int main(int argc, char **argv)
 			warm = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
+		else if (!strcmp(argv[i], "--function"))
+			function = 1;
 		else
 			return 2;
 	}

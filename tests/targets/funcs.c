@@ -157,8 +157,8 @@ int main(int argc, char **argv)
 			return 1;
 	for (i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
-	for (i = 0; i < rounds / 10 + 1; i++)
-		work_rec(5, 8000);
+	for (i = 0; i < rounds / 10 + 1; i++)	/* 40 us a level: a pair's ~0.5 us spread */
+		work_rec(5, 40000);
 	if (pthread_create(&th[0], NULL, exiter, NULL) || pthread_join(th[0], NULL))
 		return 1;
 	/* left by longjmp each time; the next call from here finds the last one dead */
