@@ -15,10 +15,11 @@
  *                   featprof sites (what a uprobe hit costs with perf's sample work)
  *   --floor nop1|nop5 attach an empty BPF program to them, through the multi-uprobe
  *                   link featprofd uses (the floor: a program that does nothing)
- *   --function      the body in a plain function, busy_fn, called from the loop instead
- *                   of the sites (function regions: featprof enable --function)
- *   --floor function  an empty BPF program at busy_fn's entry and return, through the two
- *                   multi-uprobe links featprofd uses for function regions
+ *   --function [step] the body in a plain function, busy_fn (its first instruction a
+ *                   push) or busy_fn_step (a sub: single-stepped), called from the loop
+ *                   instead of the sites (function regions: featprof enable --function)
+ *   --floor function  an empty BPF program at that function's entry and return, through
+ *                   the two multi-uprobe links featprofd uses for function regions
  *   --truth NS      accuracy mode: the region busy-waits NS ns to a clock deadline and
  *                   measures itself; with --nested an outer region (NS) holds an inner
  *                   one (NS); with --chain, back to back: a flat region (NS), then at
@@ -121,26 +122,40 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-/* --function: the body in a function of its own, what a function region measures */
+/*
+ * --function: the body in a function of its own, what a function region measures:
+ * busy_fn starts with a push (the kernel emulates it), busy_fn_step (--function step)
+ * with a sub (single-stepped out of line); both call busy_body. Written in assembly so
+ * that the first instruction is that one whatever the compiler does.
+ */
+void busy_body(long n);
 void busy_fn(long n);
-__attribute__((noinline)) void busy_fn(long n)
+void busy_fn_step(long n);
+void busy_body(long n)
 {
 	spin(n);
 	__asm__ __volatile__("");
 }
+__asm__(".text\n"
+	".globl busy_fn\n.type busy_fn, @function\nbusy_fn:\n"
+	"\tpush %rbx\n\tcall busy_body\n\tpop %rbx\n\tret\n.size busy_fn, .-busy_fn\n"
+	".globl busy_fn_step\n.type busy_fn_step, @function\nbusy_fn_step:\n"
+	"\tsub $8, %rsp\n\tcall busy_body\n\tadd $8, %rsp\n\tret\n"
+	".size busy_fn_step, .-busy_fn_step\n");
+
+static int function;	/* 1: busy_fn, 2: busy_fn_step */
 
 static void *fn_loop(void *arg)
 {
+	void (*fn)(long) = function == 2 ? busy_fn_step : busy_fn;
 	struct res *r = arg;
 	uint64_t t0 = now_ns();
 
 	for (long i = 0; i < iters; i++)
-		busy_fn(body);
+		fn(body);
 	r->loop_ns = now_ns() - t0;
 	return NULL;
 }
-
-static int function;
 
 static void busy_until(uint64_t end)
 {
@@ -224,7 +239,7 @@ static int attach_function(int prog, const char *exe, struct fp_object *obj,
 	if (fd >= 0)
 		close(fd);
 	for (k = 0; sy && k < sy->n; k++)
-		if (!strcmp(sy->f[k].name, "busy_fn"))
+		if (!strcmp(sy->f[k].name, function == 2 ? "busy_fn_step" : "busy_fn"))
 			off = sy->f[k].off;
 	if (off && fp_uprobe_multi_link(prog, exe, &off, &zero, &zero, 1, getpid(), 0) >= 0 &&
 	    fp_uprobe_multi_link(prog, exe, &off, &zero, &zero, 1, getpid(),
@@ -351,7 +366,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
 		else if (!strcmp(argv[i], "--function"))
-			function = 1;
+			function = i + 1 < argc && !strcmp(argv[i + 1], "step") ? (i++, 2) : 1;
 		else
 			return 2;
 	}

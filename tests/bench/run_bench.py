@@ -6,6 +6,7 @@ throughput. Runs are interleaved and repeated in one invocation; results are med
 with min-max. Needs root.
 
 usage: run_bench.py BUILD_DIR [--out FILE] [--smoke] [--rounds N] [--hot-only]
+                    [--functions-only]
 --smoke: tiny runs that only check the harness works and its output parses."""
 import argparse
 import json
@@ -25,6 +26,8 @@ ap.add_argument("--out")
 ap.add_argument("--smoke", action="store_true")
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--hot-only", action="store_true", help="only the hot-region benchmark")
+ap.add_argument("--functions-only", action="store_true",
+                help="only the function-region benchmark (prints its section)")
 A = ap.parse_args()
 B = os.path.abspath(A.build)
 TMP = tempfile.mkdtemp(prefix="featprof-bench-")
@@ -46,10 +49,11 @@ def sh(cmd, **kw):
 
 
 class Daemon:
-    def __init__(self, name, *args):
+    def __init__(self, name, *args, env=None):
         self.sock = os.path.join(TMP, name + ".sock")
         self.p = subprocess.Popen([B + "/featprofd", "--socket", self.sock, "-q"] + list(args),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=dict(os.environ, **(env or {})))
         DAEMONS.append(self)
         for _ in range(300):
             if os.path.exists(self.sock):
@@ -165,6 +169,122 @@ def via_bpftrace(script):
     return run
 
 
+# --- function regions: the body in busy_fn (a push first) or busy_fn_step (single-stepped)
+
+BT_FN = ("uprobe:%s:%s { @s[tid] = nsecs; } "
+         "uretprobe:%s:%s /@s[tid]/ { @sum = sum(nsecs - @s[tid]); @n = count(); "
+         "delete(@s[tid]); }")
+FN_NAME = {"": "busy_fn", "step": "busy_fn_step"}
+
+
+def fn_args(kind):
+    return ["--function"] + ([kind] if kind else [])
+
+
+def fn_daemon(daemon, kind=""):
+    def run():
+        p, pid = waiting(BL["fp"], ITERS, BODY, *fn_args(kind))
+        r = sh([FP, "--socket", daemon.sock, "enable", str(pid), "--function",
+                "Busy=" + FN_NAME[kind]])
+        assert r.returncode == 0, r.stderr
+        out = finish(p)
+        st = json.loads(sh([FP, "--socket", daemon.sock, "stats", str(pid), "--json"]).stdout)
+        reg = next(x for x in st["regions"] if x["name"] == FN_NAME[kind])
+        assert reg["count"] == ITERS and reg["measured"] == "function", reg
+        sh([FP, "--socket", daemon.sock, "detach", str(pid)])
+        return out
+    return run
+
+
+def fn_bpftrace(kind=""):
+    def run():
+        p, pid = waiting(BL["fp"], ITERS, BODY, *fn_args(kind))
+        exe, fn = BL["fp"], FN_NAME[kind]
+        bt = subprocess.Popen(["bpftrace", "-p", str(pid), "-e", BT_FN % (exe, fn, exe, fn)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = ""
+        while "Attaching" not in first:
+            first = bt.stdout.readline()
+            assert first, "bpftrace did not attach"
+        time.sleep(0.5)
+        out = finish(p)
+        rest = bt.stdout.read()
+        bt.wait(60)
+        n = int(rest.split("@n:")[1].split()[0])
+        assert n == ITERS, n
+        return out
+    return run
+
+
+def function_configs(d_multi, d_perf):
+    """Configurations of the function-region benchmark (both entry kinds, both
+    mechanisms, the floors, bpftrace)."""
+    c = [("function dry", "the body in busy_fn, no probes", plain("fp", "--function"))]
+    for kind, what in (("", "push first (emulated)"), ("step", "sub first (single-stepped)")):
+        sfx = " stepped" if kind else ""
+        c += [("function floor" + sfx, "empty BPF program at entry and return, the two "
+               "multi-uprobe links; " + what, plain("fp", *fn_args(kind), "--floor",
+                                                    "function")),
+              ("featprof function" + sfx, "featprofd, multi-uprobe links; " + what,
+               fn_daemon(d_multi, kind)),
+              ("featprof function perf" + sfx, "featprofd, a perf uprobe and uretprobe "
+               "(FEATPROF_KERNEL_WITHOUT=uprobe_multi, as before 6.6); " + what,
+               fn_daemon(d_perf, kind))]
+        if shutil.which("bpftrace"):
+            c.append(("bpftrace function sum" + sfx, "uprobe + uretprobe, a tid-keyed "
+                      "duration sum; " + what, fn_bpftrace(kind)))
+    return c
+
+
+def function_section(fres):
+    """The report's section on function regions from their rows {name: (median, lo, hi)}."""
+    dry = fres["function dry"][0]
+
+    def per(name):
+        return (fres[name][0] - dry) / 2
+    L = ["## Function regions\n",
+         "The same body in a plain function called from the loop (`busyloop --function`); a "
+         "region from its entry (a uprobe) to its return (a return probe), %d iterations, "
+         "%d rounds, interleaved. Added per event: (median - function dry) / 2.\n" % (ITERS,
+                                                                                      ROUNDS),
+         "| configuration | what | ns/iter | min-max | added per event |",
+         "|---|---|---|---|---|"]
+    for name, (m, lo, hi, what) in fres.items():
+        L.append("| %s | %s | %.1f | %.1f-%.1f | %.0f ns |" % (name, what, m, lo, hi,
+                                                              per(name)))
+    L.append("")
+    for sfx, label in (("", "push first"), (" stepped", "single-stepped first instruction")):
+        f, fl = per("featprof function" + sfx), per("function floor" + sfx)
+        line = ("- %s: featprof %.0f ns per event, the floor (an empty program, same links) "
+                "%.0f ns: %.2fx the floor (target <= 1.15x); one perf uprobe and uretprobe "
+                "per function %.0f ns" % (label, f, fl, f / fl,
+                                           per("featprof function perf" + sfx)))
+        if "bpftrace function sum" + sfx in fres:
+            b = per("bpftrace function sum" + sfx)
+            line += "; bpftrace's uprobe/uretprobe sum %.0f ns, %.2fx featprof" % (b, b / f)
+        L.append(line + ".")
+    L.append("")
+    return "\n".join(L)
+
+
+def run_functions():
+    """The function-region benchmark alone: its section, printed."""
+    dm = Daemon("fn-multi")
+    dp = Daemon("fn-perf", env={"FEATPROF_KERNEL_WITHOUT": "uprobe_multi"})
+    configs = function_configs(dm, dp)
+    res = {name: [] for name, _, _ in configs}
+    for rnd in range(ROUNDS):
+        for name, _, fn in configs:
+            out = fn()
+            res[name].append(out["ns_per_iteration"])
+            print("round %d %-32s %8.1f ns/iteration" % (rnd + 1, name,
+                                                        out["ns_per_iteration"]), flush=True)
+    dm.stop()
+    dp.stop()
+    return {name: (statistics.median(res[name]), min(res[name]), max(res[name]), what)
+            for name, what, _ in configs}
+
+
 def bcc_reason():
     if sh(["/usr/bin/python3", "-c", "import bcc"]).returncode != 0:
         return "python3-bpfcc not installed"
@@ -181,6 +301,9 @@ def main():
         return 77
     for b in list(BL.values()) + [FP, B + "/featprofd"]:
         assert os.path.exists(b), b + " missing (make bench builds it)"
+    if A.functions_only:
+        print(function_section(run_functions()))
+        return 0
     if A.hot_only:
         d = Daemon("hot")
         for row in hot_region(d):
@@ -284,6 +407,7 @@ def main():
         print("throughput %d thread(s): %.0f events/s" % (threads, ev), flush=True)
     hot = hot_region(d1)
     minute = hot_minute(d1)
+    fres = run_functions()
     cal = d1.status()
     d1.stop()
     dn1.stop()
@@ -309,7 +433,7 @@ def main():
             ir[v] = (counts[1] - counts[0]) / 1000.0  # per iteration, start-up cancels out
         print("instructions per iteration:", ir, flush=True)
 
-    text = report(rows, dry, bcc, acc, thr, ir, cal, hot, minute)
+    text = report(rows, dry, bcc, acc, thr, ir, cal, hot, minute) + "\n" + function_section(fres)
     if A.out:
         open(A.out, "w").write(text)
     else:
