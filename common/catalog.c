@@ -363,9 +363,15 @@ const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, in
 {
 	int side, i, o, s, found;
 
-	for (i = 0; i < d->nfuncs; i++)
-		if (!func_hits(objs, nobjs, d, i, NULL, 0))
+	for (i = 0; i < d->nfuncs; i++) {
+		int k, mapped = !d->funcs[i].provider;
+
+		/* an object not mapped yet (a library dlopen'ed later) is waited for */
+		for (k = 0; k < nobjs && !mapped; k++)
+			mapped = object_match(objs[k], d->funcs[i].provider);
+		if (mapped && !func_hits(objs, nobjs, d, i, NULL, 0))
 			return &d->funcs[i];
+	}
 
 	for (side = 0; side < 2; side++) {
 		const struct fp_probe_name *p = side ? d->end : d->begin;

@@ -370,7 +370,9 @@ void fp_registry_sync_dl_hook(struct fp_target *t)
 
 	if (!reg.watch || slot < 0)
 		return;
-	if (t->exited || (!t->attached_sites && !t->ip_regions)) {	/* nothing enabled */
+	/* nothing enabled, and nothing asked for by name that a library may bring */
+	if (t->exited || (!t->attached_sites && !t->ip_regions && !t->wants.all &&
+			  !t->wants.nfeatures && !t->wants.nregions)) {
 		unhook_dl(slot);
 	} else if (reg.dl_links[slot] <= 0) {
 		int fd = fp_watch__dlopen(reg.watch, t->pid, err, sizeof(err));

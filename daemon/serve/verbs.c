@@ -199,7 +199,8 @@ static enum fp_status select_regions(const struct fp_target *t, const struct fp_
 	char cut[201];
 	bool region;
 
-	if (!fp_wants_select(names, t->cat, sel, &unknown, &region))
+	if (!fp_wants_select(names, t->cat, sel, &unknown, &region, fp_target__pending_feature,
+			     t))
 		return FP_OK;
 	fp_utf8_cut(cut, sizeof(cut), unknown);
 	snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof list %d)", (int)t->pid,

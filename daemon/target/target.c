@@ -620,6 +620,18 @@ static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, si
 	return t->own_defs.ndefs - n0;
 }
 
+bool fp_target__pending_feature(const void *target, const char *feature)
+{
+	const struct fp_target *t = target;
+	int i, k;
+
+	for (i = 0; i < t->own_defs.ndefs; i++)
+		for (k = 0; t->own_defs.defs[i].nfuncs && k < t->own_defs.defs[i].nfeatures; k++)
+			if (!strcmp(t->own_defs.defs[i].features[k], feature))
+				return true;
+	return false;
+}
+
 int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
 			size_t errlen)
 {

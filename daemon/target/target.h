@@ -145,6 +145,9 @@ void fp_target__join_group(struct fp_target *t, int group);
  */
 int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
 			size_t errlen);
+/* Does one of t's own definitions (a client's) give feature its regions when the object
+ * it names is mapped (a function definition whose library is dlopen'ed later)? */
+bool fp_target__pending_feature(const void *t, const char *feature);
 /*
  * Re-reads the process's mappings: objects mapped since (dlopen) and definitions added
  * to own_defs join the catalog with new region indices; regions asked for by name

@@ -147,7 +147,8 @@ bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object
 }
 
 int fp_wants_select(const struct fp_wants *names, const struct fp_catalog *cat, uint8_t *sel,
-		    const char **unknown, bool *region)
+		    const char **unknown, bool *region,
+		    bool (*pending)(const void *ctx, const char *feature), const void *ctx)
 {
 	int i, r, k;
 
@@ -165,6 +166,8 @@ int fp_wants_select(const struct fp_wants *names, const struct fp_catalog *cat, 
 						sel[r] = 1;
 				continue;
 			}
+			if (!i && pending && pending(ctx, name))
+				continue;
 			*unknown = name;
 			*region = i;
 			return -ENOENT;

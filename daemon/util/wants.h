@@ -38,9 +38,12 @@ void fp_wants_clear(struct fp_wants *w);
 /*
  * Marks in sel (a byte per region of cat) the regions names selects: every one (all), the
  * regions named and those of the features named. 0, or -ENOENT for a name cat does not
- * have: *unknown is that name, *region whether it was a region's (else a feature's).
+ * have: *unknown is that name, *region whether it was a region's (else a feature's). A
+ * feature for which pending(ctx, name) is true is no error: its regions are to come
+ * (pending may be NULL).
  */
 int fp_wants_select(const struct fp_wants *names, const struct fp_catalog *cat, uint8_t *sel,
-		    const char **unknown, bool *region);
+		    const char **unknown, bool *region,
+		    bool (*pending)(const void *ctx, const char *feature), const void *ctx);
 
 #endif

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
@@ -150,6 +151,24 @@ def t_function_list(d):
           "funcs_dyn: spin is not there, and why: %s" % r.stdout.strip())
 
 
+def t_function_go(d):
+    """A Go binary is refused with the reason (golang-go is among the test packages)."""
+    src = os.path.join(h.TMP, "hello.go")
+    with open(src, "w") as f:
+        f.write('package main\nimport "fmt"\nfunc main() { fmt.Println("hello") }\n')
+    env = dict(os.environ, GOCACHE=os.path.join(h.TMP, "gocache"),
+               GOPATH=os.path.join(h.TMP, "gopath"))
+    r = subprocess.run(["go", "build", "-o", os.path.join(h.TMP, "hello"), src], env=env,
+                       capture_output=True, text=True)
+    if not check(r.returncode == 0, "go build: %s" % r.stderr.strip()):
+        return
+    r = subprocess.run([h.B + "/featprof", "list", os.path.join(h.TMP, "hello"), "--functions",
+                        "main.main", "--json"], capture_output=True, text=True)
+    f = json.loads(r.stdout)["objects"][0]["functions"]
+    check(len(f) == 1 and not f[0]["measurable"] and "Go binary" in f[0]["why"],
+          "main.main of a Go binary: %s" % f)
+
+
 def t_function_refused(d):
     """A pattern that matches nothing, or a malformed one: one line, nothing attached."""
     t = Funcs("funcs")
@@ -260,6 +279,51 @@ def t_real_binaries(d):
         p.stdin.write("go\n")
         p.stdin.flush()
     compare_real(d, "python3.11 zlib", p, p.pid, (LIBZ, "deflate"), go)
+
+
+PY_DLOPEN = ("import sys, ctypes\n"
+             "print('ready', flush=True); sys.stdin.readline()\n"
+             "lz = ctypes.CDLL('liblzma.so.5')\n"
+             "print('loaded', flush=True); sys.stdin.readline()\n"
+             "out = ctypes.create_string_buffer(1 << 20); pos = ctypes.c_size_t(0)\n"
+             "data = b'featprof ' * 10000\n"
+             "for i in range(7):\n"
+             "    pos.value = 0\n"
+             "    lz.lzma_easy_buffer_encode(6, 0, None, data, len(data), out,\n"
+             "                               ctypes.byref(pos), len(out))\n"
+             "print('done', flush=True)\n")
+
+
+def t_function_dlopen(d):
+    """A function of a library the program loads later (dlopen): enabled before, its
+    region joins when the library is mapped, and every call counts."""
+    p = subprocess.Popen(["/usr/bin/python3.11", "-c", PY_DLOPEN], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        r = cli(d, "enable", p.pid, "--function", "Xz=liblzma.so.5:lzma_easy_buffer_encode")
+        check(r.returncode == 0, "enabled before the library is there: %s" % r.stderr)
+        p.stdin.write("\n")
+        p.stdin.flush()
+        check(p.stdout.readline().strip() == "loaded", "loaded")
+        joined = False
+        for _ in range(100):  # the watcher sees the dlopen, featprofd attaches
+            st = stats(d, p.pid)
+            joined = st and any(x["name"] == "lzma_easy_buffer_encode" and x["enabled"]
+                                for x in st["regions"])
+            if joined:
+                break
+            time.sleep(0.05)
+        check(joined, "the library's function joined")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        p.stdout.readline()
+        st = stats(d, p.pid)
+        r = region(st, "lzma_easy_buffer_encode") if st else {"count": -1}
+        check(r["count"] == 7, "7 calls after the dlopen: %d" % r["count"])
+    finally:
+        p.kill()
+        p.wait()
 
 
 TESTS = h.discover(globals())
