@@ -37,6 +37,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o);
 struct json_object;
 /* What cli_parse allocated (--function). */
 void cli_opts_free(struct cli_opts *o);
+/* One --function FEATURE=PATTERN[,...] into o (cmd names the command in messages): 0, or
+ * -1 after a one-line error. */
+int cli_add_function(struct cli_opts *o, const char *cmd, const char *arg);
 /* The request's "definitions": --regions FILE's and --function's, as an array of
  * {"name", "text"} (NULL: none); 0, or 1 after a one-line error. */
 int cli_request_defs(const struct cli_opts *o, struct json_object **out);

@@ -62,22 +62,28 @@ static int exe_toggle(const struct cli_opts *o, int on)
 	struct json_object *req, *names = json_object_new_array(), *res;
 	int i;
 
-	if (!o->all && !o->npos) {
+	struct json_object *defs = NULL;
+
+	if (!o->all && !o->npos && !o->nfunc) {
 		json_object_put(names);
-		fprintf(stderr, "usage: featprof %s --exe PATH FEATURE...|--all [--by-region]\n",
-			on ? "enable" : "disable");
+		fprintf(stderr, "usage: featprof %s --exe PATH FEATURE...|--all [--by-region]"
+			"%s\n", on ? "enable" : "disable",
+			on ? " [--regions FILE] [--function FEATURE=[OBJECT:]PATTERN[,...]]..."
+			   : "");
 		return 2;
 	}
-	if (o->defs_file) {
+	if (cli_request_defs(o, &defs)) {
 		json_object_put(names);
-		fprintf(stderr, "featprof: --regions goes with a PID (install definitions in "
-			"the regions directory for --exe)\n");
-		return 2;
+		return 1;
 	}
 	for (i = 0; i < o->npos; i++)
 		json_object_array_add(names, json_object_new_string(o->pos[i]));
+	for (i = 0; i < o->nfunc && !o->regions; i++)	/* --function's features, enabled */
+		json_object_array_add(names, json_object_new_string(o->func_features[i]));
 	req = json_object_new_object();
 	json_object_object_add(req, "exe", json_object_new_string(o->exe));
+	if (defs)
+		json_object_object_add(req, "definitions", defs);
 	if (o->all)
 		json_object_object_add(req, "all", json_object_new_boolean(1));
 	json_object_object_add(req, o->regions ? "regions" : "features", names);
@@ -106,14 +112,10 @@ static int do_toggle(int argc, char **argv, int on)
 	struct json_object *defs = NULL;
 	long pid = 0;
 
-	if (!rc && o.exe && !o.func_text)
-		return exe_toggle(&o, on);
 	if (!rc && o.exe) {
+		rc = exe_toggle(&o, on);
 		cli_opts_free(&o);
-		fprintf(stderr, "featprof: --function goes with a PID or featprof run; for --exe "
-			"install a definition (region NAME function ...) in the regions "
-			"directory\n");
-		return 2;
+		return rc;
 	}
 	if (rc < 0) {	/* its one line said */
 		cli_opts_free(&o);

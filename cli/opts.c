@@ -47,7 +47,7 @@ void cli_opts_free(struct cli_opts *o)
 
 /* --function FEATURE=PATTERN[,PATTERN...]: one definition line (its patterns checked by
  * the definitions' parser, here and in the daemon). */
-static int add_function(struct cli_opts *o, const char *cmd, const char *arg)
+int cli_add_function(struct cli_opts *o, const char *cmd, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	size_t old = o->func_text ? strlen(o->func_text) : 0;
@@ -153,7 +153,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			o->functions = 1;
 			break;
 		case 'F':
-			if (add_function(o, argv[0], optarg))
+			if (cli_add_function(o, argv[0], optarg))
 				return -1;
 			break;
 		case 'i':

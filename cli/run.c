@@ -38,6 +38,8 @@ struct run_opts {
 	int json;
 	struct json_object *config;	/* option -> value (strings), in the order given */
 	char **cmd;
+	struct cli_opts defs;	/* --regions FILE, --function FEATURE=PATTERN (function
+				 * regions) */
 };
 
 /* A name: letters, digits, '_', '-', '.'; a value: anything but ',' and '='. */
@@ -93,6 +95,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		} else if (!strncmp(a, "--config=", 9)) {
 			if (config_add(o->config, a + 9))
 				return -1;
+		} else if (!strcmp(a, "--function") && i + 1 < argc) {
+			if (cli_add_function(&o->defs, "run", argv[++i]))
+				return -1;
+		} else if (!strcmp(a, "--regions") && i + 1 < argc) {
+			o->defs.defs_file = argv[++i];
 		} else {
 			fprintf(stderr, "featprof run: unknown option or missing value '%s'\n", a);
 			return -1;
@@ -171,9 +178,9 @@ static void child(const int *go, const int *err, const int *traced, const char *
 }
 
 /* Starts the run of file in featprofd over fd with the child pid (stops: it stops at its
- * exec, so that featprofd attaches it before it runs): the run's number, or 0 after a
- * one-line error. */
-static int start(int fd, pid_t pid, const char *file, bool stops)
+ * exec, so that featprofd attaches it before it runs; defs: the run's definitions, taken):
+ * the run's number, or 0 after a one-line error. */
+static int start(int fd, pid_t pid, const char *file, bool stops, struct json_object *defs)
 {
 	struct json_object *req = json_object_new_object(), *res;
 	int run;
@@ -183,6 +190,8 @@ static int start(int fd, pid_t pid, const char *file, bool stops)
 	json_object_object_add(req, "exe", json_object_new_string(file));
 	json_object_object_add(req, "all", json_object_new_boolean(1));
 	json_object_object_add(req, "stops_at_exec", json_object_new_boolean(stops));
+	if (defs)
+		json_object_object_add(req, "definitions", defs);
 	res = client_call(fd, "run", req);
 	run = res ? (int)geti(res, "run") : 0;
 	json_object_put(res);
@@ -389,20 +398,26 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
 	int go[2], err[2], traced[2], fd = -1, run, ws, e = 0, rc, status;
-	struct json_object *res;
+	struct json_object *res, *defs = NULL;
 	char *file = NULL, stops = 0;
 	uint64_t t0;
 	pid_t pid;
 
 	rc = run_parse(argc, argv, &o);
 	if (rc == 1)
-		printf("usage: featprof run [--config NAME=VALUE,...] [-o FILE] [--json] -- CMD "
+		printf("usage: featprof run [--config NAME=VALUE,...] [--regions FILE] "
+		       "[--function FEATURE=[OBJECT:]PATTERN[,...]]... [-o FILE] [--json] -- CMD "
 		       "ARGS...\n");
+	if (!rc && cli_request_defs(&o.defs, &defs))
+		rc = -1;
 	if (rc || !(file = resolve(o.cmd[0])) || (fd = client_connect()) < 0) {
 		json_object_put(o.config);
+		json_object_put(defs);
+		cli_opts_free(&o.defs);
 		free(file);
 		return rc == 1 ? 0 : rc < 0 ? 2 : 1;
 	}
+	cli_opts_free(&o.defs);
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(traced, O_CLOEXEC) ||
 	    (pid = fork()) < 0) {
 		fprintf(stderr, "featprof run: %s\n", strerror(errno));
@@ -416,7 +431,7 @@ int cmd_run(int argc, char **argv)
 	if (read(traced[0], &stops, 1) != 1)
 		stops = 0;
 	close(traced[0]);
-	run = start(fd, pid, file, stops);
+	run = start(fd, pid, file, stops, defs);
 	if (!run) {	/* nothing runs: the child sees no go */
 		close(go[1]);
 		waitpid(pid, NULL, 0);

@@ -106,7 +106,8 @@
  *     targets, and targets, how many targets they hold (daemon/target/pool.c).
  *     Function regions (docs/REGIONS.md "Functions"): definitions may hold "region NAME
  *     function [OBJECT:]SYMBOL[,...]" lines, and "definitions" may be an array of 1-4
- *     {name, text} (a file's and --function's); stats "measured": "function"; anomaly
+ *     {name, text} (a file's and --function's), also in exe_enable and run_start (kept
+ *     for each member, applied where they match); stats "measured": "function"; anomaly
  *     no_return; list sites of provider "function"; status attach.function (the cost of
  *     a function's entry and return probes), pair_ns_function and
  *     kernel.mechanisms.function_regions.

@@ -51,6 +51,10 @@ struct fp_regdef {
 struct fp_regdefs {
 	struct fp_regdef *defs;
 	int ndefs;
+	/* a group's definitions for a member attached at its exec or fork, before its
+	 * libraries are mapped: they apply where they match, as installed ones, instead
+	 * of every probe and pattern having to match now */
+	int lenient;
 };
 
 /*

@@ -201,7 +201,12 @@ int fp_group__own(int gi, pid_t pid)
 		       (int)pid);
 		return -EEXIST;
 	}
-	st = fp_registry_attach(pid, NULL, &t, msg, sizeof(msg));
+	struct fp_regdefs more = { 0 };
+
+	/* the group's client definitions (function regions, say), for this member */
+	st = fp_wants_defs(&g->wants, &more, msg, sizeof(msg)) ? FP_E_BAD_REQUEST
+	     : fp_registry_attach(pid, &more, &t, msg, sizeof(msg));
+	fp_regdefs__clear(&more);
 	if (st == FP_E_NO_SUCH_PROCESS) {
 		g->missed++;
 		g->ip_lost += g->run_ip;	/* the file's link has not its in-process regions */

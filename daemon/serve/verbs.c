@@ -268,44 +268,6 @@ static enum fp_status do_repair(struct fp_client *c, struct request *r, struct j
 }
 
 
-/* "definitions": {"name": FILE, "text": TEXT}, or an array of at most 4 of them (a
- * --regions file and --function's lines): a client's region definitions. */
-static enum fp_status arg_definitions(struct json_object *req, struct fp_regdefs *out,
-				      int *given, char *msg, size_t msglen)
-{
-	struct json_object *all, *d, *name, *text;
-	size_t i, n = 1;
-
-	*given = json_object_object_get_ex(req, "definitions", &all);
-	if (!*given)
-		return FP_OK;
-	if (json_object_is_type(all, json_type_array))
-		n = json_object_array_length(all);
-	for (i = 0; i < n; i++) {
-		d = json_object_is_type(all, json_type_array) ? json_object_array_get_idx(all, i)
-							      : all;
-		if (n > 4 || !json_object_is_type(d, json_type_object) ||
-		    !json_object_object_get_ex(d, "name", &name) ||
-		    !json_object_object_get_ex(d, "text", &text) ||
-		    !json_object_is_type(name, json_type_string) ||
-		    !json_object_is_type(text, json_type_string)) {
-			snprintf(msg, msglen, "'definitions' must be {\"name\": string, "
-				 "\"text\": string} or an array of 1-4 of them");
-			fp_regdefs__clear(out);
-			return FP_E_BAD_REQUEST;
-		}
-		if (fp_regdefs__parse(out, json_object_get_string(text),
-				      (size_t)json_object_get_string_len(text),
-				      json_object_get_string(name), msg, msglen)) {
-			fp_regdefs__clear(out);
-			return FP_E_BAD_REQUEST;
-		}
-	}
-	*given = n > 0;
-	return FP_OK;
-}
-
-
 static enum fp_status do_attach(struct fp_client *c, struct request *r,
 				struct json_object **res, char *msg, size_t msglen)
 {
@@ -383,7 +345,8 @@ static enum fp_status toggle(struct fp_client *c, struct request *r, struct json
 
 	if (fp_wants_parse(&names, r->obj, msg, msglen))
 		return FP_E_BAD_REQUEST;
-	st = arg_definitions(r->obj, &more, &given, msg, msglen);
+	given = json_object_object_get_ex(r->obj, "definitions", NULL);
+	st = fp_wants_defs_parse(NULL, r->obj, &more, msg, msglen) ? FP_E_BAD_REQUEST : FP_OK;
 	if (!st && given && !on) {
 		snprintf(msg, msglen, "'definitions' go with enable");
 		st = FP_E_BAD_REQUEST;
@@ -651,10 +614,20 @@ static enum fp_status exe_toggle(struct request *r, bool on, struct json_object 
 	const char *path;
 	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
 
+	struct fp_regdefs check = { 0 };
+
 	if (st)
 		return st;
 	if (fp_wants_parse(&names, r->obj, msg, msglen))
 		return FP_E_BAD_REQUEST;
+	/* definitions (function regions, say): checked here, kept for every member */
+	if (fp_wants_defs_parse(&names, r->obj, &check, msg, msglen) ||
+	    (!on && names.defs && snprintf(msg, msglen, "'definitions' go with enable"))) {
+		fp_regdefs__clear(&check);
+		fp_wants_clear(&names);
+		return FP_E_BAD_REQUEST;
+	}
+	fp_regdefs__clear(&check);
 	st = fp_group_enable(path, &names, on, res, msg, msglen);
 	fp_wants_clear(&names);
 	return st;
@@ -704,9 +677,16 @@ static enum fp_status do_run_start(struct fp_client *c, struct request *r,
 	int group = 0;
 	bool stops;	/* the child stops at its exec (ptrace) for run_attach */
 
+	struct fp_regdefs check = { 0 };
+
 	st = st ? st : arg_bool(r->obj, "stops_at_exec", false, &stops, msg, msglen);
 	if (st || fp_wants_parse(&names, r->obj, msg, msglen))
 		return st ? st : FP_E_BAD_REQUEST;
+	if (fp_wants_defs_parse(&names, r->obj, &check, msg, msglen)) {	/* kept, as exe's */
+		fp_wants_clear(&names);
+		return FP_E_BAD_REQUEST;
+	}
+	fp_regdefs__clear(&check);
 	st = fp_group_run_start(path, r->pid, stops, c, &names, &group, msg, msglen);
 	fp_wants_clear(&names);
 	if (!st)

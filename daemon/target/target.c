@@ -592,7 +592,7 @@ static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, si
 	struct fp_regdef *a;
 	int i, j, n0 = t->own_defs.ndefs;
 
-	for (i = 0; i < more->ndefs; i++) {
+	for (i = 0; i < more->ndefs && !more->lenient; i++) {
 		char what[32];
 
 		snprintf(what, sizeof(what), "pid %d", (int)t->pid);

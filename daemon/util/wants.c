@@ -11,6 +11,8 @@
 #include "notes.h"
 #include "wants.h"
 
+#define DEFS_KEPT_MAX 64	/* definition texts a group keeps */
+
 static void strv_clear(char ***v, int *n)
 {
 	int i;
@@ -27,6 +29,8 @@ void fp_wants_clear(struct fp_wants *w)
 	strv_clear(&w->features, &w->nfeatures);
 	strv_clear(&w->regions, &w->nregions);
 	w->all = false;
+	json_object_put(w->defs);
+	w->defs = NULL;
 }
 
 bool fp_wants_empty(const struct fp_wants *w)
@@ -100,6 +104,13 @@ int fp_wants_update(struct fp_wants *w, const struct fp_wants *names, bool on)
 	}
 	if (names->all)
 		w->all = true;
+	for (i = 0; on && names->defs && i < (int)json_object_array_length(names->defs) &&
+		    (!w->defs || json_object_array_length(w->defs) < DEFS_KEPT_MAX); i++) {
+		if (!w->defs)
+			w->defs = json_object_new_array();
+		json_object_array_add(w->defs,
+				      json_object_get(json_object_array_get_idx(names->defs, i)));
+	}
 	for (i = 0; i < 2; i++) {
 		char ***list = i ? &w->regions : &w->features;
 		int *n = i ? &w->nregions : &w->nfeatures;
@@ -125,6 +136,67 @@ int fp_wants_copy(struct fp_wants *dst, const struct fp_wants *src)
 	fp_wants_clear(dst);
 	dst->all = src->all;
 	return fp_wants_update(dst, src, true) ? (fp_wants_clear(dst), -ENOMEM) : 0;
+}
+
+/* Parses the definitions d ({name, text} or an array of at most max) into out, all or
+ * none. */
+static int defs_parse(struct json_object *d, size_t max, struct fp_regdefs *out, char *msg,
+		      size_t msglen)
+{
+	bool arr = json_object_is_type(d, json_type_array);
+	size_t i, n = arr ? json_object_array_length(d) : 1;
+	int n0 = out->ndefs;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *e = arr ? json_object_array_get_idx(d, i) : d, *name, *text;
+
+		if (n > max || !json_object_is_type(e, json_type_object) ||
+		    !json_object_object_get_ex(e, "name", &name) ||
+		    !json_object_object_get_ex(e, "text", &text) ||
+		    !json_object_is_type(name, json_type_string) ||
+		    !json_object_is_type(text, json_type_string)) {
+			snprintf(msg, msglen, "'definitions' must be {\"name\": string, "
+				 "\"text\": string} or an array of 1-4 of them");
+			fp_regdefs__truncate(out, n0);
+			return -1;
+		}
+		if (fp_regdefs__parse(out, json_object_get_string(text),
+				      (size_t)json_object_get_string_len(text),
+				      json_object_get_string(name), msg, msglen)) {
+			fp_regdefs__truncate(out, n0);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int fp_wants_defs_parse(struct fp_wants *w, struct json_object *req, struct fp_regdefs *out,
+			char *msg, size_t msglen)
+{
+	struct json_object *d, *all;
+	size_t i;
+
+	if (!json_object_object_get_ex(req, "definitions", &d))
+		return 0;
+	if (defs_parse(d, 4, out, msg, msglen))
+		return -1;
+	if (!w)
+		return 0;
+	if (!w->defs)
+		w->defs = json_object_new_array();
+	all = json_object_is_type(d, json_type_array) ? d : NULL;
+	for (i = 0; i < (all ? json_object_array_length(all) : 1); i++) {
+		struct json_object *e = all ? json_object_array_get_idx(all, i) : d;
+
+		json_object_array_add(w->defs, json_object_get(e));
+	}
+	return 0;
+}
+
+int fp_wants_defs(const struct fp_wants *w, struct fp_regdefs *out, char *msg, size_t msglen)
+{
+	out->lenient = 1;	/* a member's libraries may not be mapped yet */
+	return w->defs ? defs_parse(w->defs, DEFS_KEPT_MAX, out, msg, msglen) : 0;
 }
 
 bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object *feats)

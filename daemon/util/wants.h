@@ -18,6 +18,9 @@ struct fp_wants {
 	bool all;
 	char **features, **regions;
 	int nfeatures, nregions;
+	/* the client's region definitions sent with them ("definitions": an array of
+	 * {name, text}, held; NULL: none), which an executable group gives each member */
+	struct json_object *defs;
 };
 
 /*
@@ -45,5 +48,17 @@ void fp_wants_clear(struct fp_wants *w);
 int fp_wants_select(const struct fp_wants *names, const struct fp_catalog *cat, uint8_t *sel,
 		    const char **unknown, bool *region,
 		    bool (*pending)(const void *ctx, const char *feature), const void *ctx);
+
+struct fp_regdefs;
+/*
+ * A request's "definitions" ({name, text} or an array of 1-4 of them) parsed into out
+ * (0; absent: nothing added), or -1 with msg (nothing added); the same definitions kept
+ * in w->defs when w is not NULL.
+ */
+int fp_wants_defs_parse(struct fp_wants *w, struct json_object *req, struct fp_regdefs *out,
+			char *msg, size_t msglen);
+/* w's kept definitions parsed into out (for a member of a group, lenient: they apply
+ * where they match): 0 or -1 with msg. */
+int fp_wants_defs(const struct fp_wants *w, struct fp_regdefs *out, char *msg, size_t msglen);
 
 #endif
