@@ -39,7 +39,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-paramete
 DAEMON_DIRS := util kern clients inproc target report registry groups streams serve
 INCLUDES := -I$(O) -Icommon -Ibpf -Iusdt $(addprefix -Idaemon/,$(DAEMON_DIRS))
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
-LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz
+LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma
 LIBS_JSON := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
 LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
 ALL_CFLAGS += $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
@@ -150,7 +150,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
-TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS)
+TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
 	fp_gated fp_inproc) $(O)/bench/gap_cost
 UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats test_merge)
@@ -229,6 +229,21 @@ $(O)/tests/targets/funcs $(O)/tests/targets/funcs_dyn: tests/targets/funcs.c \
 $(O)/tests/targets/funcs $(O)/tests/targets/funcs_dyn: private TGT_LIBS := \
 	-L$(O)/tests/targets -lfuncs -Wl,-rpath,'$$ORIGIN' -lpthread
 $(O)/tests/targets/funcs_dyn: private TGT_EXTRA := -rdynamic -s
+# ... and with MiniDebugInfo (as Fedora ships binaries; gdb's recipe): stripped, with an
+# xz-compressed .symtab of the functions .dynsym lacks in .gnu_debugdata
+$(O)/tests/targets/funcs_mini: $(O)/tests/targets/funcs
+	$(call msg,MINIDEBUG,$@)
+	$(Q)nm -D $< --format=posix --defined-only | awk '{print $$1}' | sort > $@.dynsyms
+	$(Q)nm $< --format=posix --defined-only | awk '$$2 ~ /[TtWw]/ {print $$1}' | sort \
+		> $@.funcsyms
+	$(Q)comm -13 $@.dynsyms $@.funcsyms > $@.keep
+	$(Q)objcopy --only-keep-debug $< $@.debug
+	$(Q)objcopy -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols=$@.keep $@.debug $@.mini
+	$(Q)xz -f $@.mini
+	$(Q)objcopy --strip-all --remove-section .gnu_debuglink \
+		--add-section .gnu_debugdata=$@.mini.xz $< $@
+	$(Q)rm -f $@.dynsyms $@.funcsyms $@.keep $@.debug $@.mini.xz
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: tests/targets/redzone.c \
 	$(NOTES_OBJS)
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := $(NOTES_OBJS)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lzma.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,6 +33,8 @@ const char *fp_symbols__source_name(int source)
 		return "debuginfo";
 	case FP_SYM_DYNSYM:
 		return "dynsym";
+	case FP_SYM_MINIDEBUG:
+		return "minidebuginfo";
 	default:
 		return "none";
 	}
@@ -327,6 +330,47 @@ static int is_push(const uint8_t *p, size_t left)
 	return left >= 2 && p[0] >= 0x40 && p[0] <= 0x4f && p[1] >= 0x50 && p[1] <= 0x57;
 }
 
+/*
+ * MiniDebugInfo: .gnu_debugdata holds an xz-compressed ELF file whose .symtab has the
+ * functions .dynsym lacks (gdb's "MiniDebugInfo"). Decompressed with liblzma (the xz
+ * format is not written by hand here) into *buf, at most MINI_MAX bytes; the ELF in
+ * memory, or NULL.
+ */
+#define MINI_MAX (64u << 20)
+
+static Elf *minidebug(Elf *elf, uint8_t **buf)
+{
+	Elf_Scn *scn = section_named(elf, ".gnu_debugdata");
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	lzma_stream z = LZMA_STREAM_INIT;
+	size_t cap = 1 << 20;
+	lzma_ret r = LZMA_MEM_ERROR;
+
+	*buf = NULL;
+	if (!data || !data->d_size || lzma_stream_decoder(&z, UINT64_MAX, 0) != LZMA_OK)
+		return NULL;
+	z.next_in = data->d_buf;
+	z.avail_in = data->d_size;
+	do {
+		uint8_t *b = realloc(*buf, cap);
+
+		if (!b)
+			break;
+		*buf = b;
+		z.next_out = b + z.total_out;
+		z.avail_out = cap - z.total_out;
+		r = lzma_code(&z, LZMA_FINISH);
+		cap *= 2;
+	} while (r == LZMA_OK && z.avail_out == 0 && cap <= MINI_MAX);
+	lzma_end(&z);
+	if (r != LZMA_STREAM_END) {
+		free(*buf);
+		*buf = NULL;
+		return NULL;
+	}
+	return elf_memory((char *)*buf, z.total_out);
+}
+
 /* Each function's entry as a file offset, from elf's executable PT_LOAD segments, and
  * whether its first instruction is stepped. */
 static void set_offsets(Elf *elf, struct fp_symbols *s)
@@ -357,8 +401,9 @@ int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbo
 {
 	struct fp_symbols *s = calloc(1, sizeof(*s));
 	char found[8400];
-	Elf *elf = NULL, *dbg = NULL;
+	Elf *elf = NULL, *dbg = NULL, *mini = NULL;
 	int ret = 0, dfd = -1, k, w;
+	uint8_t *mbuf = NULL;
 
 	*out = NULL;
 	if (!s)
@@ -383,6 +428,13 @@ int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbo
 		if (!s->debug_file)
 			ret = -ENOMEM;
 	}
+	if (!ret && (mini = minidebug(elf, &mbuf))) {
+		/* its .symtab has what .dynsym lacks: both read (duplicates merge below) */
+		ret = read_table(mini, SHT_SYMTAB, s);
+		if (ret >= 0 && read_table(elf, SHT_DYNSYM, s) < 0)
+			ret = -ENOMEM;
+		s->source = FP_SYM_MINIDEBUG;
+	}
 	if (!ret) {
 		ret = read_table(elf, SHT_DYNSYM, s);
 		s->source = ret > 0 ? FP_SYM_DYNSYM : FP_SYM_NONE;
@@ -405,6 +457,9 @@ int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbo
 	}
 	s->n = w;
 out:
+	if (mini)
+		elf_end(mini);
+	free(mbuf);
 	if (dbg)
 		elf_end(dbg);
 	if (dfd >= 0)

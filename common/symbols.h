@@ -2,8 +2,9 @@
 /*
  * The functions of an ELF file, for function regions (docs/REGIONS.md "Functions"): its
  * .symtab, else a separate debug file's (by build id under /usr/lib/debug/.build-id/, or
- * by .gnu_debuglink), else its .dynsym (what a stripped Debian binary keeps: exported
- * functions only). Each function's entry as the uprobe file offset.
+ * by .gnu_debuglink), else the .symtab in its .gnu_debugdata (MiniDebugInfo) with its
+ * .dynsym, else its .dynsym (what a stripped Debian binary keeps: exported functions
+ * only). Each function's entry as the uprobe file offset.
  */
 #ifndef FP_SYMBOLS_H
 #define FP_SYMBOLS_H
@@ -16,6 +17,8 @@ enum fp_sym_source {
 	FP_SYM_SYMTAB,		/* the file's own .symtab */
 	FP_SYM_DEBUG,		/* .symtab of a separate debug file (debug_file) */
 	FP_SYM_DYNSYM,		/* .dynsym only: exported functions */
+	FP_SYM_MINIDEBUG,	/* .gnu_debugdata: an xz-compressed symbol table beside
+				 * .dynsym (MiniDebugInfo, as Fedora ships) */
 };
 
 struct fp_func {

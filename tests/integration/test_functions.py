@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Integration tests of function regions (issue 34; common/symbols.c, common/catalog.c,
 bpf/featprof.bpf.c "Function regions"): regions from a function's entry to its return in
-a program with no featprof.h (tests/targets/funcs.c), built with full symbols and
-stripped to .dynsym. The real featprofd on a temporary socket. Needs root.
+a program with no featprof.h (tests/targets/funcs.c), built with full symbols, stripped to
+.dynsym, and stripped with MiniDebugInfo. The real featprofd on a temporary socket. Needs root.
 usage: test_functions.py BUILD_DIR [TEST...]"""
 import json
 import os
@@ -116,9 +116,9 @@ def t_function_cxx(d):
 
 
 def t_function_regions(d):
-    """Full symbols and .dynsym only: the same figures."""
+    """Full symbols, .dynsym only, MiniDebugInfo: the same figures."""
     cal = json.loads(cli(d, "status", "--json").stdout)["attach"]["function"]
-    for binary in ("funcs", "funcs_dyn"):
+    for binary in ("funcs", "funcs_dyn", "funcs_mini"):
         truth, st = measure(d, binary, "--function", "Work=work_*,lib_work")
         if st:
             check_figures(binary, truth, st, cal)
@@ -141,7 +141,8 @@ def t_function_features(d):
 def t_function_list(d):
     """list --functions: where the symbols came from, what a pattern matches and what it
     cannot measure."""
-    for binary, src in (("funcs", "symtab"), ("funcs_dyn", "dynsym")):
+    for binary, src in (("funcs", "symtab"), ("funcs_dyn", "dynsym"),
+                        ("funcs_mini", "minidebuginfo")):
         r = subprocess.run([h.B + "/featprof", "list", TG + binary, "--functions", "work_*",
                             "--json"], capture_output=True, text=True)
         j = json.loads(r.stdout)["objects"][0]
@@ -149,6 +150,23 @@ def t_function_list(d):
         check(j["symbols"] == src and "work_leaf" in names and
               all(f["measurable"] for f in j["functions"]),
               "%s: symbols from %s, %s" % (binary, j["symbols"], names))
+    # a separate debug file found by .gnu_debuglink (next to the file; its CRC checked)
+    linked, dbg = os.path.join(h.TMP, "funcs_link"), os.path.join(h.TMP, "funcs_link.debug")
+    subprocess.run(["objcopy", "--only-keep-debug", TG + "funcs", dbg], check=True)
+    subprocess.run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + dbg, TG + "funcs",
+                    linked], check=True)
+    r = subprocess.run([h.B + "/featprof", "list", linked, "--functions", "work_*", "--json"],
+                       capture_output=True, text=True)
+    j = json.loads(r.stdout)["objects"][0]
+    check(j["symbols"] == "debuginfo" and j.get("debug_file", "").endswith("funcs_link.debug")
+          and len(j["functions"]) == 5, "debuglink: %s, %s" % (j["symbols"], j.get("debug_file")))
+    with open(dbg, "r+b") as f:  # another file of that name: its CRC differs, not used
+        f.seek(64)
+        f.write(b"\0" * 8)
+    r = subprocess.run([h.B + "/featprof", "list", linked, "--functions", "work_*", "--json"],
+                       capture_output=True, text=True)
+    check(json.loads(r.stdout)["objects"][0]["symbols"] != "debuginfo", "a debug file whose "
+          "CRC differs is not used")
     # static functions are gone from .dynsym: the stripped build says so
     r = subprocess.run([h.B + "/featprof", "list", TG + "funcs_dyn", "--functions", "spin"],
                        capture_output=True, text=True)
