@@ -994,6 +994,48 @@ int fp_site_multi(struct pt_regs *ctx)
 	return on_site(ctx, TS_STORAGE);
 }
 
+/*
+ * Function regions through a uprobe session (Linux 6.13; BPF_TRACE_UPROBE_SESSION, set by
+ * the daemon): one program at a function's entry and at its return, one link of the
+ * entries per object. The entry's invocation begins the region and returns 0, which asks
+ * the kernel for the return's invocation of the same call; an entry that measures
+ * nothing (disabled, another object's turn, an old link set) returns 1: no return probe
+ * for that call at all. The attach cookie is the entry's; bpf_session_is_return makes it
+ * the end.
+ */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+SEC("uprobe")
+int fp_site_session(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 region = FP_COOKIE_REGION(cookie), slot = FP_COOKIE_SLOT(cookie), *en;
+	__u32 group = member_group[slot], zero = 0, *hand;
+	__u32 opt = FP_COOKIE_OPT(cookie) | 2;
+	__u64 sp = PT_REGS_SP(ctx);
+	bool ret = bpf_session_is_return();
+
+	/* a return comes only for a call whose entry was measured, even if the link set
+	 * changed since (the frame is found by its stack pointer) */
+	if (!ret && FP_COOKIE_GEN(cookie) != link_gen[slot])
+		return 1;
+	if (group) {
+		hand = bpf_map_lookup_elem(&hand_now, &zero);
+		if (!hand)
+			return 1;
+		*hand = fp_group_turn(group);
+		if (*hand == HAND_SKIP)
+			return 1;
+	}
+	if (ret)
+		return on_end(slot, region, opt, TS_STORAGE, sp);
+	en = bpf_map_lookup_elem(&region_enabled, &region);
+	if (!en || !*en)
+		return 1;
+	on_begin(slot, region, *en, opt, TS_STORAGE, sp);
+	return 0;
+}
+
 SEC("uprobe")
 int fp_site_map(struct pt_regs *ctx)
 {

@@ -113,6 +113,10 @@ const struct fp_kernel_caps *fp_kernel_caps(void)
 		k.cookie = has_enum_value(btf, "bpf_func_id", "BPF_FUNC_get_attach_cookie");
 		k.uprobe_multi = btf__find_by_name_kind(btf, "bpf_uprobe_multi_link",
 							BTF_KIND_STRUCT) > 0;
+		k.uprobe_session = has_enum_value(btf, "bpf_attach_type",
+						  "BPF_TRACE_UPROBE_SESSION") &&
+				   btf__find_by_name_kind(btf, "bpf_session_is_return",
+							  BTF_KIND_FUNC) > 0;
 		k.copy_from_user_task = has_enum_value(btf, "bpf_func_id",
 						       "BPF_FUNC_copy_from_user_task");
 		k.task_pt_regs = has_enum_value(btf, "bpf_func_id", "BPF_FUNC_task_pt_regs") &&
@@ -128,6 +132,7 @@ const struct fp_kernel_caps *fp_kernel_caps(void)
 		k.switch_state &= !listed(without, "switch_state", true);
 		k.cookie &= !listed(without, "cookie", true);
 		k.uprobe_multi &= !listed(without, "uprobe_multi", true);
+		k.uprobe_session &= !listed(without, "uprobe_session", true) && k.uprobe_multi;
 		k.copy_from_user_task &= !listed(without, "copy_from_user_task", true);
 		k.task_pt_regs &= !listed(without, "task_pt_regs", true);
 		k.ringbuf_inner &= !listed(without, "ringbuf_inner", false);
@@ -204,9 +209,12 @@ struct json_object *fp_kernel_mechanisms(int nop5_optimized)
 			? "one multi-uprobe link per object (all its sites at once)"
 			: "one uprobe link per site (no multi-uprobe link before 6.6)"));
 	json_object_object_add(use, "function_regions", json_object_new_string(
-		k->uprobe_multi && fp_kernel_task_storage()
+		k->uprobe_session && fp_kernel_task_storage()
+			? "per object one uprobe session link: one program at entry and return "
+			  "(6.13)"
+		: k->uprobe_multi && fp_kernel_task_storage()
 			? "per object one multi-uprobe link of the entries and one of return "
-			  "probes (BPF_F_UPROBE_MULTI_RETURN)"
+			  "probes (BPF_F_UPROBE_MULTI_RETURN; no uprobe sessions before 6.13)"
 			: "per function a uprobe link at the entry and a uretprobe link (no "
 			  "multi-uprobe link before 6.6)"));
 	json_object_object_add(use, "site_identity", json_object_new_string(

@@ -21,6 +21,7 @@ struct fp_kernel_caps {
 	bool switch_state;	/* sched_switch's prev_state argument (5.18) */
 	bool cookie;		/* bpf_get_attach_cookie for uprobes (5.15) */
 	bool uprobe_multi;	/* the multi-uprobe link (6.6) */
+	bool uprobe_session;	/* uprobe sessions (6.13): one program at entry and return */
 	bool copy_from_user_task;	/* bpf_copy_from_user_task (5.18): sample --remote */
 	bool task_pt_regs;	/* bpf_task_pt_regs (5.15): sampling tells probe time apart */
 	bool ringbuf_inner;	/* a ring buffer inside an array of maps: record's ring,

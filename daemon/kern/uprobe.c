@@ -44,8 +44,13 @@ int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 		    .uprobe_multi.offsets = (const unsigned long *)offs,
 		    .uprobe_multi.ref_ctr_offsets = (const unsigned long *)refs,
 		    .uprobe_multi.cookies = cookies, .uprobe_multi.cnt = cnt,
-		    .uprobe_multi.pid = (__u32)pid, .uprobe_multi.flags = flags);
-	int fd = bpf_link_create(prog_fd, 0, (enum bpf_attach_type)FP_ATTACH_UPROBE_MULTI, &opts);
+		    .uprobe_multi.pid = (__u32)pid,
+		    .uprobe_multi.flags = flags & ~FP_UPROBE_SESSION);
+	int fd = bpf_link_create(prog_fd, 0,
+				 (enum bpf_attach_type)(flags & FP_UPROBE_SESSION
+								? FP_ATTACH_UPROBE_SESSION
+								: FP_ATTACH_UPROBE_MULTI),
+				 &opts);
 
 	return fd < 0 ? -errno : fd;
 }
@@ -62,13 +67,14 @@ int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 		__u32 cnt, mflags, pid;
 	} lc = {
 		.prog_fd = (__u32)prog_fd,
-		.attach_type = FP_ATTACH_UPROBE_MULTI,
+		.attach_type = flags & FP_UPROBE_SESSION ? FP_ATTACH_UPROBE_SESSION
+							 : FP_ATTACH_UPROBE_MULTI,
 		.path = (__u64)(uintptr_t)path,
 		.offsets = (__u64)(uintptr_t)offs,
 		.ref_ctr_offsets = (__u64)(uintptr_t)refs,
 		.cookies = (__u64)(uintptr_t)cookies,
 		.cnt = cnt,
-		.mflags = flags,
+		.mflags = flags & ~FP_UPROBE_SESSION,
 		.pid = (__u32)pid,
 	};
 	union bpf_attr attr;

@@ -8,12 +8,15 @@
 
 #define FP_ATTACH_UPROBE_MULTI 48	/* BPF_TRACE_UPROBE_MULTI, not in 6.1 uapi headers */
 #define FP_UPROBE_MULTI_RETURN 1	/* BPF_F_UPROBE_MULTI_RETURN: return probes */
+#define FP_ATTACH_UPROBE_SESSION 57	/* BPF_TRACE_UPROBE_SESSION (6.13) */
+#define FP_UPROBE_SESSION (1u << 31)	/* fp_uprobe_multi_link: a session link */
 
 /*
  * One link attaching prog_fd at cnt offsets of the file at path (refs: semaphore
  * offsets or 0; cookies: bpf_get_attach_cookie values), filtered to pid's thread group
  * (0: every process); flags FP_UPROBE_MULTI_RETURN: return probes of the functions at
- * those offsets. Returns the link fd or -errno.
+ * those offsets; FP_UPROBE_SESSION: a session link (prog_fd a session program: its entry
+ * and return). Returns the link fd or -errno.
  */
 int fp_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 			 const uint64_t *refs, const uint64_t *cookies, uint32_t cnt, pid_t pid,

@@ -51,7 +51,7 @@
 struct fp_pool {
 	struct featprof_bpf *skel;
 	bool own;		/* a file's target: nobody else's */
-	bool ts_map, multi;
+	bool ts_map, multi, session;
 	int cap;		/* region entries */
 	uint8_t *rused;		/* per entry: a target's */
 	uint64_t slots;		/* bit per slot in use */
@@ -155,6 +155,12 @@ static void choose_programs(struct fp_pool *p)
 		bpf_program__set_expected_attach_type(s->progs.fp_ip_thread,
 						      FP_ATTACH_UPROBE_MULTI);
 	}
+	/* function regions: one session program at entry and return where there is one */
+	p->session = p->multi && k->uprobe_session;
+	if (p->session)
+		bpf_program__set_expected_attach_type(s->progs.fp_site_session,
+						      FP_ATTACH_UPROBE_SESSION);
+	bpf_program__set_autoload(s->progs.fp_site_session, p->session);
 	bpf_program__set_autoload(s->progs.fp_site_multi, p->multi);
 	bpf_program__set_autoload(s->progs.fp_site, !map && !p->multi);
 	bpf_program__set_autoload(s->progs.fp_switch, !map);
@@ -478,6 +484,7 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size
 	t->skel = p->skel;
 	t->ts_map = p->ts_map;
 	t->multi = p->multi;
+	t->session = p->session;
 	return 0;
 }
 

@@ -50,6 +50,7 @@ struct fp_target {
 	uint64_t *region_mask;		/* per region: its features, bit i = feature i */
 	struct fp_rlinks *links;	/* per region, per-site mode */
 	bool multi;			/* multi-uprobe links (else one perf link per site) */
+	bool session;			/* function regions by uprobe session links (6.13) */
 	struct fp_inproc *ip;		/* in-process timing (inproc/inproc.c), NULL: none */
 	uint8_t *ip_on;			/* per region: measured in-process now */
 	int ip_regions;			/* how many are */

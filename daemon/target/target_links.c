@@ -134,18 +134,33 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 	return 0;
 }
 
+/* Which link of an object a site goes to (build_set): the sites (marked ones and, without
+ * sessions, functions' entries), functions' return probes, functions' sessions. */
+enum { LINK_SITES, LINK_RETURNS, LINK_SESSIONS, LINK_KINDS };
+
+static int link_kind(const struct fp_target *t, const struct fp_site_ref *ref)
+{
+	if (!ref->func)
+		return LINK_SITES;
+	if (t->session)	/* one program at entry and return: the entries only */
+		return ref->kind == FP_KIND_END ? -1 : LINK_SESSIONS;
+	return ref->kind == FP_KIND_END ? LINK_RETURNS : LINK_SITES;
+}
+
 /*
- * Builds the link set for the regions in want[] (generation gen): one multi-uprobe link
- * per object holding such sites, and one more of return probes where it holds functions'
- * ends. Returns the number of links in *fds_out, or -errno.
+ * Builds the link set for the regions in want[] (generation gen): per object one
+ * multi-uprobe link of its sites, one of return probes where it holds functions' ends,
+ * or one session link of functions' entries where the kernel has sessions. Returns the
+ * number of links in *fds_out, or -errno.
  */
 static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int **fds_out,
 		     char *err, size_t errlen)
 {
-	int prog_fd = bpf_program__fd(t->skel->progs.fp_site_multi);
-	int o, r, s, n = 0, ret = 0, cap = 0, rets;
+	static const unsigned flags[LINK_KINDS] = { 0, FP_UPROBE_MULTI_RETURN, FP_UPROBE_SESSION };
+	static const char *const what[LINK_KINDS] = { "sites", "return probes", "sessions" };
+	int o, r, s, n = 0, ret = 0, cap = 0, kind;
 	uint64_t *offs = NULL, *refs = NULL, *cookies = NULL;
-	int *fds = calloc((size_t)t->cat->nobjs * 2 + 1, sizeof(int));
+	int *fds = calloc((size_t)t->cat->nobjs * LINK_KINDS + 1, sizeof(int));
 
 	for (r = 0; r < t->cat->nregions; r++)
 		cap += want[r] ? t->cat->regions[r].nsites : 0;
@@ -156,12 +171,12 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (o = 0; o < t->cat->nobjs * 2; o++) {
-		const struct fp_object *obj = t->cat->objs[o / 2];
+	for (o = 0; o < t->cat->nobjs * LINK_KINDS; o++) {
+		const struct fp_object *obj = t->cat->objs[o / LINK_KINDS];
 		uint32_t k = 0;
-		int fd;
+		int fd, prog;
 
-		rets = o & 1;	/* the object's return probes, after its other sites */
+		kind = o % LINK_KINDS;
 		for (r = 0; r < t->cat->nregions; r++) {
 			const struct fp_region *reg = &t->cat->regions[r];
 
@@ -170,9 +185,8 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 			for (s = 0; s < reg->nsites; s++) {
 				const struct fp_site *site;
 
-				if (reg->sites[s].obj != o / 2 ||
-				    rets != (reg->sites[s].func &&
-					     reg->sites[s].kind == FP_KIND_END))
+				if (reg->sites[s].obj != o / LINK_KINDS ||
+				    link_kind(t, &reg->sites[s]) != kind)
 					continue;
 				site = fp_ref_site(t->cat->objs, &reg->sites[s]);
 				offs[k] = site_offset(t, site);
@@ -186,13 +200,14 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 		}
 		if (!k)
 			continue;
-		fd = fp_uprobe_multi_link(prog_fd, obj->host_path, offs, refs, cookies, k, t->pid,
-					  rets ? FP_UPROBE_MULTI_RETURN : 0);
+		prog = bpf_program__fd(kind == LINK_SESSIONS ? t->skel->progs.fp_site_session
+							     : t->skel->progs.fp_site_multi);
+		fd = fp_uprobe_multi_link(prog, obj->host_path, offs, refs, cookies, k, t->pid,
+					  flags[kind]);
 		if (fd < 0) {
 			ret = fd;
 			snprintf(err, errlen, "attach: cannot attach %u %s in %s of pid %d: %s",
-				 k, rets ? "return probes" : "sites", obj->path, (int)t->pid,
-				 strerror(-fd));
+				 k, what[kind], obj->path, (int)t->pid, strerror(-fd));
 			goto out;
 		}
 		fds[n++] = fd;

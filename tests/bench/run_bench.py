@@ -216,8 +216,8 @@ def fn_bpftrace(kind=""):
     return run
 
 
-def function_configs(d_multi, d_perf):
-    """Configurations of the function-region benchmark (both entry kinds, both
+def function_configs(d_session, d_multi, d_perf):
+    """Configurations of the function-region benchmark (both entry kinds, the three
     mechanisms, the floors, bpftrace)."""
     c = [("function dry", "the body in busy_fn, no probes", plain("fp", "--function"))]
     for kind, what in (("", "push first (emulated)"), ("step", "sub first (single-stepped)")):
@@ -225,8 +225,12 @@ def function_configs(d_multi, d_perf):
         c += [("function floor" + sfx, "empty BPF program at entry and return, the two "
                "multi-uprobe links; " + what, plain("fp", *fn_args(kind), "--floor",
                                                     "function")),
-              ("featprof function" + sfx, "featprofd, multi-uprobe links; " + what,
-               fn_daemon(d_multi, kind)),
+              ("featprof function" + sfx, "featprofd, its choice here (%s); %s" % (
+                  d_session.status()["kernel"]["mechanisms"]["function_regions"].split(
+                      " (")[0].split(":")[0], what), fn_daemon(d_session, kind)),
+              ("featprof function multi" + sfx, "featprofd, a multi-uprobe link of entries "
+               "and one of returns (FEATPROF_KERNEL_WITHOUT=uprobe_session, as before "
+               "6.13); " + what, fn_daemon(d_multi, kind)),
               ("featprof function perf" + sfx, "featprofd, a perf uprobe and uretprobe "
                "(FEATPROF_KERNEL_WITHOUT=uprobe_multi, as before 6.6); " + what,
                fn_daemon(d_perf, kind))]
@@ -255,10 +259,12 @@ def function_section(fres):
     L.append("")
     for sfx, label in (("", "push first"), (" stepped", "single-stepped first instruction")):
         f, fl = per("featprof function" + sfx), per("function floor" + sfx)
-        line = ("- %s: featprof %.0f ns per event, the floor (an empty program, same links) "
-                "%.0f ns: %.2fx the floor (target <= 1.15x); one perf uprobe and uretprobe "
-                "per function %.0f ns" % (label, f, fl, f / fl,
-                                           per("featprof function perf" + sfx)))
+        fm = per("featprof function multi" + sfx)
+        line = ("- %s: featprof %.0f ns per event; with a link of entries and one of returns "
+                "%.0f ns, against the floor (an empty program on those links) %.0f ns: "
+                "%.2fx the floor (target <= 1.15x); one perf uprobe and uretprobe per "
+                "function %.0f ns" % (label, f, fm, fl, fm / fl,
+                                      per("featprof function perf" + sfx)))
         if "bpftrace function sum" + sfx in fres:
             b = per("bpftrace function sum" + sfx)
             line += "; bpftrace's uprobe/uretprobe sum %.0f ns, %.2fx featprof" % (b, b / f)
@@ -269,9 +275,10 @@ def function_section(fres):
 
 def run_functions():
     """The function-region benchmark alone: its section, printed."""
-    dm = Daemon("fn-multi")
+    ds = Daemon("fn-default")
+    dm = Daemon("fn-multi", env={"FEATPROF_KERNEL_WITHOUT": "uprobe_session"})
     dp = Daemon("fn-perf", env={"FEATPROF_KERNEL_WITHOUT": "uprobe_multi"})
-    configs = function_configs(dm, dp)
+    configs = function_configs(ds, dm, dp)
     res = {name: [] for name, _, _ in configs}
     for rnd in range(ROUNDS):
         for name, _, fn in configs:
@@ -279,6 +286,7 @@ def run_functions():
             res[name].append(out["ns_per_iteration"])
             print("round %d %-32s %8.1f ns/iteration" % (rnd + 1, name,
                                                         out["ns_per_iteration"]), flush=True)
+    ds.stop()
     dm.stop()
     dp.stop()
     return {name: (statistics.median(res[name]), min(res[name]), max(res[name]), what)
