@@ -395,6 +395,29 @@ def t_function_exe(d):
         cli(d, "disable", "--exe", exe, "--all")
 
 
+def t_function_mechanisms(d):
+    """Each older mechanism on this kernel too (FEATPROF_KERNEL_WITHOUT: a daemon of its
+    own): counts exact, the longjmps and the exiting thread counted, whatever attaches."""
+    for without in ("uprobe_session", "uprobe_multi"):
+        os.environ["FEATPROF_KERNEL_WITHOUT"] = without
+        try:
+            dk = h.Daemon("functions-" + without)
+        finally:
+            del os.environ["FEATPROF_KERNEL_WITHOUT"]
+        try:
+            mech = json.loads(cli(dk, "status", "--json").stdout)["kernel"]["mechanisms"]
+            truth, st = measure(dk, "funcs", "--function", "Work=work_*,lib_work")
+            if not st:
+                continue
+            print("    without %s: %s" % (without, mech["function_regions"]))
+            counts_match("without " + without, st["regions"], truth)
+            an = st.get("anomalies", {})
+            check(an.get("no_return") == truth["jumps"] and an.get("thread_exit_inside") == 1,
+                  "without %s: anomalies %s" % (without, an))
+        finally:
+            dk.stop()
+
+
 TESTS = h.discover(globals())
 TIMED = {t_function_regions, t_real_binaries}
 
