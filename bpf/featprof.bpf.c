@@ -455,20 +455,21 @@ static __always_inline void close_set(struct fp_tstate *st, struct fp_path_val *
 				      __u32 kind, __u32 opt, __u32 slot)
 {
 	__u32 pre = kind == FP_EV_BEGIN ? FP_PART_BEGIN_PRE : FP_PART_END_PRE;
-	/* the attach point's costs: nop1, nop5, a function's entry and return (2: its first
-	 * instruction a push, 3: single-stepped) */
-	__u32 cpu = bpf_get_smp_processor_id(), o = opt;
-	__u64 b = gap_log2(st, now);
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 b = gap_log2(st, now), o = opt;
 
 	/* the step, clamped by branches on the 64-bit value right before its use: 6.1's
-	 * verifier loses the bound of a clamp done in a helper ("unbounded memory access") */
+	 * verifier loses the bound of a clamp done in a helper ("unbounded memory access");
+	 * the attach point's costs (nop1, nop5, a function's entry and return: 2 its first
+	 * instruction a push, 3 single-stepped) masked there too (a mask done earlier was
+	 * spilled and came back unbounded on 5.10 and 6.1) */
 	barrier_var(b);
-	if (o > 3)
-		o = 3;
 	if (b == 64)
 		b = FP_GAP_COLD;
 	else if (b > FP_GAP_STEPS - 1)
 		b = FP_GAP_STEPS - 1;
+	barrier_var(o);
+	o &= 3;
 	__u64 c = st->ctot + gap_cost[o][b][pre], u = st->utot + gap_sd[o][b][pre];
 	__u32 xu = 0;
 

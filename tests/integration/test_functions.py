@@ -54,11 +54,11 @@ def measure(d, binary, *enable):
         t.kill()
 
 
-def check_figures(binary, truth, st, cal):
+def check_figures(binary, truth, st, cal, mech):
     """Every call counted; each function's compensated exclusive time within 2% of the
     program's own plus the stated uncertainty; the longjmps as anomalies."""
-    print("    %s: function pair cost %.0f ns (sd %.0f) at 4 us, calibrated" % (
-        binary, cal["pair_ns"], cal["pair_sd_ns"]))
+    print("    %s: function pair cost %.0f ns (sd %.0f) at 4 us, calibrated; %s" % (
+        binary, cal["pair_ns"], cal["pair_sd_ns"], mech))
     for f in FUNCS:
         r = region(st, f)
         want = truth[f]
@@ -72,10 +72,11 @@ def check_figures(binary, truth, st, cal):
         check(r["count"] == want["calls"], "%s %s: %d calls counted of %d" % (
             binary, f, r["count"], want["calls"]))
         check(r["measured"] == "function", "%s %s: measured %s" % (binary, f, r["measured"]))
-        # recursion 5 deep: deeper returns cost the thread more than the calibration's
-        # one level; measured here +0.5% to +3.6% against +-0.6% to 1.3% stated (40 us a
-        # level; docs/REGIONS.md "Accuracy"), so a known 4% more for it, said, not hidden
-        extra = 0.04 if f == "work_rec" else 0
+        # recursion 5 deep with a link of entries and one of returns: deeper returns cost
+        # the thread more than the calibration's one level; measured here +0.5% to +3.6%
+        # against +-0.6% to 1.3% stated (40 us a level; docs/REGIONS.md "Accuracy"), so
+        # a known 4% more for it there, said, not hidden; by sessions +0.7% to +1.3%
+        extra = 0.04 if f == "work_rec" and "session" not in mech else 0
         check(abs(err) <= (0.02 + extra) * want["excl_ns"] + unc,
               "%s %s: exclusive %.3f ms against the program's %.3f ms (+-%d%% +-%.3f)" % (
                   binary, f, r["exclusive_ns"] / 1e6, want["excl_ns"] / 1e6,
@@ -117,11 +118,13 @@ def t_function_cxx(d):
 
 def t_function_regions(d):
     """Full symbols, .dynsym only, MiniDebugInfo: the same figures."""
-    cal = json.loads(cli(d, "status", "--json").stdout)["attach"]["function"]
+    status = json.loads(cli(d, "status", "--json").stdout)
+    cal = status["attach"]["function"]
+    mech = status["kernel"]["mechanisms"]["function_regions"]
     for binary in ("funcs", "funcs_dyn", "funcs_mini"):
         truth, st = measure(d, binary, "--function", "Work=work_*,lib_work")
         if st:
-            check_figures(binary, truth, st, cal)
+            check_figures(binary, truth, st, cal, mech)
 
 
 def t_function_features(d):
