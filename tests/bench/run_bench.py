@@ -142,18 +142,22 @@ BT_STREAM = ('usdt:%s:featprof:busy__begin { printf("b %%d %%d\\n", tid, nsecs);
              'usdt:%s:featprof:busy__end { printf("e %%d %%d\\n", tid, nsecs); }')
 
 
+def bpftrace_on(pid, prog):
+    """bpftrace running prog on pid, attached (its output past "Attaching")."""
+    bt = subprocess.Popen(["bpftrace", "-p", str(pid), "-e", prog], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    first = ""
+    while "Attaching" not in first:  # past a warning about RLIMIT_MEMLOCK
+        first = bt.stdout.readline()
+        assert first, "bpftrace did not attach"
+    time.sleep(0.5)
+    return bt
+
+
 def via_bpftrace(script):
     def run():
         p, pid = waiting(BL["fp"], ITERS, BODY)
-        prog = script % (BL["fp"], BL["fp"])
-        bt = subprocess.Popen(["bpftrace", "-p", str(pid), "-e", prog], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        first = ""
-        while "Attaching" not in first:  # past a warning about RLIMIT_MEMLOCK
-            first = bt.stdout.readline()
-            assert first, "bpftrace did not attach"
-
-        time.sleep(0.5)
+        bt = bpftrace_on(pid, script % (BL["fp"], BL["fp"]))
         out = finish(p)
         rest = bt.stdout.read()
         bt.wait(60)
@@ -200,13 +204,7 @@ def fn_bpftrace(kind=""):
     def run():
         p, pid = waiting(BL["fp"], ITERS, BODY, *fn_args(kind))
         exe, fn = BL["fp"], FN_NAME[kind]
-        bt = subprocess.Popen(["bpftrace", "-p", str(pid), "-e", BT_FN % (exe, fn, exe, fn)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        first = ""
-        while "Attaching" not in first:
-            first = bt.stdout.readline()
-            assert first, "bpftrace did not attach"
-        time.sleep(0.5)
+        bt = bpftrace_on(pid, BT_FN % (exe, fn, exe, fn))
         out = finish(p)
         rest = bt.stdout.read()
         bt.wait(60)
