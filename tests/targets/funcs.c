@@ -6,8 +6,8 @@
  * per function its calls and its exclusive time (its body less the windows around the
  * measured functions it calls). Nested (work_outer calls work_leaf), recursive
  * (work_rec), in a shared library (lib_work, libfuncs.c), on several threads, one left
- * by longjmp every time (work_jump: never returns) and one that ends its thread
- * (work_exit).
+ * by longjmp every time (work_jump: never returns), one that ends its thread (work_exit)
+ * and one that ends in a tail call (work_tail jumps to work_leaf).
  *
  * Usage: funcs N_THREADS ROUNDS. Says "ready PID", reads a line on stdin before the work and
  * after it (so that its figures can be read while it lives); prints its truth as one
@@ -30,7 +30,7 @@ struct truth {
 /* libfuncs.c */
 void lib_work(long ns, struct truth *t);
 
-static struct truth t_leaf, t_outer, t_rec, t_lib, t_jump;
+static struct truth t_leaf, t_outer, t_rec, t_lib, t_jump, t_tail;
 static jmp_buf jump_back;
 
 static long long now(void)
@@ -107,6 +107,17 @@ static void *exiter(void *arg)
 	return NULL;
 }
 
+/* Its own work, then a tail call (a jmp: -O2's sibling call) to work_leaf: its instance
+ * includes the callee's. Its own time is what it spins before the jump. */
+NOINLINE void work_tail(long ns)
+{
+	long long t0 = now();
+
+	spin(ns);
+	add(&t_tail, now() - t0);
+	work_leaf(ns);
+}
+
 /* Never returns: its time is never a complete instance. */
 NOINLINE void work_jump(long ns)
 {
@@ -128,6 +139,8 @@ static void *worker(void *arg)
 		work_leaf(20000);
 		work_outer(3, 10000);
 		lib_work(15000, &t_lib);
+		if (i % 4 == 0)
+			work_tail(10000);
 	}
 	return NULL;
 }
@@ -172,6 +185,7 @@ int main(int argc, char **argv)
 	print("work_outer", &t_outer, 0);
 	print("work_rec", &t_rec, 0);
 	print("lib_work", &t_lib, 0);
+	print("work_tail", &t_tail, 0);
 	print("work_jump", &t_jump, 1);
 	printf(", \"jumps\": %d}\n", jumps);
 	fflush(stdout);
