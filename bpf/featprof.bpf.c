@@ -950,24 +950,30 @@ __attribute__((noinline)) __u32 fp_group_turn(__u32 group)
 	return HAND_RELEASED;
 }
 
+/* Is a group's probe (group: member_group of the site's slot, 0 for none) not this
+ * object's to measure? hand_now set for the event's own use. */
+static __always_inline bool not_our_turn(__u32 group)
+{
+	__u32 zero = 0, *hand;
+
+	if (!group)
+		return false;
+	hand = bpf_map_lookup_elem(&hand_now, &zero);
+	if (!hand)
+		return true;
+	*hand = fp_group_turn(group);
+	return *hand == HAND_SKIP;	/* not the group's, or the other object's turn */
+}
+
 static __always_inline int on_site(struct pt_regs *ctx, int ts)
 {
 	__u64 cookie = site_cookie_of(ctx);
 	__u32 region = FP_COOKIE_REGION(cookie), slot = FP_COOKIE_SLOT(cookie), *en;
-	__u32 group = member_group[slot], zero = 0, *hand;
 	__u64 sp;
 	__u32 opt;
 
-	if (FP_COOKIE_GEN(cookie) != link_gen[slot])
+	if (FP_COOKIE_GEN(cookie) != link_gen[slot] || not_our_turn(member_group[slot]))
 		return 0;
-	if (group) {
-		hand = bpf_map_lookup_elem(&hand_now, &zero);
-		if (!hand)
-			return 0;
-		*hand = fp_group_turn(group);
-		if (*hand == HAND_SKIP)
-			return 0;	/* not the group's, or the other object's turn */
-	}
 	/* a region being disabled: its sites may fire until they are detached */
 	en = bpf_map_lookup_elem(&region_enabled, &region);
 	if (!en || !*en)
@@ -1011,23 +1017,14 @@ int fp_site_session(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 region = FP_COOKIE_REGION(cookie), slot = FP_COOKIE_SLOT(cookie), *en;
-	__u32 group = member_group[slot], zero = 0, *hand;
 	__u32 opt = FP_COOKIE_OPT(cookie) | 2;
 	__u64 sp = PT_REGS_SP(ctx);
 	bool ret = bpf_session_is_return();
 
 	/* a return comes only for a call whose entry was measured, even if the link set
 	 * changed since (the frame is found by its stack pointer) */
-	if (!ret && FP_COOKIE_GEN(cookie) != link_gen[slot])
+	if ((!ret && FP_COOKIE_GEN(cookie) != link_gen[slot]) || not_our_turn(member_group[slot]))
 		return 1;
-	if (group) {
-		hand = bpf_map_lookup_elem(&hand_now, &zero);
-		if (!hand)
-			return 1;
-		*hand = fp_group_turn(group);
-		if (*hand == HAND_SKIP)
-			return 1;
-	}
 	if (ret)
 		return on_end(slot, region, opt, TS_STORAGE, sp);
 	en = bpf_map_lookup_elem(&region_enabled, &region);

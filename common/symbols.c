@@ -396,20 +396,22 @@ static void set_offsets(Elf *elf, struct fp_symbols *s)
 				    is_push(image + s->f[k].off, size - s->f[k].off));
 }
 
-int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
-		     char *err, size_t errlen)
+/* The functions of elf (ended here), a file named path seen under root. */
+static int read_elf(Elf *elf, const char *path, const char *root, struct fp_symbols **out,
+		    char *err, size_t errlen)
 {
 	struct fp_symbols *s = calloc(1, sizeof(*s));
 	char found[8400];
-	Elf *elf = NULL, *dbg = NULL, *mini = NULL;
+	Elf *dbg = NULL, *mini = NULL;
 	int ret = 0, dfd = -1, k, w;
 	uint8_t *mbuf = NULL;
 
 	*out = NULL;
-	if (!s)
+	if (!s) {
+		if (elf)
+			elf_end(elf);
 		return -ENOMEM;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	}
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		seterr(err, errlen, "%s: not an ELF file", path);
 		ret = -ENOEXEC;
@@ -472,4 +474,18 @@ out:
 	}
 	*out = s;
 	return 0;
+}
+
+int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
+		     char *err, size_t errlen)
+{
+	elf_version(EV_CURRENT);
+	return read_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), path, root, out, err, errlen);
+}
+
+int fp_symbols__read_mem(const void *image, size_t size, const char *path, const char *root,
+			 struct fp_symbols **out, char *err, size_t errlen)
+{
+	elf_version(EV_CURRENT);
+	return read_elf(elf_memory((char *)image, size), path, root, out, err, errlen);
 }

@@ -52,6 +52,9 @@ struct fp_symbols {
  */
 int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
 		     char *err, size_t errlen);
+/* The same from an ELF image in memory (the fuzzer). */
+int fp_symbols__read_mem(const void *image, size_t size, const char *path, const char *root,
+			 struct fp_symbols **out, char *err, size_t errlen);
 void fp_symbols__free(struct fp_symbols *s);
 const char *fp_symbols__source_name(int source);
 /* Why f cannot be measured, or NULL when it can. */

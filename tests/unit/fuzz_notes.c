@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for the probe catalog reader. The first byte picks the input kind:
- * even - a raw note section (stapsdt or featprof section, by bit 1), odd - a whole ELF
- * image. Seeds: the test targets' binaries and their note sections.
+ * libFuzzer target for the probe catalog reader and the symbol reader (function
+ * regions). The first byte picks the input kind: even - a raw note section (stapsdt or
+ * featprof section, by bit 1), odd - a whole ELF image, read for its notes and for its
+ * functions (debug files looked for under a root that does not exist). Seeds: the test
+ * targets' binaries and their note sections.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "notes.h"
+#include "symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,8 +27,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	copy = malloc(size - 1 ? size - 1 : 1);
 	memcpy(copy, data + 1, size - 1);
 	if (data[0] & 1) {
+		struct fp_symbols *sy = NULL;
+		int k;
+
 		if (!fp_object__read_mem(copy, size - 1, "fuzz", &obj, err, sizeof(err)))
 			fp_object__free(obj);
+		if (!fp_symbols__read_mem(copy, size - 1, "/fuzz/fuzz", "/nonexistent-root", &sy,
+					  err, sizeof(err))) {
+			for (k = 0; k < sy->n; k++)	/* every string read */
+				(void)fp_func__unmeasurable(sy, &sy->f[k]);
+			fp_symbols__free(sy);
+		}
 	} else {
 		obj = calloc(1, sizeof(*obj));
 		obj->fd = -1;
