@@ -14,10 +14,13 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "list", cmd_list, "list PID|PATH [--regions FILE] [--json]  features, regions, sites" },
+	{ "list", cmd_list,
+	  "list PID|PATH [--regions FILE] [--function F=PAT]... [--json]  its regions, sites\n"
+	  "     PID|PATH --functions [[OBJECT:]PATTERN]  the functions that can be regions" },
 	{ "enable", cmd_enable,
 	  "enable PID|--exe PATH FEATURE...|--all [--by-region]\n"
-	  "                                        [--regions FILE]  start measuring" },
+	  "                                        [--regions FILE] [--function F=PATTERN]...\n"
+	  "                                        start measuring" },
 	{ "disable", cmd_disable, "disable PID|--exe PATH FEATURE...|--all [--by-region]" },
 	{ "status", cmd_status, "status [--exe PATH] [--json]        targets, probes, anomalies" },
 	{ "stats", cmd_stats, "stats PID|--exe PATH [--json]       figures since enable/reset" },
@@ -36,7 +39,8 @@ static const struct cmd cmds[] = {
 	{ "diff", cmd_diff, "diff A B [--threshold PCT]          regressions, Welch's t" },
 	{ "report", cmd_report, "report PID|FILE -o report.html      one-page HTML" },
 	{ "run", cmd_run,
-	  "run [--config K=V,...] [-o FILE] [--json] -- CMD ARGS  a whole run, measured" },
+	  "run [--config K=V,...] [--function F=PAT]... [-o FILE] [--json] -- CMD ARGS\n"
+	  "                                        a whole run, measured" },
 	{ "model", cmd_model,
 	  "model FILE... [--predict K=V,...] [--json] | model --plan FILE\n"
 	  "                                        options' and interactions' influence" },
