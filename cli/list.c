@@ -103,14 +103,19 @@ static void print_human(const struct fp_catalog *cat, const char *what)
 	for (o = 0; o < cat->nobjs; o++) {
 		const struct fp_object *ob = cat->objs[o];
 
-		if (ob->nfuncs)
-			printf("  %s (%d function%s measured, symbols from %s)\n", ob->path,
-			       ob->nfuncs, ob->nfuncs == 1 ? "" : "s",
-			       fp_symbols__source_name(ob->syms ? ob->syms->source : 0));
+		if (!ob->nsites && !ob->nfuncs)
+			continue;
+		printf("  %s (", ob->path);
 		if (ob->nsites)
-			printf("  %s (%d featprof site%s, %d stapsdt notes%s)\n", ob->path,
-			       ob->nfeatprof, ob->nfeatprof == 1 ? "" : "s", ob->nsites,
-			       ob->ip_version ? "; built to time itself in-process" : "");
+			printf("%d featprof site%s, %d stapsdt notes%s%s", ob->nfeatprof,
+			       ob->nfeatprof == 1 ? "" : "s", ob->nsites,
+			       ob->ip_version ? "; built to time itself in-process" : "",
+			       ob->nfuncs ? "; " : "");
+		if (ob->nfuncs)
+			printf("%d function%s measured, symbols from %s", ob->nfuncs,
+			       ob->nfuncs == 1 ? "" : "s",
+			       fp_symbols__source_name(ob->syms ? ob->syms->source : 0));
+		printf(")\n");
 	}
 	printf("\nFeatures (%d):\n", cat->nfeatures);
 	for (i = 0; i < cat->nfeatures; i++) {

@@ -270,8 +270,9 @@ static int func_site(struct fp_object *o, const struct fp_func *f)
 /*
  * A function definition: its region (d->name), or one region per function matched
  * ("*": named after the function, "OBJECT:function" where another object's function of
- * that name is matched too), each from the functions' entries to their returns. A
- * region of that name that is not a function region keeps its sites alone.
+ * that name is matched too, or a marked region has that name), each from the functions'
+ * entries to their returns. A region named d->name that is not a function region keeps
+ * its sites alone.
  */
 static int add_func_def(struct fp_catalog *cat, const struct fp_regdef *d, int *added)
 {
@@ -290,6 +291,10 @@ static int add_func_def(struct fp_catalog *cat, const struct fp_regdef *d, int *
 		for (j = 0; j < n && !other && !strcmp(d->name, "*"); j++)
 			other = hits[j].obj != hits[i].obj &&
 				!strcmp(hits[j].f->name, hits[i].f->name);
+		/* a marked region of the function's name keeps it: OBJECT:function then */
+		if (!other && !strcmp(d->name, "*") &&
+		    (j = fp_catalog__region(cat, hits[i].f->name)) >= 0)
+			other = !cat->regions[j].function;
 		if (other)
 			snprintf(name, sizeof(name), "%s:%s", base_of(cat->objs[hits[i].obj]->path),
 				 hits[i].f->name);

@@ -400,6 +400,41 @@ def t_function_exe(d):
         cli(d, "disable", "--exe", exe, "--all")
 
 
+def t_function_nesting(d):
+    """Function and marked regions nest both ways: codec's marked frontend calls
+    libcodec's codec_block (a function region, named libcodec.so:codec_block beside the
+    marked region of that name), which holds the marked codec_block and codec_check."""
+    p = subprocess.Popen([TG + "codec", "50", "200", "2", "--wait"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline().split()[1])
+        r = cli(d, "enable", pid, "Frontend", "Codec", "Check", "--function",
+                "Fn=libcodec.so:codec_block")
+        if not check(r.returncode == 0, "enable: %s" % r.stderr):
+            return
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        p.stdout.readline()
+        st = stats(d, pid)
+    finally:
+        p.kill()
+        p.wait()
+    if not st:
+        return
+    fn = region(st, "libcodec.so:codec_block")
+    check(fn["count"] == 100 and fn["measured"] == "function" and fn["features"] == ["Fn"],
+          "the function region: %d calls of 100, %s" % (fn["count"], fn["measured"]))
+    check(region(st, "codec_block")["count"] == 100, "the marked codec_block too")
+    chains = [p["path"] for p in st["paths"]]
+    want = ["frontend", "libcodec.so:codec_block", "codec_block", "codec_check"]
+    check(want in chains, "a path through both kinds: %s" % want)
+    # the function's own time is what lies between its entry and the marked begin, and
+    # between the marked end and its return: small against the 150 us codec_block
+    check(0 <= fn["exclusive_ns"] < 0.05 * fn["inclusive_ns"],
+          "the function's exclusive %.0f ns of %.0f ns inclusive" % (
+              fn["exclusive_ns"], fn["inclusive_ns"]))
+
+
 def t_function_mechanisms(d):
     """Each older mechanism on this kernel too (FEATPROF_KERNEL_WITHOUT: a daemon of its
     own): counts exact, the longjmps and the exiting thread counted, whatever attaches."""
