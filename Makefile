@@ -60,7 +60,7 @@ NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/comm
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o metrics.o save.o report.o record.o sample.o run.o model.o model_fit.o model_plan.o \
+	pprof.o metrics.o save.o report.o record.o sample.o stacks.o run.o model.o model_fit.o model_plan.o \
 	model_wall.o model_opts.o model_check.o tdist.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(patsubst %.c,$(O)/%.o,$(foreach d,$(DAEMON_DIRS),$(wildcard daemon/$(d)/*.c))) \
@@ -147,7 +147,8 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	redzone redzone_bare regress regress_sampled service gated gated_always \
 	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
-	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn)
+	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn \
+	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
@@ -229,6 +230,28 @@ $(O)/tests/targets/funcs $(O)/tests/targets/funcs_dyn: tests/targets/funcs.c \
 $(O)/tests/targets/funcs $(O)/tests/targets/funcs_dyn: private TGT_LIBS := \
 	-L$(O)/tests/targets -lfuncs -Wl,-rpath,'$$ORIGIN' -lpthread
 $(O)/tests/targets/funcs_dyn: private TGT_EXTRA := -rdynamic -s
+# Known shares of a region's time in known functions (sample --stacks): built with frame
+# pointers (_fp, _sampled) and without (Debian's -O2), the library likewise. The frame-
+# pointer builds by clang: GCC 12 leaves them out of leaf functions whatever the flags
+# (-mno-omit-leaf-frame-pointer too), and a walk from a leaf then skips its caller
+$(O)/tests/targets/libstacks.so $(O)/tests/targets/libstacks_fp.so: tests/targets/libstacks.c
+$(O)/tests/targets/libstacks.so: private TGT_EXTRA := -fPIC -shared -fomit-frame-pointer
+$(O)/tests/targets/libstacks_fp.so: private TGT_EXTRA := -fPIC -shared -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer
+$(O)/tests/targets/libstacks_fp.so $(O)/tests/targets/stacks_fp \
+	$(O)/tests/targets/stacks_sampled: private TGT_CC := $(CLANG)
+$(O)/tests/targets/stacks $(O)/tests/targets/stacks_fp $(O)/tests/targets/stacks_sampled: \
+	tests/targets/stacks.c
+$(O)/tests/targets/stacks: $(O)/tests/targets/libstacks.so
+$(O)/tests/targets/stacks_fp $(O)/tests/targets/stacks_sampled: $(O)/tests/targets/libstacks_fp.so
+$(O)/tests/targets/stacks: private TGT_EXTRA := -fomit-frame-pointer
+$(O)/tests/targets/stacks: private TGT_LIBS := -L$(O)/tests/targets -lstacks \
+	-Wl,-rpath,'$$ORIGIN' -lpthread
+$(O)/tests/targets/stacks_fp: private TGT_EXTRA := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+$(O)/tests/targets/stacks_sampled: private TGT_EXTRA := -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer -DFEATPROF_SAMPLING
+$(O)/tests/targets/stacks_fp $(O)/tests/targets/stacks_sampled: private TGT_LIBS := \
+	-L$(O)/tests/targets -lstacks_fp -Wl,-rpath,'$$ORIGIN' -lpthread
 # ... and with MiniDebugInfo (as Fedora ships binaries; gdb's recipe): stripped, with an
 # xz-compressed .symtab of the functions .dynsym lacks in .gnu_debugdata
 $(O)/tests/targets/funcs_mini: $(O)/tests/targets/funcs
@@ -267,7 +290,8 @@ $(O)/bench/busyloop_fp_inproc: private TGT_EXTRA := -DFEATPROF_INPROCESS
 $(C_TARGETS) $(BENCH_BINS): $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(TGT_FLAGS) $(TGT_EXTRA) $(LDFLAGS) $(filter %.c,$^) $(TGT_OBJS) -o $@ $(TGT_LIBS)
+	$(Q)$(or $(TGT_CC),$(CC)) $(TGT_FLAGS) $(TGT_EXTRA) $(LDFLAGS) $(filter %.c,$^) $(TGT_OBJS) \
+		-o $@ $(TGT_LIBS)
 
 $(O)/tests/targets/truth: private TGT_LIBS := -lpthread
 $(CXX_TARGETS): $(O)/tests/targets/%: tests/targets/%.cc $(HDRS)

@@ -161,12 +161,29 @@ struct fp_sample_thread {
 
 #define FP_SAMPLE_SITES 16384	/* site addresses the sampler knows (two per site) */
 
-/* A sample's key: the stack of region ids (outermost first), how deep it was. */
+/*
+ * A sample's key: the stack of region ids (outermost first), how deep it was, and the
+ * thread's user call stack (sample --stacks). ids are what the region stack's keeper
+ * holds: name addresses in the target (a FEATPROF_SAMPLING build's TLS) or the target's
+ * region indices (FP_SRC_KERNEL: the regions its traps keep open, bpf/featprof.bpf.c).
+ */
 struct fp_sample_key {
 	__u32 depth;		/* entries in ids: min(depth, FP_TLS_SLOTS) */
 	__u32 deeper;		/* the thread had more regions open than stored */
 	__u64 ids[FP_TLS_SLOTS];
+	__s32 ustack;		/* its id in ustacks (frame pointers), or FP_USTACK_* */
+	__u32 pad;
 };
+
+/* Where the sampler reads a thread's open regions. */
+#define FP_SRC_TLS 0		/* the program's own TLS stack (FEATPROF_SAMPLING) */
+#define FP_SRC_KERNEL 1		/* the thread's state in the target's BPF object */
+
+#define FP_SAMPLE_GONE (~0ULL)	/* FP_SRC_KERNEL: a frame of a region disabled since */
+#define FP_USTACK_NONE (-1)	/* no call stack asked for */
+#define FP_USTACK_LOST (-2)	/* the walk failed or the stack map had no room */
+#define FP_STACK_FRAMES 127	/* a stack map entry's frames (perf_event_max_stack's
+				 * default) */
 
 enum fp_sample_anomaly {
 	FP_SA_READ_FAILED,	/* the TLS block could not be read (not resident) */
@@ -174,6 +191,8 @@ enum fp_sample_anomaly {
 	FP_SA_MAP_FULL,		/* too many distinct stacks */
 	FP_SA_IN_PROBE,		/* in the kernel's handling of a uprobe at a site: probe
 				 * time, counted apart (not an anomaly) */
+	FP_SA_STACK_LOST,	/* --stacks: no user stack (walk failed, map full, a hash
+				 * bucket held another stack) */
 	FP_SA_MAX,
 };
 

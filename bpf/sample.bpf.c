@@ -35,6 +35,45 @@ __u32 sampler_tid = 0;		/* --remote: the daemon's sampler thread */
 /* --remote: the CPUs on which a sampled thread was running at the tick (bit per CPU,
  * 256 at most), zeroed by the sampler thread before each tick: it moves off them. */
 __u64 sample_cpus[4] = {};
+/* sample --stacks: each sample's user call stack (the kernel's frame-pointer walk) */
+__u32 sample_stacks = 0;
+/* FP_SRC_KERNEL: the target's slot, occupant and first region entry in its BPF object */
+__u32 sample_slot = 0, sample_owner = 0, sample_rbase = 0;
+
+/* The user call stacks (sample --stacks; sized by the daemon, 1 entry otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, FP_STACK_FRAMES * sizeof(__u64));
+} ustacks SEC(".maps");
+
+/*
+ * FP_SRC_KERNEL: the target's thread states and enabled regions, the maps of its own BPF
+ * object (bpf/featprof.bpf.c) shared by descriptor; the daemon creates neither here. One
+ * of the two state maps exists, as in the target's object (task storage from 5.11).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fp_tstate);
+} tstate SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fp_tstate);
+} tstate_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} region_enabled SEC(".maps");
 
 /* --remote, per CPU: the target thread the sampler thread displaced when it last came
  * on this CPU (0: none; the CPU was idle or ran another process). */
@@ -92,12 +131,46 @@ static __always_inline void sample_count(__u32 what)
 		*v += 1;
 }
 
-/* One sample of thread tid whose TLS block was read into *tls: counted per stack. */
-static __always_inline int sample_stack(__u32 tid, struct fp_tls_user *tls)
+/* One sample of key's stack: counted. */
+static __always_inline int count_key(struct fp_sample_key *key)
 {
-	struct fp_sample_key key = {};
-	struct fp_sample_thread *th;
 	__u64 *v, one = 1;
+
+	v = bpf_map_lookup_elem(&samples, key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(&samples, key, &one, BPF_NOEXIST)) {
+		v = bpf_map_lookup_elem(&samples, key);	/* another CPU made it */
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		else
+			sample_count(FP_SA_MAP_FULL);
+	}
+	return 0;
+}
+
+/* The interrupted thread's user call stack into key (a perf-event program's context). */
+static __always_inline void user_stack(struct bpf_perf_event_data *ctx,
+				       struct fp_sample_key *key)
+{
+	long id;
+
+	key->ustack = FP_USTACK_NONE;
+	if (!sample_stacks)
+		return;
+	id = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+	key->ustack = id < 0 ? FP_USTACK_LOST : (__s32)id;
+	if (id < 0)
+		sample_count(FP_SA_STACK_LOST);
+}
+
+/* One sample of thread tid whose TLS block was read into *tls: counted per stack. */
+static __always_inline int sample_stack(__u32 tid, struct fp_tls_user *tls,
+					struct fp_sample_key *key)
+{
+	struct fp_sample_thread *th;
 	__u32 i;
 
 	if (tls->magic != FP_TLS_MAGIC_BPF) {
@@ -119,24 +192,12 @@ static __always_inline int sample_stack(__u32 tid, struct fp_tls_user *tls)
 	} else {
 		th->last = tls->unmatched;
 	}
-	key.depth = tls->depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : tls->depth;
-	key.deeper = tls->depth > FP_TLS_SLOTS;
+	key->depth = tls->depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : tls->depth;
+	key->deeper = tls->depth > FP_TLS_SLOTS;
 	for (i = 0; i < FP_TLS_SLOTS; i++)
-		if (i < key.depth)
-			key.ids[i] = tls->ids[i];
-	v = bpf_map_lookup_elem(&samples, &key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-		return 0;
-	}
-	if (bpf_map_update_elem(&samples, &key, &one, BPF_NOEXIST)) {
-		v = bpf_map_lookup_elem(&samples, &key);	/* another CPU made it */
-		if (v)
-			__sync_fetch_and_add(v, 1);
-		else
-			sample_count(FP_SA_MAP_FULL);
-	}
-	return 0;
+		if (i < key->depth)
+			key->ids[i] = tls->ids[i];
+	return count_key(key);
 }
 
 /* Whether the sample in ctx fell in the kernel's handling of a uprobe at a site of the
@@ -165,6 +226,7 @@ SEC("perf_event")
 int fp_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 fs, id = bpf_get_current_pid_tgid();
+	struct fp_sample_key key = {};
 	struct fp_tls_user tls;
 	struct task_struct *task;
 
@@ -181,7 +243,66 @@ int fp_sample(struct bpf_perf_event_data *ctx)
 		sample_count(FP_SA_READ_FAILED);
 		return 0;
 	}
-	return sample_stack((__u32)id, &tls);
+	user_stack(ctx, &key);
+	return sample_stack((__u32)id, &tls, &key);
+}
+
+/*
+ * FP_SRC_KERNEL: the regions open on the interrupted thread as its traps keep them (its
+ * state in the target's object, st; NULL: it has none, no region was ever open on it).
+ * A frame of a region disabled since the thread's last event is not open (the next
+ * event drops it: bpf/featprof.bpf.c apply_disables); the ids are the target's region
+ * indices.
+ */
+static __always_inline int sample_kernel(struct bpf_perf_event_data *ctx,
+					 struct fp_tstate *st)
+{
+	struct fp_sample_key key = {};
+	__u32 i, d, r, g, *en;
+
+	if (in_probe(ctx)) {
+		sample_count(FP_SA_IN_PROBE);
+		return 0;
+	}
+	user_stack(ctx, &key);
+	if (!st || st->slot != sample_slot || st->owner != sample_owner)
+		return count_key(&key);	/* another occupant's state: nothing open */
+	d = st->depth;
+	key.deeper = d > FP_TLS_SLOTS || st->overflow;
+	key.depth = d > FP_TLS_SLOTS ? FP_TLS_SLOTS : d;
+	/* every frame in its slot, one no longer open marked: no path per frame kept or
+	 * dropped for the verifier to follow */
+	for (i = 0; i < FP_TLS_SLOTS; i++) {
+		if (i >= d)
+			break;
+		r = st->f[i].region;
+		en = bpf_map_lookup_elem(&region_enabled, &r);
+		g = en ? *en : 0;
+		key.ids[i] = g && g == st->f[i].gen ? (__u64)(r - sample_rbase) : FP_SAMPLE_GONE;
+	}
+	return count_key(&key);
+}
+
+SEC("perf_event")
+int fp_sample_ts(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if ((__u32)(id >> 32) != sample_tgid || !sample_tgid)
+		return 0;
+	return sample_kernel(ctx, bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
+						       0));
+}
+
+SEC("perf_event")
+int fp_sample_tm(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+
+	if ((__u32)(id >> 32) != sample_tgid || !sample_tgid)
+		return 0;
+	return sample_kernel(ctx, bpf_map_lookup_elem(&tstate_map, &tid));
 }
 
 /* --remote: who the sampler thread displaces each time it comes on a CPU. A thread
@@ -203,6 +324,7 @@ SEC("iter.s/task")
 int fp_sample_remote(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
+	struct fp_sample_key key = { .ustack = FP_USTACK_NONE };
 	struct fp_tls_user tls;
 	__u32 zero = 0, *d, cpu;
 
@@ -229,5 +351,5 @@ int fp_sample_remote(struct bpf_iter__task *ctx)
 		sample_count(FP_SA_READ_FAILED);
 		return 0;
 	}
-	return sample_stack((__u32)task->pid, &tls);
+	return sample_stack((__u32)task->pid, &tls, &key);
 }

@@ -16,6 +16,7 @@ enum {
 	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
 	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096, O_EXE = 8192, O_REMOTE = 16384,
 	O_CHECK = 32768, O_TRAP = 65536, O_FUNCTION = 131072, O_FUNCTIONS = 262144,
+	O_STACKS = 524288, O_TOP = 1048576,
 };
 struct cli_opts {
 	int json, all, regions, remote, check, trap;
@@ -29,6 +30,8 @@ struct cli_opts {
 	char **func_features;
 	int nfunc;
 	int functions;		/* list --functions */
+	int stacks;		/* sample --stacks */
+	long top;		/* --top N (0: the command's default) */
 	char **pos;		/* the arguments that are not options */
 	int npos;
 };
@@ -100,6 +103,13 @@ int cmd_repair(int argc, char **argv);
  * list reply). 0 or -errno. */
 int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, long pid,
 		   int64_t duration_ns);
+
+/* cli/stacks.c: sample --stacks' table (top functions per feature, region and outside
+ * regions) and folded lines of a sampling report sm; cli/pprof.c its pprof profile. The
+ * writers return 0, or 1 (a line said why) or -errno. */
+void stacks_table(struct json_object *sm, long top);
+int stacks_write_folded(FILE *f, struct json_object *sm);
+int fp_write_stacks_pprof(FILE *f, struct json_object *sm, long pid, int64_t duration_ns);
 
 /* Student's t (cli/tdist.c): P(|T| > t) with df degrees of freedom; the t with that
  * probability p; the two-sided 95% point (1.96 for dof <= 0: a normal). */

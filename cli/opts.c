@@ -99,6 +99,8 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "trap", no_argument, NULL, 'T' },
 		{ "function", required_argument, NULL, 'F' },
 		{ "functions", no_argument, NULL, 'U' },
+		{ "stacks", no_argument, NULL, 'S' },
+		{ "top", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -108,7 +110,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
 		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
 		{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
-		{ 'U', O_FUNCTIONS },
+		{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
 	};
 	int c, k;
 
@@ -151,6 +153,16 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			break;
 		case 'U':
 			o->functions = 1;
+			break;
+		case 'S':
+			o->stacks = 1;
+			break;
+		case 'K':
+			if (parse_long(optarg, 1, 1000, &o->top)) {
+				fprintf(stderr, "featprof %s: --top takes 1 to 1000: '%s'\n",
+					argv[0], optarg);
+				return -1;
+			}
 			break;
 		case 'F':
 			if (cli_add_function(o, argv[0], optarg))

@@ -200,6 +200,41 @@ static const char *name_at(struct json_object *names, size_t k)
 	return json_object_get_string(json_object_array_get_idx(names, k));
 }
 
+/* The string table after the rest of p, the whole gzip-compressed into f; frees t.
+ * 0 or -errno. */
+static int finish(FILE *f, struct pb *p, struct strtab *t, int oom)
+{
+	unsigned char out[16384];
+	int ret = 0, zr = Z_OK, v;
+	z_stream z;
+
+	for (v = 0; v < t->n; v++)	/* the string table, last: every index is known */
+		f_bytes(p, 6, t->s[v], strlen(t->s[v]));
+	memset(&z, 0, sizeof(z));
+	if (oom || p->oom ||
+	    deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	z.next_in = p->b;
+	z.avail_in = (uInt)p->n;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		zr = deflate(&z, Z_FINISH);
+		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out)
+			ret = -EIO;
+	} while (zr == Z_OK && !ret);
+	if (zr != Z_STREAM_END && !ret)
+		ret = -EIO;
+	deflateEnd(&z);
+out:
+	for (v = 0; v < t->n; v++)
+		free(t->s[v]);
+	free(t->s);
+	return ret;
+}
+
 int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, long pid,
 		   int64_t duration_ns)
 {
@@ -214,11 +249,9 @@ int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, lon
 	struct pb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, pk = { 0 };
 	struct strtab t = { 0 };
 	char exe[4096], link[64];
-	unsigned char out[16384];
-	z_stream z;
 	size_t i, k;
 	ssize_t n;
-	int ret = 0, zr, v;
+	int ret, v;
 
 	str_id(&t, "");	/* string_table[0] must be "" */
 	snprintf(link, sizeof(link), "/proc/%ld/exe", pid);
@@ -266,37 +299,134 @@ int fp_write_pprof(FILE *f, struct json_object *st, struct json_object *cat, lon
 	value_type(&p, &m, &t, 11, "wall", "nanoseconds");
 	f_varint(&p, 12, 1);
 	f_varint(&p, 14, (uint64_t)str_id(&t, "wall"));
-	for (v = 0; v < t.n; v++)	/* the string table, last: every index is known */
-		f_bytes(&p, 6, t.s[v], strlen(t.s[v]));
-	if (p.oom || m.oom || s.oom || pk.oom || l.oom) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	z.next_in = p.b;
-	z.avail_in = (uInt)p.n;
-	do {
-		z.next_out = out;
-		z.avail_out = sizeof(out);
-		zr = deflate(&z, Z_FINISH);
-		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out)
-			ret = -EIO;
-	} while (zr == Z_OK && !ret);
-	if (zr != Z_STREAM_END && !ret)
-		ret = -EIO;
-	deflateEnd(&z);
-out:
-	for (v = 0; v < t.n; v++)
-		free(t.s[v]);
-	free(t.s);
+	ret = finish(f, &p, &t, p.oom || m.oom || s.oom || pk.oom || l.oom);
 	free(p.b);
 	free(m.b);
 	free(l.b);
 	free(s.b);
 	free(pk.b);
+	return ret;
+}
+
+/* One function and its location (id), named name, in object mapping (0: none). */
+static void fn_loc(struct pb *p, struct pb *m, struct pb *l, struct strtab *t, uint64_t id,
+		   const char *name, const char *file, uint64_t mapping)
+{
+	f_varint(m, 1, id);
+	f_varint(m, 2, (uint64_t)str_id(t, name));
+	f_varint(m, 3, (uint64_t)str_id(t, name));
+	f_varint(m, 4, (uint64_t)str_id(t, file));
+	f_msg(p, 5, m);
+	f_varint(l, 1, id);	/* Line */
+	f_varint(m, 1, id);	/* Location */
+	f_varint(m, 2, mapping);
+	f_msg(m, 4, l);
+	f_msg(p, 4, m);
+}
+
+/* The objects the frames fell in: mapping i + 1 each, with its build id. */
+static void mappings(struct pb *p, struct pb *m, struct strtab *t, struct json_object *objs)
+{
+	size_t i;
+
+	for (i = 0; objs && i < json_object_array_length(objs); i++) {
+		struct json_object *o = json_object_array_get_idx(objs, i);
+
+		f_varint(m, 1, i + 1);
+		f_varint(m, 2, (uint64_t)geti(o, "start"));
+		f_varint(m, 3, (uint64_t)geti(o, "end"));
+		f_varint(m, 4, (uint64_t)geti(o, "offset"));
+		f_varint(m, 5, (uint64_t)str_id(t, gets_(o, "path")));
+		f_varint(m, 6, (uint64_t)str_id(t, gets_(o, "build_id")));
+		f_varint(m, 7, 1);	/* has_functions: named already */
+		f_msg(p, 3, m);
+	}
+}
+
+/*
+ * sample --stacks as pprof: one sample per distinct (regions, stack), values its samples
+ * and their CPU time (samples x period); its locations leaf first: the call stack's
+ * functions (each in the mapping of its object, with the object's build id), then the
+ * open regions innermost first, then the regions' features (joined by '+') as the root,
+ * so that a flame graph opens at the feature. Functions and locations 1..F are the
+ * report's functions; regions and feature sets follow (F + 1 + their index in names).
+ */
+int fp_write_stacks_pprof(FILE *f, struct json_object *sm, long pid, int64_t duration_ns)
+{
+	struct json_object *sk = json_object_object_get(sm, "stacks");
+	struct json_object *fns = geta(sk, "functions"), *a = geta(sk, "samples");
+	struct pb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, pk = { 0 };
+	struct strtab t = { 0 }, names = { 0 };
+	double period = getd(sm, "period_ns");
+	size_t nf = fns ? json_object_array_length(fns) : 0, i, k;
+	char buf[1024];
+	int ret;
+
+	if (!a || !fns) {
+		fprintf(stderr, "featprof sample: the report has no call stacks\n");
+		return 1;
+	}
+	str_id(&t, "");
+	value_type(&p, &m, &t, 1, "samples", "count");
+	value_type(&p, &m, &t, 1, "cpu", "nanoseconds");
+	mappings(&p, &m, &t, geta(sk, "objects"));
+	for (i = 0; i < nf; i++) {
+		struct json_object *fn = json_object_array_get_idx(fns, i);
+		int64_t ob = geti(fn, "object_index");
+
+		fn_loc(&p, &m, &l, &t, i + 1, gets_(fn, "name"), gets_(fn, "object"),
+		       ob >= 0 && json_object_object_get(fn, "object_index") ? (uint64_t)ob + 1
+									     : 0);
+	}
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+		struct json_object *st = geta(x, "stack"), *rl = geta(x, "regions");
+		struct json_object *fl = geta(x, "features");
+		size_t len = 0;
+
+		for (k = st ? json_object_array_length(st) : 0; k-- > 0;) {
+			int64_t id = json_object_get_int64(json_object_array_get_idx(st, k));
+
+			if (id >= 0 && (size_t)id < nf)
+				varint(&pk, (uint64_t)id + 1);
+		}
+		for (k = rl ? json_object_array_length(rl) : 0; k-- > 0;) {
+			snprintf(buf, sizeof(buf), "r%s", name_at(rl, k));
+			varint(&pk, nf + 1 + (uint64_t)str_id(&names, buf));
+		}
+		buf[len++] = 'f';
+		buf[len] = 0;
+		for (k = 0; fl && k < json_object_array_length(fl) && len < sizeof(buf); k++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", k ? "+" : "",
+						name_at(fl, k));
+		if (len == 1)
+			snprintf(buf, sizeof(buf), "f%s", rl && json_object_array_length(rl)
+								  ? "[no feature]" : "[no region]");
+		varint(&pk, nf + 1 + (uint64_t)str_id(&names, buf));
+		f_msg(&s, 1, &pk);
+		varint(&pk, (uint64_t)geti(x, "samples"));
+		varint(&pk, (uint64_t)((double)geti(x, "samples") * period));
+		f_msg(&s, 2, &pk);
+		label(&s, &m, &t, "pid", NULL, pid);
+		f_msg(&p, 2, &s);
+	}
+	for (i = 0; i < (size_t)names.n; i++)	/* regions and feature sets: no object */
+		fn_loc(&p, &m, &l, &t, nf + 1 + i, names.s[i] + 1, "", 0);
+	f_varint(&p, 9, (uint64_t)time(NULL) * 1000000000ULL);
+	f_varint(&p, 10, (uint64_t)duration_ns);
+	value_type(&p, &m, &t, 11, "cpu", "nanoseconds");
+	f_varint(&p, 12, (uint64_t)period);
+	f_varint(&p, 14, (uint64_t)str_id(&t, "cpu"));
+	ret = finish(f, &p, &t, p.oom || m.oom || s.oom || pk.oom || l.oom);
+	for (i = 0; i < (size_t)names.n; i++)
+		free(names.s[i]);
+	free(names.s);
+	free(p.b);
+	free(m.b);
+	free(l.b);
+	free(s.b);
+	free(pk.b);
+	if (ret == -ENOMEM)
+		fprintf(stderr, "featprof sample: out of memory\n");
 	return ret;
 }

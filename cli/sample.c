@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * featprof sample PID|--exe PATH [--hz N] [--duration S] [--remote] [--json]
+ *                 [--stacks [--top N] [-o FILE --format folded|pprof]]
  *
  * Samples the target's threads for S seconds (default 10) at N Hz (default 997, prime so
  * that it does not beat with the program's own periods) and prints per feature, feature
@@ -14,6 +15,11 @@
  * --remote: featprofd's sampler thread reads the running threads' stacks from its own
  * CPU at each tick instead of a cpu-clock event interrupting each thread (docs/TRACING.md
  * says when that is cheaper).
+ * --stacks: each sample carries the thread's user call stack too; the table then shows,
+ * per feature and region, its top N functions (default 5) by total and self share
+ * (cli/stacks.c); -o FILE writes the stacks under their regions as folded lines or a
+ * pprof profile. The regions open are read from the program's TLS stack where it keeps
+ * one, else from the regions featprof enable traces (enable them first).
  */
 #include <json-c/json.h>
 #include <signal.h>
@@ -34,6 +40,7 @@ static void on_int(int sig)
 
 static const char *exe;	/* --exe PATH: the executable's processes */
 static int remote;	/* --remote */
+static int stacks;	/* --stacks */
 
 static struct json_object *call(const char *verb, long pid, long hz, int on)
 {
@@ -48,6 +55,8 @@ static struct json_object *call(const char *verb, long pid, long hz, int on)
 		json_object_object_add(req, "on", json_object_new_boolean(on));
 		if (on && remote)
 			json_object_object_add(req, "remote", json_object_new_boolean(1));
+		if (on && stacks)
+			json_object_object_add(req, "stacks", json_object_new_boolean(1));
 	}
 	return client_request("sample", verb, pid, req);
 }
@@ -83,9 +92,11 @@ int cmd_sample(int argc, char **argv)
 	struct json_object *res, *st, *sm, *a;
 	struct cli_opts o;
 	long pid = 0, hz, secs;
-	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE | O_REMOTE,
-			    &o);
+	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE | O_REMOTE |
+			   O_STACKS | O_TOP | O_OUTPUT | O_FORMAT, &o);
 	struct timespec ts = { 0, 100000000 };
+	char tmp[4200];
+	FILE *out = NULL;
 	size_t k;
 	long i;
 
@@ -93,16 +104,40 @@ int cmd_sample(int argc, char **argv)
 		if (!rc && o.npos == 1 && !o.exe)
 			fprintf(stderr, "featprof sample: not a pid: '%s'\n", o.pos[0]);
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof sample PID|--exe PATH [--hz N] "
-			"[--duration S] [--remote] [--json]   (default 997 Hz, 10 s)\n");
+			"[--duration S] [--remote] [--json]   (default 997 Hz, 10 s)\n"
+			"       featprof sample PID --stacks [--top N] [-o FILE --format "
+			"folded|pprof] ...\n");
 		return rc == 1 ? 0 : 2;
+	}
+	if (!o.stacks && (o.top || o.output || o.format)) {
+		fprintf(stderr, "featprof sample: --top, -o and --format go with --stacks\n");
+		return 2;
+	}
+	if (o.stacks && o.exe) {
+		fprintf(stderr, "featprof sample: --stacks samples one process: give its PID\n");
+		return 2;
+	}
+	if (o.format && strcmp(o.format, "folded") && strcmp(o.format, "pprof")) {
+		fprintf(stderr, "featprof sample: unknown format '%s' (folded, pprof)\n", o.format);
+		return 2;
+	}
+	if (!o.output != !o.format) {
+		fprintf(stderr, "featprof sample: -o FILE and --format go together\n");
+		return 2;
 	}
 	exe = o.exe;
 	remote = o.remote;
+	stacks = o.stacks;
+	if (o.output && !(out = fp_open_tmp(o.output, "sample", tmp, sizeof(tmp))))
+		return 1;
 	hz = o.hz ? o.hz : FP_DEFAULT_HZ;
 	secs = o.duration ? o.duration : 10;
 	res = call("sample", pid, hz, 1);
-	if (!res)
+	if (!res) {
+		if (out)
+			fp_close_tmp(out, tmp, o.output, "sample", 0);
 		return 1;
+	}
 	json_object_put(res);
 	signal(SIGINT, on_int);
 	signal(SIGTERM, on_int);
@@ -116,7 +151,19 @@ int cmd_sample(int argc, char **argv)
 			fprintf(stderr, "featprof sample: %s: no sampled figures\n",
 				exe ? exe : o.pos[0]);
 		json_object_put(st);
+		if (out)
+			fp_close_tmp(out, tmp, o.output, "sample", 0);
 		return 1;
+	}
+	if (out) {
+		int err = !strcmp(o.format, "folded")
+				  ? stacks_write_folded(out, sm)
+				  : fp_write_stacks_pprof(out, sm, pid, geti(sm, "duration_ns"));
+
+		if (fp_close_tmp(out, tmp, o.output, "sample", !err) || err) {
+			json_object_put(st);
+			return 1;
+		}
 	}
 	if (o.json) {
 		printf("%s\n", json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN));
@@ -177,6 +224,8 @@ int cmd_sample(int argc, char **argv)
 	if (!strcmp(gets_(sm, "stack"), "gated"))
 		printf("stack: gated (FEATPROF_SAMPLING_GATED: kept only while sampled; regions "
 		       "open when sampling began are not in it, their ends are unmatched_ends)\n");
+	if (stacks)
+		stacks_table(sm, o.top ? o.top : 5);
 	json_object_put(st);
 	return 0;
 }

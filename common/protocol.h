@@ -31,8 +31,8 @@
  *             cend_ns],...]} (c*: the thread's probe cost so far at start and end) and
  *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
  *             an "event" (exit, detached) that voids it (daemon/streams/record.c)
- *   sample    pid, hz, on         -> starts/stops sampling (daemon/target/sample.c); stats then
- *             carries "sampling" and per region/feature "samples","sampled_ns",...;
+ *   sample    pid, hz, on, remote, stacks -> starts/stops sampling (daemon/target/sample.c);
+ *             stats then carries "sampling" and per region/feature "samples","sampled_ns",...;
  *             subscription pushes carry "sampling" only (cumulative since its start)
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
@@ -111,6 +111,13 @@
  *     no_return; list sites of provider "function"; status attach.function (the cost of
  *     a function's entry and return probes), pair_ns_function and
  *     kernel.mechanisms.function_regions.
+ *     sample's "stacks" (sample --stacks): sampling.regions_from ("tls": the program's
+ *     TLS stack; "kernel": the regions traced, so a default build with regions enabled
+ *     can be sampled), per region, feature and base "functions" (its top 100 by
+ *     total samples: name, object, self_/total_ samples, share, stderr) and
+ *     "functions_more", sampling.stacks (unwind, frames_max, with_stack, lost,
+ *     truncated, functions, objects with build ids, samples: every distinct regions +
+ *     features + stack with its count), anomalies.call_stack_lost.
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

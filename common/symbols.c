@@ -67,7 +67,58 @@ void fp_symbols__free(struct fp_symbols *s)
 	free(s->f);
 	free(s->debug_file);
 	free(s->soname);
+	free(s->by_off);
 	free(s);
+}
+
+static int cmp_off(const void *a, const void *b, void *base)
+{
+	const struct fp_func *f = base, *x = &f[*(const int *)a], *y = &f[*(const int *)b];
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return (y->size != 0) - (x->size != 0);	/* one with a size first */
+}
+
+/* The index by entry offset: functions in code, one per offset. 0 or -ENOMEM. */
+static int index_offsets(struct fp_symbols *s)
+{
+	int k, w = 0;
+
+	s->by_off = malloc(((size_t)s->n + 1) * sizeof(*s->by_off));
+	if (!s->by_off)
+		return -ENOMEM;
+	for (k = 0; k < s->n; k++)
+		if (s->f[k].off)
+			s->by_off[w++] = k;
+	qsort_r(s->by_off, (size_t)w, sizeof(*s->by_off), cmp_off, s->f);
+	s->nby_off = 0;
+	for (k = 0; k < w; k++)
+		if (!s->nby_off || s->f[s->by_off[s->nby_off - 1]].off != s->f[s->by_off[k]].off)
+			s->by_off[s->nby_off++] = s->by_off[k];
+	return 0;
+}
+
+const struct fp_func *fp_symbols__at(struct fp_symbols *s, uint64_t off)
+{
+	const struct fp_func *f;
+	int lo = 0, hi;
+
+	if (!s || (!s->by_off && index_offsets(s)))
+		return NULL;
+	hi = s->nby_off;
+	while (lo < hi) {	/* the first entry above off */
+		int mid = lo + (hi - lo) / 2;
+
+		if (s->f[s->by_off[mid]].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	f = &s->f[s->by_off[lo - 1]];
+	return !f->size || off - f->off < f->size ? f : NULL;
 }
 
 static int cmp_func(const void *a, const void *b)
@@ -420,6 +471,8 @@ static int read_elf(Elf *elf, const char *path, const char *root, struct fp_symb
 	s->go = section_named(elf, ".go.buildinfo") || section_named(elf, ".note.go.buildid");
 	s->unwinds = unwinds(elf);
 	s->soname = soname(elf);
+	if (!build_id(elf, s->build_id, sizeof(s->build_id)))
+		s->build_id[0] = 0;
 	ret = read_table(elf, SHT_SYMTAB, s);
 	if (ret > 0) {
 		s->source = FP_SYM_SYMTAB;

@@ -38,6 +38,10 @@ struct fp_symbols {
 	int source;		/* enum fp_sym_source */
 	char *debug_file;	/* the debug file read (FP_SYM_DEBUG), else NULL */
 	char *soname;		/* DT_SONAME (liblzma.so.5 of liblzma.so.5.4.1), else NULL */
+	char build_id[41];	/* NT_GNU_BUILD_ID in hex (up to 20 bytes), "" when none */
+	int *by_off;		/* indices into f by entry offset, those in code (built on
+				 * the first fp_symbols__at) */
+	int nby_off;
 	int go;			/* a Go binary: return probes would corrupt its stacks */
 	int unwinds;		/* C++ exceptions may unwind through its functions (it uses
 				 * __gxx_personality_v0, __cxa_throw or __cxa_rethrow): an
@@ -56,6 +60,10 @@ int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbo
 int fp_symbols__read_mem(const void *image, size_t size, const char *path, const char *root,
 			 struct fp_symbols **out, char *err, size_t errlen);
 void fp_symbols__free(struct fp_symbols *s);
+/* The function whose code holds file offset off: the one whose [off, off + size)
+ * contains it, or, among symbols without a size (.dynsym of some assembly), the nearest
+ * before it; NULL when none does (sample --stacks names frames by it). */
+const struct fp_func *fp_symbols__at(struct fp_symbols *s, uint64_t off);
 const char *fp_symbols__source_name(int source);
 /* Why f cannot be measured, or NULL when it can. */
 const char *fp_func__unmeasurable(const struct fp_symbols *s, const struct fp_func *f);

@@ -179,7 +179,7 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 		 bpf_map_update_elem(fp_group__watch_map("watched"), &key, &own, BPF_EXIST))
 		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, (int)t->pid);
 	fp_registry_sync_dl_hook(t);
-	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, msg,
+	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, 0, msg,
 						    sizeof(msg)) < 0)
 		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, (int)t->pid, msg);
 }
@@ -712,7 +712,7 @@ enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
 		fp_target__sample_stop(t);	/* a restart takes the new rate */
 		if (!on)
 			continue;
-		if (!(ret = fp_target__sample_start(t, hz, remote, m, sizeof(m)))) {
+		if (!(ret = fp_target__sample_start(t, hz, remote, 0, m, sizeof(m)))) {
 			started++;
 		} else {
 			/* the status and the message: both the first failure's */

@@ -533,19 +533,23 @@ static enum fp_status do_record(struct fp_client *c, struct request *r,
 
 /*
  * sample: {pid, hz (FP_MIN_HZ..FP_MAX_HZ, default FP_DEFAULT_HZ), on (default true),
- * remote (default false)}. On: attaches the target if it is not yet (no region needs to
- * be enabled: sampling reads the program's own region stack), starts or restarts
- * sampling; remote: by the daemon's sampler thread from its own CPU instead of a
- * cpu-clock event in each thread. Off: stops it, the figures stay in stats.
+ * remote (default false), stacks (default false)}. On: attaches the target if it is not
+ * yet (a FEATPROF_SAMPLING build needs no region enabled: sampling reads the program's
+ * own region stack; another reads the regions traced), starts or restarts sampling;
+ * remote: by the daemon's sampler thread from its own CPU instead of a cpu-clock event in
+ * each thread; stacks: each sample's user call stack, named in stats' "sampling".
+ * Off: stops it, the figures stay in stats.
  */
 static enum fp_status do_sample(struct fp_client *c, struct request *r,
 				struct json_object **res, char *msg, size_t msglen)
 {
+	bool on, remote, stacks;
 	enum fp_status st;
-	bool on, remote;
 	int hz, ret;
 
 	st = arg_sample(r->obj, &hz, &on, &remote, msg, msglen);
+	if (!st)
+		st = arg_bool(r->obj, "stacks", false, &stacks, msg, msglen);
 	if (!st)
 		st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
 	if (st)
@@ -556,14 +560,15 @@ static enum fp_status do_sample(struct fp_client *c, struct request *r,
 	}
 	fp_target__sample_stop(r->t);	/* off, or a restart that takes the new rate */
 	if (on) {
-		ret = fp_target__sample_start(r->t, hz, remote, msg, msglen);
+		ret = fp_target__sample_start(r->t, hz, remote, stacks, msg, msglen);
 		if (ret)
 			return ret == -ENOENT	     ? FP_E_NO_PROBES
 			       : ret == -EOPNOTSUPP ? FP_E_UNSUPPORTED
 						    : FP_E_INTERNAL;
 		fp_target__enabled_now(r->t);
-		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s (TLS at fs%+lld)", (int)r->pid,
-		       hz, remote ? ", remote" : "", (long long)r->t->sample_tls_off);
+		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s%s (%s)", (int)r->pid, hz,
+		       remote ? ", remote" : "", stacks ? ", call stacks" : "",
+		       fp_target__sample_source(r->t));
 	}
 	*res = fp_report_sampling(r->pid, on, hz, remote);
 	return FP_OK;

@@ -36,18 +36,23 @@
 
 #include "clock.h"
 #include "closer.h"
+#include "featprof.skel.h"
 #include "featprof.h"
 #include "kernel.h"
 #include "log.h"
 #include "pool.h"
 #include "sample.h"
 #include "sample_elf.h"
+#include "sample_stacks.h"
 #include "sample.skel.h"
 #include "sampler.h"
 #include "uprobe.h"
 
 _Static_assert(sizeof(struct featprof_tls) == sizeof(struct fp_tls_user),
 	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS layout");
+/* the stack map's entries (sample --stacks): ~1 KiB each, 4 MiB in all */
+#define FP_STACK_IDS 4096
+
 _Static_assert(FP_TLS_MAGIC == FP_TLS_MAGIC_BPF && FP_TLS_DEPTH == FP_TLS_SLOTS,
 	       "usdt/featprof.h and bpf/featprof_bpf.h disagree on the TLS ABI");
 
@@ -72,6 +77,18 @@ int fp_target__sample_reset(struct fp_target *t)
 		if (ret)
 			return ret;
 	}
+	if (t->sskel_stacks) {	/* the stacks go with the samples that named them */
+		__u32 id;
+
+		mfd = bpf_map__fd(t->sskel->maps.ustacks);
+		while (!bpf_map_get_next_key(mfd, NULL, &id))
+			if (bpf_map_delete_elem(mfd, &id))
+				return -errno;
+	}
+	fp_stacks__free(t->stacks);
+	t->stacks = NULL;
+	if (t->sample_stacks && !(t->stacks = fp_stacks__new(FP_STACK_IDS)))
+		return -ENOMEM;
 	t->sskel->bss->sample_session++;	/* threads' unmatched counts start again */
 	t->sample_start_ns = fp_mono_ns();
 	return 0;
@@ -130,6 +147,9 @@ fail:
  */
 static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 {
+	struct bpf_program *prog = t->sample_src == FP_SRC_TLS ? t->sskel->progs.fp_sample
+				   : t->ts_map ? t->sskel->progs.fp_sample_tm
+					       : t->sskel->progs.fp_sample_ts;
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
@@ -167,7 +187,7 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 			break;
 		}
 		g = realloc(t->sample_links, (size_t)(t->nsample_links + 1) * sizeof(*g));
-		l = g ? bpf_program__attach_perf_event(t->sskel->progs.fp_sample, pfd) : NULL;
+		l = g ? bpf_program__attach_perf_event(prog, pfd) : NULL;
 		if (g)
 			t->sample_links = g;
 		if (!l) {
@@ -222,6 +242,12 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 	t->sskel->bss->sample_tls_off = off;
 	t->sskel->bss->sample_gated = gated;
 	t->sskel->bss->sample_session++;
+	t->sskel->bss->sample_stacks = t->sample_stacks;
+	if (t->sample_src == FP_SRC_KERNEL) {	/* whose thread states are the target's */
+		t->sskel->bss->sample_slot = (uint32_t)t->slot;
+		t->sskel->bss->sample_owner = t->skel->bss->owner[t->slot];
+		t->sskel->bss->sample_rbase = (uint32_t)t->rbase;
+	}
 	t->sample_gated = gated;
 	fp_sample_probe_sites(t);
 	return 0;
@@ -229,35 +255,106 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 
 /*
  * Sampling's programs and maps (bpf/sample.bpf.c) in an object of the target's own, made
- * at its first session. 0 or -errno (err filled).
+ * at its first session, again where a session needs another shape: a stack map
+ * (--stacks), or the target's thread states and enabled regions (FP_SRC_KERNEL: its
+ * object's maps, shared by descriptor). 0 or -errno (err filled).
  */
 static int sample_object(struct fp_target *t, char *err, size_t errlen)
 {
 	const struct fp_kernel_caps *k = fp_kernel_caps();
+	bool kern = t->sample_src == FP_SRC_KERNEL;
+	struct sample_bpf *s;
 	char buf[128];
-	int ret;
+	int ret = 0;
 
-	if (t->sskel)
+	if (t->sskel && t->sskel_stacks == t->sample_stacks && t->sskel_src == t->sample_src)
 		return 0;
-	t->sskel = sample_bpf__open();
-	if (!t->sskel) {
+	if (t->sskel) {	/* between sessions: no link holds it; the stop kept the figures */
+		sample_bpf__destroy(t->sskel);
+		t->sskel = NULL;
+	}
+	s = sample_bpf__open();
+	if (!s) {
 		snprintf(err, errlen, "pid %d: cannot open the sampler's BPF object", (int)t->pid);
 		return -ENOMEM;
 	}
-	bpf_program__set_autoload(t->sskel->progs.fp_sample_remote, k->copy_from_user_task);
-	bpf_program__set_autoload(t->sskel->progs.fp_sample_switch, k->copy_from_user_task);
-	ret = sample_bpf__load(t->sskel);
+	bpf_program__set_autoload(s->progs.fp_sample_remote, k->copy_from_user_task);
+	bpf_program__set_autoload(s->progs.fp_sample_switch, k->copy_from_user_task);
+	bpf_program__set_autoload(s->progs.fp_sample, !kern);
+	bpf_program__set_autoload(s->progs.fp_sample_ts, kern && !t->ts_map);
+	bpf_program__set_autoload(s->progs.fp_sample_tm, kern && t->ts_map);
+	bpf_map__set_autocreate(s->maps.tstate, kern && !t->ts_map);
+	bpf_map__set_autocreate(s->maps.tstate_map, kern && t->ts_map);
+	if (t->sample_stacks)
+		ret = bpf_map__set_max_entries(s->maps.ustacks, FP_STACK_IDS);
+	if (!ret && kern)
+		ret = bpf_map__reuse_fd(t->ts_map ? s->maps.tstate_map : s->maps.tstate,
+					bpf_map__fd(t->ts_map ? t->skel->maps.tstate_map
+							      : t->skel->maps.tstate));
+	if (!ret && kern)
+		ret = bpf_map__reuse_fd(s->maps.region_enabled,
+					bpf_map__fd(t->skel->maps.region_enabled));
+	if (!ret)
+		ret = sample_bpf__load(s);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
 		snprintf(err, errlen, "pid %d: cannot load the sampler's BPF programs: %s",
 			 (int)t->pid, buf);
-		sample_bpf__destroy(t->sskel);
-		t->sskel = NULL;
+		sample_bpf__destroy(s);
+		return ret;
 	}
-	return ret;
+	t->sskel = s;
+	t->sskel_stacks = t->sample_stacks;
+	t->sskel_src = t->sample_src;
+	return 0;
 }
 
-int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, size_t errlen)
+/* Regions traced by traps now: the kernel keeps which are open on each thread. */
+static int trapped_regions(const struct fp_target *t)
+{
+	int r, n = 0;
+
+	for (r = 0; t->enabled && r < t->cat->nregions; r++)
+		n += t->enabled[r] && !(t->ip_on && t->ip_on[r]);
+	return n;
+}
+
+/*
+ * Where the open regions are read: the program's TLS stack where its executable keeps
+ * one (FEATPROF_SAMPLING: every region, enabled or not), else the kernel's state of the
+ * regions featprofd traces. 0 or -errno (err filled).
+ */
+static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
+			 uint64_t *sem_off, int64_t *off, char *err, size_t errlen)
+{
+	int ret = fp_sample_tls_abi(t->pid, gate_off, sem_off, err, errlen);
+
+	if (!ret) {
+		t->sample_src = FP_SRC_TLS;
+		ret = fp_sample_tls_offset(t->pid, off, err, errlen);
+		return ret ? ret : fp_sample_one_stack(t, err, errlen);
+	}
+	if (ret != -ENOENT)
+		return ret;
+	if (!trapped_regions(t)) {
+		snprintf(err, errlen, "pid %d: no region is traced and its executable keeps no "
+			 "region stack of its own: featprof enable %d FEATURE first (or build "
+			 "with FEATPROF_SAMPLING)", (int)t->pid, (int)t->pid);
+		return -ENOENT;
+	}
+	if (remote) {
+		snprintf(err, errlen, "pid %d: sample --remote reads a FEATPROF_SAMPLING "
+			 "build's region stack only; its regions are traced: sample without "
+			 "--remote", (int)t->pid);
+		return -EOPNOTSUPP;
+	}
+	t->sample_src = FP_SRC_KERNEL;
+	*off = 0;
+	return 0;
+}
+
+int fp_target__sample_start(struct fp_target *t, int hz, int remote, int stacks, char *err,
+			    size_t errlen)
 {
 	uint64_t gate_off = 0, sem_off = 0;
 	int64_t off = 0;
@@ -276,11 +373,13 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, char *err, 
 			 "5.18), which this kernel lacks: sample without --remote");
 		return -EOPNOTSUPP;
 	}
-	ret = fp_sample_tls_abi(t->pid, &gate_off, &sem_off, err, errlen);
-	if (!ret)
-		ret = fp_sample_tls_offset(t->pid, &off, err, errlen);
-	if (!ret)
-		ret = fp_sample_one_stack(t, err, errlen);
+	if (remote && stacks) {
+		snprintf(err, errlen, "sample --stacks interrupts each thread to walk its "
+			 "stack: sample without --remote");
+		return -EOPNOTSUPP;
+	}
+	ret = choose_source(t, remote, &gate_off, &sem_off, &off, err, errlen);
+	t->sample_stacks = stacks;
 	if (!ret)
 		ret = sample_object(t, err, errlen);
 	if (!ret)
@@ -342,14 +441,21 @@ void fp_target__sample_stop(struct fp_target *t)
 		json_object_object_add(t->sample_last, "active", json_object_new_boolean(0));
 }
 
-/* The region an id names (the string at that address in the target), cached; -1 when it
- * names none of the catalog's. */
+const char *fp_target__sample_source(const struct fp_target *t)
+{
+	return t->sample_src == FP_SRC_TLS ? "its TLS region stack" : "the regions traced";
+}
+
+/* The region an id names (FP_SRC_TLS: the string at that address in the target, cached;
+ * FP_SRC_KERNEL: the region's index); -1 when it names none of the catalog's. */
 static int region_of(struct fp_target *t, uint64_t id)
 {
 	char name[128] = "";
 	struct iovec local = { name, sizeof(name) - 1 }, remote = { (void *)id, sizeof(name) - 1 };
 	int i, r;
 
+	if (t->sample_src == FP_SRC_KERNEL)
+		return id < (uint64_t)t->cat->nregions ? (int)id : -1;
 	for (i = 0; i < t->nsample_ids; i++)
 		if (t->sample_ids[i].id == id)
 			return t->sample_ids[i].region;
@@ -383,9 +489,13 @@ void fp_target__sample_name(struct fp_target *t)
 		return;
 	mfd = bpf_map__fd(t->sskel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
-	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key))
+	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
 		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
 			region_of(t, key.ids[k]);
+		if (t->stacks && key.ustack >= 0)
+			fp_stacks__get(t->stacks, bpf_map__fd(t->sskel->maps.ustacks), key.ustack,
+				       t->pid, t->proc);
+	}
 }
 
 static struct json_object *figure(uint64_t c, uint64_t n, double period)
@@ -515,6 +625,8 @@ static void report_session(struct fp_target *t, struct json_object *o, const str
 					    t->sample_start_ns)));
 	json_object_object_add(o, "samples", json_object_new_int64((int64_t)tl->n));
 	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));
+	json_object_object_add(o, "regions_from", json_object_new_string(
+				       t->sample_src == FP_SRC_TLS ? "tls" : "kernel"));
 	json_object_object_add(o, "stack", json_object_new_string(t->sample_gated ? "gated"
 										    : "always"));
 }
@@ -581,6 +693,8 @@ static void report_anomalies(struct fp_target *t, struct json_object *o,
 	json_object_object_add(ano, "read_failed", json_object_new_int64((int64_t)an[0]));
 	json_object_object_add(ano, "bad_magic", json_object_new_int64((int64_t)an[1]));
 	json_object_object_add(ano, "stacks_full", json_object_new_int64((int64_t)an[2]));
+	json_object_object_add(ano, "call_stack_lost", json_object_new_int64(
+				       (int64_t)an[FP_SA_STACK_LOST]));
 	json_object_object_add(ano, "unknown_region", json_object_new_int64(
 				       (int64_t)tl->unknown));
 	json_object_object_add(ano, "deeper_than_stored", json_object_new_int64(
@@ -597,12 +711,45 @@ static void report_anomalies(struct fp_target *t, struct json_object *o,
 				       (double)an[FP_SA_IN_PROBE] * tl->period));
 }
 
+/* FP_SRC_KERNEL: the frames of regions disabled since the thread's last event are not
+ * open (bpf/sample.bpf.c marks them FP_SAMPLE_GONE): left out. */
+static void drop_gone(struct fp_sample_key *k)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < k->depth && i < FP_TLS_SLOTS; i++)
+		if (k->ids[i] != FP_SAMPLE_GONE)
+			k->ids[n++] = k->ids[i];
+	k->depth = n;
+}
+
+/* Key k with c samples, its regions named, for the stacks' report. */
+static void sampled_of(struct fp_target *t, const struct fp_sample_key *k, uint64_t c,
+		       struct fp_sampled *v)
+{
+	int i, r;
+
+	memset(v, 0, sizeof(*v));
+	v->c = c;
+	v->ustack = k->ustack;
+	for (i = 0; i < (int)k->depth && i < FP_TLS_SLOTS; i++) {
+		r = region_of(t, k->ids[i]);
+		if (r < 0 || r >= t->cat->nregions) {
+			v->bad = 1;
+			continue;
+		}
+		v->reg[v->nreg++] = r;
+		v->fmask |= t->region_mask[r];
+	}
+}
+
 struct json_object *fp_sample_report(struct fp_target *t)
 {
 	struct tally tl = { .period = t->sample_hz ? 1e9 / t->sample_hz : 0 };
 	struct fp_sample_key key, prev;
 	struct json_object *o = NULL;
-	int mfd, have;
+	struct fp_sampled *v = NULL;
+	int mfd, have, n = 0, cap = 0;
 	uint64_t c;
 
 	if (t->sample_last)
@@ -616,14 +763,32 @@ struct json_object *fp_sample_report(struct fp_target *t)
 		goto out;
 	mfd = bpf_map__fd(t->sskel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
-	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key))
-		if (!bpf_map_lookup_elem(mfd, &key, &c))
-			tally_key(t, &tl, &key, c);
+	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
+		if (bpf_map_lookup_elem(mfd, &key, &c))
+			continue;
+		drop_gone(&key);
+		tally_key(t, &tl, &key, c);
+		if (!t->stacks)
+			continue;
+		if (n == cap) {
+			struct fp_sampled *g = realloc(v, (size_t)(cap + 256) * sizeof(*g));
+
+			if (!g)
+				goto out;
+			v = g;
+			cap += 256;
+		}
+		sampled_of(t, &key, c, &v[n++]);
+	}
 	o = json_object_new_object();
 	report_session(t, o, &tl);
 	report_figures(t, o, &tl);
 	report_anomalies(t, o, &tl);
+	if (t->stacks)
+		fp_stacks__report(t->stacks, bpf_map__fd(t->sskel->maps.ustacks), t->pid, t->proc,
+				  t->cat, v, n, o);
 out:
+	free(v);
 	json_object_put(tl.paths);
 	free(tl.incl);
 	free(tl.excl);

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "sample.h"
 #include "sample.skel.h"
+#include "sample_stacks.h"
 #include "target.h"
 #include "target_links.h"
 #include "journal.h"
@@ -135,6 +136,7 @@ void fp_target__free(struct fp_target *t)
 	fp_wants_clear(&t->wants);
 	json_object_put(t->sample_last);
 	free(t->sample_ids);
+	fp_stacks__free(t->stacks);
 	free(t->enabled);
 	free(t->region_mask);
 	if (t->pidfd >= 0)

@@ -83,6 +83,11 @@ struct fp_target {
 	struct fp_sampler_entry *sampler;	/* its ticks (--remote, while sampling) */
 	uint64_t sample_ticks, sample_missed;	/* --remote: ticks taken, passed over */
 	int64_t sample_tls_off;
+	int sample_src;			/* where the open regions are read: FP_SRC_* */
+	bool sample_stacks;		/* --stacks: each sample's user call stack */
+	bool sskel_stacks;		/* sskel was made with a stack map */
+	int sskel_src;			/* and for that source */
+	struct fp_stacks *stacks;	/* --stacks: the session's named stacks */
 	int sample_gate;	/* FEATPROF_SAMPLING_GATED: the uprobe raising the gate, 0: none */
 	bool sample_gated;
 	uint64_t sample_start_ns, sample_stop_ns;

@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sample --stacks: naming the user call stacks the sampler keeps (bpf/sample.bpf.c
+ * ustacks: the kernel's frame-pointer walk, innermost first, zero after the last frame).
+ *
+ * An address is named by the mapping it falls in (/proc/PID/maps, read again when an
+ * address falls outside every mapping known) and, where the mapped file is one of the
+ * process's objects (common/proc.c: every executable file mapping), by the function of
+ * its symbols (common/symbols.c: .symtab, a debug file, MiniDebugInfo, .dynsym) whose
+ * code holds the file offset. Every frame but the innermost is a return address: the
+ * call is the instruction before it, so offset - 1 is named (a call that is a
+ * function's last instruction, to a function that does not return, is then named right).
+ * An address no symbol covers is named "OBJECT+0xOFFSET", one outside every file mapping
+ * "[anon]" (code generated at run time) or by the mapping's name ("[vdso]").
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "catalog.h"
+#include "featprof_bpf.h"
+#include "maps.h"
+#include "notes.h"
+#include "sample_stacks.h"
+#include "symbols.h"
+
+struct fn {
+	char *name;
+	int obj;		/* index in objs */
+};
+
+struct obj {
+	char *path;
+	char build_id[41];
+	uint64_t start, end, off;	/* its first executable mapping */
+	uint64_t dev, ino;
+};
+
+struct fp_stacks {
+	struct fp_stack **by_id;	/* per stack id: named, or NULL */
+	int max_id;
+	struct fn *fns;
+	int nfns, capfns;
+	int *hash;			/* open addressing over fns: index + 1, 0 empty */
+	int nhash;			/* a power of two, at least twice nfns */
+	struct obj *objs;
+	int nobjs;
+	struct fp_vma *vma;
+	int nvma;
+	bool vma_read;			/* this round read the maps already */
+};
+
+struct fp_stacks *fp_stacks__new(int max_id)
+{
+	struct fp_stacks *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->by_id = calloc((size_t)max_id, sizeof(*s->by_id));
+	s->nhash = 1024;
+	s->hash = calloc((size_t)s->nhash, sizeof(*s->hash));
+	if (!s->by_id || !s->hash) {
+		fp_stacks__free(s);
+		return NULL;
+	}
+	s->max_id = max_id;
+	return s;
+}
+
+void fp_stacks__free(struct fp_stacks *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; s->by_id && i < s->max_id; i++)
+		if (s->by_id[i]) {
+			free(s->by_id[i]->fn);
+			free(s->by_id[i]);
+		}
+	for (i = 0; i < s->nfns; i++)
+		free(s->fns[i].name);
+	for (i = 0; i < s->nobjs; i++)
+		free(s->objs[i].path);
+	free(s->by_id);
+	free(s->fns);
+	free(s->hash);
+	free(s->objs);
+	fp_free_maps(s->vma, s->nvma);
+	free(s);
+}
+
+static unsigned hash_fn(const char *name, int obj)
+{
+	unsigned h = 2166136261u ^ (unsigned)obj;
+
+	while (*name)
+		h = (h ^ (unsigned char)*name++) * 16777619u;
+	return h;
+}
+
+static int rehash(struct fp_stacks *s)
+{
+	int n = s->nhash * 2, i, *h = calloc((size_t)n, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < s->nfns; i++) {
+		unsigned k = hash_fn(s->fns[i].name, s->fns[i].obj) & (unsigned)(n - 1);
+
+		while (h[k])
+			k = (k + 1) & (unsigned)(n - 1);
+		h[k] = i + 1;
+	}
+	free(s->hash);
+	s->hash = h;
+	s->nhash = n;
+	return 0;
+}
+
+/* The function (name, obj), interned: its index, or -1 (no memory). */
+static int intern(struct fp_stacks *s, const char *name, int obj)
+{
+	unsigned k;
+
+	if (2 * (s->nfns + 1) > s->nhash && rehash(s))
+		return -1;
+	k = hash_fn(name, obj) & (unsigned)(s->nhash - 1);
+	for (; s->hash[k]; k = (k + 1) & (unsigned)(s->nhash - 1)) {
+		struct fn *f = &s->fns[s->hash[k] - 1];
+
+		if (f->obj == obj && !strcmp(f->name, name))
+			return s->hash[k] - 1;
+	}
+	if (s->nfns == s->capfns) {
+		int cap = s->capfns ? s->capfns * 2 : 256;
+		struct fn *g = realloc(s->fns, (size_t)cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		s->fns = g;
+		s->capfns = cap;
+	}
+	s->fns[s->nfns].name = strdup(name);
+	if (!s->fns[s->nfns].name)
+		return -1;
+	s->fns[s->nfns].obj = obj;
+	s->hash[k] = ++s->nfns;
+	return s->nfns - 1;
+}
+
+/* The object of mapping v: its index, added on first use; -1 no memory. */
+static int object_of(struct fp_stacks *s, const struct fp_vma *v, const char *build_id)
+{
+	struct obj *g;
+	int i;
+
+	for (i = 0; i < s->nobjs; i++)
+		if (s->objs[i].dev == v->dev && s->objs[i].ino == v->ino &&
+		    !strcmp(s->objs[i].path, v->path))
+			return i;
+	g = realloc(s->objs, (size_t)(s->nobjs + 1) * sizeof(*g));
+	if (!g)
+		return -1;
+	s->objs = g;
+	g = &s->objs[s->nobjs];
+	memset(g, 0, sizeof(*g));
+	g->path = strdup(v->path[0] ? v->path : "[anon]");
+	if (!g->path)
+		return -1;
+	snprintf(g->build_id, sizeof(g->build_id), "%s", build_id ? build_id : "");
+	g->start = v->start;
+	g->end = v->end;
+	g->off = v->off;
+	g->dev = v->dev;
+	g->ino = v->ino;
+	return s->nobjs++;
+}
+
+/* The mapping that holds addr, reading the maps again once a round on a miss. */
+static const struct fp_vma *vma_of(struct fp_stacks *s, pid_t pid, uint64_t addr)
+{
+	int lo, hi, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		lo = 0;
+		hi = s->nvma;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+
+			if (s->vma[mid].end <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < s->nvma && s->vma[lo].start <= addr)
+			return &s->vma[lo];
+		if (pass || s->vma_read) {
+			break;
+		} else {
+			struct fp_vma *v = NULL;
+			int n = fp_read_maps(pid, &v);
+
+			s->vma_read = true;
+			if (n < 0)
+				break;
+			fp_free_maps(s->vma, s->nvma);
+			s->vma = v;
+			s->nvma = n;
+		}
+	}
+	return NULL;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+/* The function at addr (a return address unless leaf), interned: its index or -1. */
+static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint64_t addr,
+		      bool leaf)
+{
+	const struct fp_vma *v = vma_of(s, pid, addr);
+	struct fp_symbols *syms = NULL;
+	const struct fp_func *f = NULL;
+	char name[512];
+	uint64_t off;
+	int o, i;
+
+	if (!v)
+		return intern(s, "[unknown]", -1);
+	off = addr - v->start + v->off - (leaf ? 0 : 1);
+	for (i = 0; v->ino && proc && i < proc->nobjs; i++)
+		if (proc->objs[i]->dev == v->dev && proc->objs[i]->ino == v->ino) {
+			syms = fp_object__symbols(proc->objs[i]);
+			break;
+		}
+	o = object_of(s, v, syms ? syms->build_id : NULL);
+	if (o < 0)
+		return -1;
+	f = syms ? fp_symbols__at(syms, off) : NULL;
+	if (f)
+		return intern(s, f->name, o);
+	if (!v->ino)
+		return intern(s, v->path[0] ? v->path : "[anon]", o);
+	snprintf(name, sizeof(name), "%s+0x%llx", base_name(v->path), (unsigned long long)off);
+	return intern(s, name, o);
+}
+
+const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t id, pid_t pid,
+				      struct fp_proc *proc)
+{
+	uint64_t ips[FP_STACK_FRAMES];
+	struct fp_stack *st;
+	int n, k;
+
+	if (id < 0 || id >= s->max_id)
+		return NULL;
+	if (s->by_id[id])
+		return s->by_id[id];
+	if (bpf_map_lookup_elem(map_fd, &id, ips))
+		return NULL;
+	for (n = 0; n < FP_STACK_FRAMES && ips[n]; n++)
+		;
+	st = calloc(1, sizeof(*st));
+	if (!st || !(st->fn = calloc((size_t)n + 1, sizeof(*st->fn)))) {
+		free(st);
+		return NULL;
+	}
+	s->vma_read = false;
+	for (k = 0; k < n; k++) {	/* innermost first in the map: outermost first here */
+		int f = name_frame(s, pid, proc, ips[k], k == 0);
+
+		if (f < 0) {
+			free(st->fn);
+			free(st);
+			return NULL;
+		}
+		st->fn[n - 1 - k] = f;
+	}
+	st->n = n;
+	st->truncated = n == FP_STACK_FRAMES;
+	s->by_id[id] = st;
+	return st;
+}
+
+int fp_stacks__nfuncs(const struct fp_stacks *s)
+{
+	return s->nfns;
+}
+
+int fp_stacks__func_object(const struct fp_stacks *s, int i)
+{
+	return s->fns[i].obj;
+}
+
+struct json_object *fp_stacks__func_json(const struct fp_stacks *s, int i)
+{
+	struct json_object *o = json_object_new_object();
+	int ob = s->fns[i].obj;
+
+	json_object_object_add(o, "name", json_object_new_string(s->fns[i].name));
+	json_object_object_add(o, "object", json_object_new_string(
+				       ob >= 0 ? base_name(s->objs[ob].path) : "[unknown]"));
+	json_object_object_add(o, "object_index", json_object_new_int(ob));
+	return o;
+}
+
+struct json_object *fp_stacks__objects_json(const struct fp_stacks *s)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	for (i = 0; i < s->nobjs; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(
+					       base_name(s->objs[i].path)));
+		json_object_object_add(o, "path", json_object_new_string(s->objs[i].path));
+		json_object_object_add(o, "build_id", json_object_new_string(
+					       s->objs[i].build_id));
+		json_object_object_add(o, "start", json_object_new_int64(
+					       (int64_t)s->objs[i].start));
+		json_object_object_add(o, "end", json_object_new_int64((int64_t)s->objs[i].end));
+		json_object_object_add(o, "offset", json_object_new_int64(
+					       (int64_t)s->objs[i].off));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* The pseudo-functions that make lost and cut stacks visible. */
+enum { PS_LOST, PS_TRUNC, PS_N };
+
+struct tallies {
+	uint64_t *self, *total;
+	uint32_t *stamp, now;	/* a function's total counted once per sample key */
+	int nf;
+};
+
+static void add_key(struct tallies *t, const struct fp_stack *st, const int *ps, uint64_t c)
+{
+	int k;
+
+	t->now++;
+	if (!st) {
+		t->self[ps[PS_LOST]] += c;
+		t->total[ps[PS_LOST]] += c;
+		return;
+	}
+	if (st->truncated)
+		t->total[ps[PS_TRUNC]] += c;
+	if (st->n)
+		t->self[st->fn[st->n - 1]] += c;
+	for (k = 0; k < st->n; k++)
+		if (t->stamp[st->fn[k]] != t->now) {
+			t->stamp[st->fn[k]] = t->now;
+			t->total[st->fn[k]] += c;
+		}
+}
+
+static struct json_object *share(uint64_t c, uint64_t n, const char *what,
+				 struct json_object *o)
+{
+	double p = n ? (double)c / (double)n : 0;
+	char k[32];
+
+	snprintf(k, sizeof(k), "%s_samples", what);
+	json_object_object_add(o, k, json_object_new_int64((int64_t)c));
+	snprintf(k, sizeof(k), "%s_share", what);
+	json_object_object_add(o, k, json_object_new_double(p));
+	snprintf(k, sizeof(k), "%s_stderr", what);	/* binomial, as a share */
+	json_object_object_add(o, k, json_object_new_double(
+				       n ? sqrt(p * (1 - p) / (double)n) : 0));
+	return o;
+}
+
+static int cmp_total(const void *a, const void *b, void *tl)
+{
+	const struct tallies *cmp_t = tl;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (cmp_t->total[x] != cmp_t->total[y])
+		return cmp_t->total[x] > cmp_t->total[y] ? -1 : 1;
+	if (cmp_t->self[x] != cmp_t->self[y])
+		return cmp_t->self[x] > cmp_t->self[y] ? -1 : 1;
+	return x - y;
+}
+
+#define FP_TOP_FUNCTIONS 100
+
+/* The functions of n samples, the FP_TOP_FUNCTIONS first by total samples, into x. */
+static void functions_into(const struct fp_stacks *s, struct tallies *t, uint64_t n,
+			   struct json_object *x)
+{
+	struct json_object *a = json_object_new_array();
+	int *idx = malloc((size_t)t->nf * sizeof(*idx)), m = 0, k;
+
+	for (k = 0; idx && k < t->nf; k++)
+		if (t->total[k] || t->self[k])
+			idx[m++] = k;
+	if (idx)
+		qsort_r(idx, (size_t)m, sizeof(*idx), cmp_total, t);
+	for (k = 0; k < m && k < FP_TOP_FUNCTIONS; k++) {
+		struct json_object *f = fp_stacks__func_json(s, idx[k]);
+
+		share(t->self[idx[k]], n, "self", f);
+		share(t->total[idx[k]], n, "total", f);
+		json_object_array_add(a, f);
+	}
+	free(idx);
+	json_object_object_add(x, "functions", a);
+	json_object_object_add(x, "functions_more", json_object_new_int(
+				       m > FP_TOP_FUNCTIONS ? m - FP_TOP_FUNCTIONS : 0));
+}
+
+static bool has_region(const struct fp_sampled *v, int r)
+{
+	int k;
+
+	for (k = 0; k < v->nreg; k++)
+		if (v->reg[k] == r)
+			return true;
+	return false;
+}
+
+/* which: a region (>= 0), a feature (-1 - f), or the base (INT32_MIN). */
+static bool key_in(const struct fp_sampled *v, int which)
+{
+	if (which >= 0)
+		return has_region(v, which);
+	if (which == INT32_MIN)
+		return !v->nreg && !v->bad;
+	return (v->fmask >> (-1 - which)) & 1;
+}
+
+static void tally_into(const struct fp_stacks *s, struct tallies *t,
+		       const struct fp_stack **st, const int *ps, const struct fp_sampled *v,
+		       int n, int which, struct json_object *x)
+{
+	uint64_t total = 0;
+	int i;
+
+	memset(t->self, 0, (size_t)t->nf * sizeof(*t->self));
+	memset(t->total, 0, (size_t)t->nf * sizeof(*t->total));
+	for (i = 0; i < n; i++)
+		if (key_in(&v[i], which)) {
+			add_key(t, st[i], ps, v[i].c);
+			total += v[i].c;
+		}
+	if (x)
+		functions_into(s, t, total, x);
+}
+
+/* "stacks": the functions, the objects, each distinct (regions, stack) and its samples. */
+static struct json_object *stacks_json(const struct fp_stacks *s, const struct fp_stack **st,
+				       const int *ps, const struct fp_catalog *cat,
+				       const struct fp_sampled *v, int n)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array(), *x, *y;
+	uint64_t lost = 0, trunc = 0, with = 0;
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		x = json_object_new_object();
+		y = json_object_new_array();
+		for (k = 0; k < v[i].nreg; k++)
+			json_object_array_add(y, json_object_new_string(
+						      cat->regions[v[i].reg[k]].name));
+		json_object_object_add(x, "regions", y);
+		y = json_object_new_array();
+		for (k = 0; k < cat->nfeatures && k < 64; k++)
+			if ((v[i].fmask >> k) & 1)
+				json_object_array_add(y, json_object_new_string(cat->features[k]));
+		json_object_object_add(x, "features", y);
+		y = json_object_new_array();
+		if (st[i] && st[i]->truncated)
+			json_object_array_add(y, json_object_new_int(ps[PS_TRUNC]));
+		for (k = 0; st[i] && k < st[i]->n; k++)
+			json_object_array_add(y, json_object_new_int(st[i]->fn[k]));
+		if (!st[i])
+			json_object_array_add(y, json_object_new_int(ps[PS_LOST]));
+		json_object_object_add(x, "stack", y);
+		json_object_object_add(x, "samples", json_object_new_int64((int64_t)v[i].c));
+		json_object_array_add(a, x);
+		lost += st[i] ? 0 : v[i].c;
+		trunc += st[i] && st[i]->truncated ? v[i].c : 0;
+		with += st[i] ? v[i].c : 0;
+	}
+	json_object_object_add(o, "unwind", json_object_new_string("frame pointers"));
+	json_object_object_add(o, "frames_max", json_object_new_int(FP_STACK_FRAMES));
+	json_object_object_add(o, "with_stack", json_object_new_int64((int64_t)with));
+	json_object_object_add(o, "lost", json_object_new_int64((int64_t)lost));
+	json_object_object_add(o, "truncated", json_object_new_int64((int64_t)trunc));
+	y = json_object_new_array();
+	for (k = 0; k < s->nfns; k++)
+		json_object_array_add(y, fp_stacks__func_json(s, k));
+	json_object_object_add(o, "functions", y);
+	json_object_object_add(o, "objects", fp_stacks__objects_json(s));
+	json_object_object_add(o, "samples", a);
+	return o;
+}
+
+void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_proc *proc,
+		       const struct fp_catalog *cat, const struct fp_sampled *v, int n,
+		       struct json_object *o)
+{
+	const struct fp_stack **st = calloc((size_t)n + 1, sizeof(*st));
+	struct tallies t = { 0 };
+	struct json_object *a;
+	int ps[PS_N], i;
+
+	ps[PS_LOST] = intern(s, "[no stack]", -1);
+	ps[PS_TRUNC] = intern(s, "[truncated]", -1);
+	if (!st || ps[PS_LOST] < 0 || ps[PS_TRUNC] < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		st[i] = v[i].ustack >= 0 ? fp_stacks__get(s, map_fd, v[i].ustack, pid, proc)
+					 : NULL;
+	t.nf = s->nfns;
+	t.self = calloc((size_t)t.nf, sizeof(*t.self));
+	t.total = calloc((size_t)t.nf, sizeof(*t.total));
+	t.stamp = calloc((size_t)t.nf, sizeof(*t.stamp));
+	if (!t.self || !t.total || !t.stamp)
+		goto out;
+	a = json_object_object_get(o, "regions");
+	for (i = 0; a && i < cat->nregions && i < (int)json_object_array_length(a); i++)
+		tally_into(s, &t, st, ps, v, n, i, json_object_array_get_idx(a, i));
+	a = json_object_object_get(o, "features");
+	for (i = 0; a && i < (int)json_object_array_length(a) && i < 64; i++)
+		tally_into(s, &t, st, ps, v, n, -1 - i, json_object_array_get_idx(a, i));
+	tally_into(s, &t, st, ps, v, n, INT32_MIN, json_object_object_get(o, "base"));
+	json_object_object_add(o, "stacks", stacks_json(s, st, ps, cat, v, n));
+out:
+	free(t.self);
+	free(t.total);
+	free(t.stamp);
+	free(st);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sample --stacks: the user call stacks of a sampling session, named (daemon/target/
+ * sample_stacks.c). A stack is read from the sampler's stack map once, the first time
+ * its id is seen, while the process can still be read; its frames are interned
+ * functions, each of an object (the file mapped there).
+ */
+#ifndef FP_SAMPLE_STACKS_H
+#define FP_SAMPLE_STACKS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct fp_proc;
+struct fp_stacks;
+struct json_object;
+
+struct fp_stack {
+	int n;			/* frames, outermost first */
+	int truncated;		/* as deep as the stack map keeps: the walk may go on */
+	int *fn;		/* function indices (fp_stacks__func_json) */
+};
+
+/* One distinct sample key of a session, its regions named (daemon/target/sample.c). */
+struct fp_sampled {
+	uint64_t c;		/* samples */
+	int nreg;		/* regions open, outermost first (no more than stored) */
+	int reg[16];
+	int bad;		/* an id named no region of the catalog */
+	uint64_t fmask;		/* the features of its regions */
+	int32_t ustack;		/* its stack id, or FP_USTACK_* */
+};
+
+struct fp_stacks *fp_stacks__new(int max_id);
+void fp_stacks__free(struct fp_stacks *s);
+/*
+ * Stack id of the stack map open at map_fd, named with the process's mappings and the
+ * objects proc holds (their symbols): read on first use, then kept. NULL when the map has
+ * no such stack or memory ran out.
+ */
+const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t id, pid_t pid,
+				      struct fp_proc *proc);
+int fp_stacks__nfuncs(const struct fp_stacks *s);
+/* Function i: {"name", "object"}. */
+struct json_object *fp_stacks__func_json(const struct fp_stacks *s, int i);
+/* The objects frames fell in: [{"name", "path", "build_id", "start", "end", "offset"}],
+ * in the order functions' "object_index" refers to them. */
+struct json_object *fp_stacks__objects_json(const struct fp_stacks *s);
+int fp_stacks__func_object(const struct fp_stacks *s, int i);
+struct fp_catalog;
+/*
+ * The stacks of a session's n keys v into its report o (fp_sample_report's: "regions" in
+ * the catalog's order, "features", "base"): each gets "functions", its top functions by
+ * total samples ({name, object, self_samples, total_samples, self_share, total_share,
+ * self_stderr, total_stderr}, shares of its own samples); o gets "stacks": the functions
+ * named, the objects, and every distinct (regions, stack) with its samples.
+ */
+void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_proc *proc,
+		       const struct fp_catalog *cat, const struct fp_sampled *v, int n,
+		       struct json_object *o);
+
+#endif

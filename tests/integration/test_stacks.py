@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Integration tests of sample --stacks (issue 35; bpf/sample.bpf.c, daemon/target/
+sample_stacks.c, cli/stacks.c): which functions a region's time goes to, on a program
+whose region spends known shares of its time in known functions (tests/targets/stacks.c:
+f1 in the executable, also run outside the region; lib_f2 in a shared library; the
+region's own loop), two threads, its regions read from its TLS stack (FEATPROF_SAMPLING)
+or from the regions featprof traces. The real featprofd on a temporary socket. Needs root.
+usage: test_stacks.py BUILD_DIR [TEST...]"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+from harness import check, cli  # noqa: E402
+
+TG = h.B + "/tests/targets/"
+TMP = tempfile.mkdtemp(prefix="featprof-stacks-")
+US, ITERS = 3000, 1200      # 3.75 ms an iteration: ~4.5 s a thread
+
+
+class Stacks:
+    """tests/targets/stacks: "ready PID", then its work on a line, its truth (JSON) after."""
+
+    def __init__(self, binary):
+        self.p = subprocess.Popen([TG + binary, str(US), str(ITERS), "2", "--wait"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("ready "), line
+        self.pid = int(line.split()[1])
+
+    def go(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+
+    def truth(self):
+        return json.loads(self.p.stdout.readline())
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def by_name(arr, name):
+    return next((x for x in arr or [] if x.get("name") == name), None)
+
+
+def fn(x, name):
+    return by_name(x.get("functions"), name) or {"total_share": 0, "self_share": 0,
+                                                  "total_stderr": 0, "self_stderr": 0}
+
+
+def check_shares(what, sm, truth, obj, lib):
+    """Region work's samples split among f1, lib_f2 and worker's own loop as the program
+    measured its parts (2 points); f1 outside the region not in it; the objects named."""
+    work = by_name(sm["regions"], "work")
+    want = {"f1": truth["f1_in_ns"] / truth["work_ns"],
+            "lib_f2": truth["f2_ns"] / truth["work_ns"],
+            "worker": truth["own_ns"] / truth["work_ns"]}
+    print("    %s: %d samples, %d in work, %d outside regions; stacks %s" % (
+        what, sm["samples"], work["samples"], sm["base"]["samples"],
+        {k: sm["stacks"][k] for k in ("unwind", "with_stack", "lost", "truncated")}))
+    for name, share in want.items():
+        f = fn(work, name)
+        got = f["self_share"]
+        print("    work -> %-7s self %5.1f%% +-%.1f (program %5.1f%%), total %5.1f%%" % (
+            name, 100 * got, 100 * f["self_stderr"], 100 * share, 100 * f["total_share"]))
+        check(abs(got - share) <= 0.02, "%s: %s's self share of work %.3f, program %.3f" % (
+            what, name, got, share))
+    check(fn(work, "worker")["total_share"] >= 0.97,
+          "%s: worker holds every stack of work (%.3f)" % (what, fn(work, "worker")["total_share"]))
+    check(fn(work, "f1").get("object") == obj and fn(work, "lib_f2").get("object") == lib,
+          "%s: objects named %s, %s" % (what, fn(work, "f1").get("object"),
+                                        fn(work, "lib_f2").get("object")))
+    base = sm["base"]
+    check(fn(base, "f1")["self_share"] >= 0.97 and fn(base, "lib_f2")["total_share"] == 0,
+          "%s: outside regions only f1 (%.3f)" % (what, fn(base, "f1")["self_share"]))
+    feat = by_name(sm["features"], "Work")
+    check(feat and abs(fn(feat, "f1")["self_share"] - fn(work, "f1")["self_share"]) < 1e-9,
+          "%s: feature Work as its one region" % what)
+    check(sm["stacks"]["lost"] <= 0.01 * sm["samples"],
+          "%s: %d of %d stacks lost" % (what, sm["stacks"]["lost"], sm["samples"]))
+
+
+def in_order(names, want):
+    """Whether want's names come in names in that order (others between them)."""
+    it = iter(names)
+    return all(any(n == w for n in it) for w in want)
+
+
+def sample(d, t, *extra):
+    """sample --stacks for 3 s while t works; the sampling report and the truth."""
+    t.go()
+    r = cli(d, "sample", t.pid, "--stacks", "--duration", "3", "--json", *extra, timeout=60)
+    truth = t.truth()
+    if not check(r.returncode == 0, "sample --stacks: " + r.stderr):
+        return None, truth
+    return json.loads(r.stdout)["sampling"], truth
+
+
+def t_stacks_sampled(d):
+    """A FEATPROF_SAMPLING build with frame pointers: shares against the program's own,
+    folded lines and a pprof profile (go tool pprof) that put regions above functions."""
+    t = Stacks("stacks_sampled")
+    try:
+        folded = os.path.join(TMP, "s.folded")
+        sm, truth = sample(d, t)
+        if not sm:
+            return
+        check(sm["regions_from"] == "tls", "regions from %s" % sm["regions_from"])
+        check_shares("stacks_sampled", sm, truth, "stacks_sampled", "libstacks_fp.so")
+    finally:
+        t.kill()
+    t = Stacks("stacks_sampled")
+    try:
+        prof = os.path.join(TMP, "s.pb.gz")
+        t.go()
+        r = cli(d, "sample", t.pid, "--stacks", "--duration", "2", "-o", folded,
+                "--format", "folded", timeout=60)
+        check(r.returncode == 0 and "region work:" in r.stdout and "lib_f2" in r.stdout,
+              "table: %s %s" % (r.stdout[-400:], r.stderr))
+        lines = open(folded).read().splitlines() if r.returncode == 0 else []
+        total = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
+        inside = sum(int(l.rsplit(" ", 1)[1]) for l in lines
+                     if l.startswith("Work;work;") and ";worker;f1 " in l)
+        print("    folded: %d lines, %d samples, %d in work under worker;f1" % (
+            len(lines), total, inside))
+        check(total > 1000 and inside > 0.3 * total, "folded stacks under Work;work")
+        t.kill()
+        t = Stacks("stacks_sampled")
+        t.go()
+        r = cli(d, "sample", t.pid, "--stacks", "--duration", "2", "-o", prof,
+                "--format", "pprof", timeout=60)
+        check(r.returncode == 0, "pprof: " + r.stderr)
+        check(gzip.open(prof).read(2) != b"", "pprof file")
+        tr = subprocess.run(["go", "tool", "pprof", "-traces", prof], capture_output=True,
+                            text=True, timeout=120)
+        # leaf first: f1, worker, ..., then the region, then its feature
+        want = ["f1", "worker", "work", "Work"]
+        ok = any(in_order([w.split()[-1] for w in b.splitlines() if w.strip()], want)
+                 for b in tr.stdout.split("-----------+"))
+        check(ok, "go tool pprof -traces: f1 under worker under work under Work: %s" %
+              (tr.stdout[:600] + tr.stderr[-300:]))
+        raw = subprocess.run(["go", "tool", "pprof", "-raw", prof], capture_output=True,
+                             text=True, timeout=120).stdout
+        bid = subprocess.run(["readelf", "-n", TG + "libstacks_fp.so"], capture_output=True,
+                             text=True).stdout.split("Build ID: ")[1].split()[0]
+        check(bid in raw, "pprof mappings carry build ids (%s)" % bid)
+    finally:
+        t.kill()
+
+
+def t_stacks_traced(d):
+    """A default build whose region featprof enable traces: the open regions from the
+    kernel's thread state, the same shares."""
+    t = Stacks("stacks_fp")
+    try:
+        r = cli(d, "enable", t.pid, "Work")
+        check(r.returncode == 0, "enable: " + r.stderr)
+        sm, truth = sample(d, t)
+        if sm:
+            check(sm["regions_from"] == "kernel", "regions from %s" % sm["regions_from"])
+            check_shares("stacks_fp traced", sm, truth, "stacks_fp", "libstacks_fp.so")
+    finally:
+        t.kill()
+
+
+def t_stacks_refused(d):
+    """Nothing to attribute (a default build, no region traced) or --remote with
+    --stacks: one line, nothing started."""
+    t = Stacks("stacks_fp")
+    try:
+        r = cli(d, "sample", t.pid, "--stacks", "--duration", "1")
+        check(r.returncode != 0 and "featprof enable" in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1, "no region: %r" % r.stderr)
+        r = cli(d, "sample", t.pid, "--stacks", "--remote", "--duration", "1")
+        check(r.returncode != 0 and "--remote" in r.stderr, "--remote: %r" % r.stderr)
+        r = cli(d, "sample", t.pid, "--top", "3", "--duration", "1")
+        check(r.returncode == 2 and "--stacks" in r.stderr, "--top alone: %r" % r.stderr)
+    finally:
+        t.kill()
+
+
+TESTS = h.discover(globals())
+
+
+if __name__ == "__main__":
+    sys.exit(h.run_file("stacks", TESTS))

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A program whose region spends known shares of its time in known functions
+ * (sample --stacks, drill: tests/integration/test_stacks.py):
+ *
+ *	stacks US ITERS [THREADS] [--wait]
+ *
+ * THREADS threads (default 2) each run ITERS iterations of: region work [Work] around
+ * f1 (US/2 us, in the executable), lib_f2 (US/3 us, in libstacks.so) and its own loop
+ * (US/6 us, in worker itself); then f1 again outside every region (US/4 us). Each part's
+ * CPU time is measured (CLOCK_THREAD_CPUTIME_ID around it) and, at the end, printed as
+ * one line of JSON: {"work_ns", "f1_in_ns", "f2_ns", "own_ns", "f1_out_ns"} summed over
+ * the threads, the truth the samples are held to. With --wait it prints "ready PID" and
+ * waits for a line first. Built with frame pointers (stacks_fp), without (stacks), and
+ * with FEATPROF_SAMPLING (stacks_sampled).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "featprof.h"
+
+void lib_f2(long units);
+
+static long us, iters;
+static double units_per_us;
+static volatile unsigned long sink;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long long tot[5];	/* work, f1 in, f2, own, f1 out */
+
+static long long cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static inline unsigned long compute(unsigned long x, long units)
+{
+	long i;
+
+	for (i = 0; i < units; i++)
+		x = x * 6364136223846793005UL + (unsigned long)i;
+	return x;
+}
+
+__attribute__((noinline)) void f1(long units)
+{
+	sink = compute(sink, units);
+}
+
+static void *worker(void *arg)
+{
+	long long t[5] = { 0 }, a, b, c, d, e;
+	long u = (long)(units_per_us * (double)us), i;
+
+	(void)arg;
+	for (i = 0; i < iters; i++) {
+		FP_BEGIN(work, "Work");
+		a = cpu_ns();
+		f1(u / 2);
+		b = cpu_ns();
+		lib_f2(u / 3);
+		c = cpu_ns();
+		sink = compute(sink, u / 6);	/* the region's own code */
+		d = cpu_ns();
+		FP_END(work);
+		f1(u / 4);
+		e = cpu_ns();
+		t[0] += d - a;
+		t[1] += b - a;
+		t[2] += c - b;
+		t[3] += d - c;
+		t[4] += e - d;
+	}
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < 5; i++)
+		tot[i] += t[i];
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = argc > 3 && argv[3][0] != '-' ? atoi(argv[3]) : 2, i;
+	long long t0;
+	pthread_t th[64];
+	char line[64];
+
+	if (argc < 3 || threads < 1 || threads > 64) {
+		fprintf(stderr, "usage: stacks US ITERS [THREADS] [--wait]\n");
+		return 2;
+	}
+	us = atol(argv[1]);
+	iters = atol(argv[2]);
+	t0 = cpu_ns();	/* how many units a microsecond computes */
+	f1(10000000);
+	units_per_us = 1e7 / ((double)(cpu_ns() - t0) / 1e3);
+	if (!strcmp(argv[argc - 1], "--wait")) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
+	}
+	for (i = 0; i < threads; i++)
+		pthread_create(&th[i], NULL, worker, NULL);
+	for (i = 0; i < threads; i++)
+		pthread_join(th[i], NULL);
+	printf("{\"work_ns\": %lld, \"f1_in_ns\": %lld, \"f2_ns\": %lld, \"own_ns\": %lld, "
+	       "\"f1_out_ns\": %lld}\n", tot[0], tot[1], tot[2], tot[3], tot[4]);
+	return 0;
+}
