@@ -40,6 +40,7 @@ DAEMON_DIRS := util kern clients inproc target report registry groups streams se
 INCLUDES := -I$(O) -Icommon -Ibpf -Iusdt $(addprefix -Idaemon/,$(DAEMON_DIRS))
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
 LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma
+LIBS_DW := $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null || echo -ldw)
 LIBS_JSON := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
 LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
 ALL_CFLAGS += $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
@@ -126,7 +127,7 @@ all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
 
 $(O)/featprofd: $(DAEMON_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_NOTES) $(LIBS_JSON) -lm -lpthread \
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_BPF) $(LIBS_DW) $(LIBS_NOTES) $(LIBS_JSON) -lm -lpthread \
 		-Wl,--export-dynamic-symbol='featprof_calibration_fn*'	# its calibration's functions
 
 $(O)/featprof: $(CLI_OBJS)

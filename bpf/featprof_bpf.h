@@ -179,6 +179,26 @@ struct fp_sample_key {
 #define FP_SRC_TLS 0		/* the program's own TLS stack (FEATPROF_SAMPLING) */
 #define FP_SRC_KERNEL 1		/* the thread's state in the target's BPF object */
 
+/* sample_stacks: how each sample's user call stack is taken */
+#define FP_UNWIND_NONE 0
+#define FP_UNWIND_FP 1		/* the kernel's frame-pointer walk, into ustacks */
+#define FP_UNWIND_DWARF 2	/* registers and the stack's top copied out (stack_copies):
+				 * featprofd unwinds them by the objects' CFI */
+#define FP_USTACK_DWARF (-3)	/* its stack went out as a copy */
+
+/* FP_UNWIND_DWARF: one sample's copy, through a ring buffer */
+#define FP_STACK_COPY 8192	/* bytes of the stack above sp (perf's default dump size) */
+#define FP_STACK_CHUNK 1024	/* copied a chunk at a time: the last fails at the
+				 * mapping's end, the copy is what came before it */
+#define FP_PT_REGS_WORDS 21	/* x86-64 struct pt_regs: r15 ... ss */
+struct fp_stack_copy {
+	struct fp_sample_key key;	/* the open regions, as counted in samples */
+	__u32 tid;
+	__u32 size;			/* bytes of stack copied */
+	__u64 regs[FP_PT_REGS_WORDS];	/* the thread's user registers */
+	__u8 stack[FP_STACK_COPY];
+};
+
 #define FP_SAMPLE_GONE (~0ULL)	/* FP_SRC_KERNEL: a frame of a region disabled since */
 #define FP_USTACK_NONE (-1)	/* no call stack asked for */
 #define FP_USTACK_LOST (-2)	/* the walk failed or the stack map had no room */

@@ -35,7 +35,7 @@ __u32 sampler_tid = 0;		/* --remote: the daemon's sampler thread */
 /* --remote: the CPUs on which a sampled thread was running at the tick (bit per CPU,
  * 256 at most), zeroed by the sampler thread before each tick: it moves off them. */
 __u64 sample_cpus[4] = {};
-/* sample --stacks: each sample's user call stack (the kernel's frame-pointer walk) */
+/* sample --stacks: how each sample's user call stack is taken (FP_UNWIND_*) */
 __u32 sample_stacks = 0;
 /* FP_SRC_KERNEL: the target's slot, occupant and first region entry in its BPF object */
 __u32 sample_slot = 0, sample_owner = 0, sample_rbase = 0;
@@ -47,6 +47,12 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, FP_STACK_FRAMES * sizeof(__u64));
 } ustacks SEC(".maps");
+
+/* FP_UNWIND_DWARF: each sample's registers and stack top (sized by the daemon). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} stack_copies SEC(".maps");
 
 /*
  * FP_SRC_KERNEL: the target's thread states and enabled regions, the maps of its own BPF
@@ -151,14 +157,73 @@ static __always_inline int count_key(struct fp_sample_key *key)
 	return 0;
 }
 
-/* The interrupted thread's user call stack into key (a perf-event program's context). */
+/* The interrupted thread's user registers (x86-64 struct pt_regs) into regs. From 5.15
+ * the task's saved user registers; before, the sample's own where it interrupted user
+ * mode, else those saved at the top of the task's kernel stack (THREAD_SIZE 16 KiB, no
+ * padding: x86-64 without KASAN). 0 or a negative error. */
+static __always_inline long user_regs(struct bpf_perf_event_data *ctx, __u64 *regs)
+{
+	struct task_struct *task;
+	__u64 cs, top;
+	int k;
+
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return bpf_probe_read_kernel(regs, FP_PT_REGS_WORDS * 8,
+					     (void *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	cs = *(__u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	if (cs & 3) {
+		for (k = 0; k < FP_PT_REGS_WORDS; k++)
+			regs[k] = *(__u64 *)((char *)&ctx->regs + k * 8);
+		return 0;
+	}
+	task = (struct task_struct *)bpf_get_current_task();
+	top = (__u64)BPF_CORE_READ(task, stack) + 16384;
+	return bpf_probe_read_kernel(regs, FP_PT_REGS_WORDS * 8,
+				     (void *)(top - FP_PT_REGS_WORDS * 8));
+}
+
+/* FP_UNWIND_DWARF: the sample's registers and the top of its stack, with its key, out to
+ * featprofd, which unwinds them. 0, or -1 when it could not go (the ring full). */
+static __always_inline int copy_stack(struct bpf_perf_event_data *ctx,
+				      const struct fp_sample_key *key)
+{
+	struct fp_stack_copy *r = bpf_ringbuf_reserve(&stack_copies, sizeof(*r), 0);
+	__u64 sp;
+	int i;
+
+	if (!r)
+		return -1;
+	if (user_regs(ctx, r->regs)) {
+		bpf_ringbuf_discard(r, 0);
+		return -1;
+	}
+	r->key = *key;
+	r->tid = (__u32)bpf_get_current_pid_tgid();
+	sp = r->regs[__builtin_offsetof(struct pt_regs, sp) / 8];
+	r->size = 0;
+	for (i = 0; i < FP_STACK_COPY / FP_STACK_CHUNK; i++) {
+		if (bpf_probe_read_user(r->stack + i * FP_STACK_CHUNK, FP_STACK_CHUNK,
+					(void *)(sp + i * FP_STACK_CHUNK)))
+			break;
+		r->size += FP_STACK_CHUNK;
+	}
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+/* The interrupted thread's user call stack, as sample_stacks asks: into key (its id in
+ * ustacks), or out as a copy once key's regions are filled (ctx kept for count_key). */
 static __always_inline void user_stack(struct bpf_perf_event_data *ctx,
 				       struct fp_sample_key *key)
 {
 	long id;
 
 	key->ustack = FP_USTACK_NONE;
-	if (!sample_stacks)
+	if (sample_stacks == FP_UNWIND_DWARF) {
+		key->ustack = FP_USTACK_DWARF;
+		return;
+	}
+	if (sample_stacks != FP_UNWIND_FP)
 		return;
 	id = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 	key->ustack = id < 0 ? FP_USTACK_LOST : (__s32)id;
@@ -166,9 +231,19 @@ static __always_inline void user_stack(struct bpf_perf_event_data *ctx,
 		sample_count(FP_SA_STACK_LOST);
 }
 
-/* One sample of thread tid whose TLS block was read into *tls: counted per stack. */
-static __always_inline int sample_stack(__u32 tid, struct fp_tls_user *tls,
+/* One sample of key's stack from a perf event's ctx: its copy out where the stacks are
+ * unwound by featprofd, then counted. */
+static __always_inline int count_sample(struct bpf_perf_event_data *ctx,
 					struct fp_sample_key *key)
+{
+	if (key->ustack == FP_USTACK_DWARF && copy_stack(ctx, key))
+		sample_count(FP_SA_STACK_LOST);
+	return count_key(key);
+}
+
+/* One sample of thread tid whose TLS block was read into *tls: counted per stack. */
+static __always_inline int sample_stack(struct bpf_perf_event_data *ctx, __u32 tid,
+					struct fp_tls_user *tls, struct fp_sample_key *key)
 {
 	struct fp_sample_thread *th;
 	__u32 i;
@@ -197,7 +272,7 @@ static __always_inline int sample_stack(__u32 tid, struct fp_tls_user *tls,
 	for (i = 0; i < FP_TLS_SLOTS; i++)
 		if (i < key->depth)
 			key->ids[i] = tls->ids[i];
-	return count_key(key);
+	return ctx ? count_sample(ctx, key) : count_key(key);
 }
 
 /* Whether the sample in ctx fell in the kernel's handling of a uprobe at a site of the
@@ -244,7 +319,7 @@ int fp_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	user_stack(ctx, &key);
-	return sample_stack((__u32)id, &tls, &key);
+	return sample_stack(ctx, (__u32)id, &tls, &key);
 }
 
 /*
@@ -266,7 +341,7 @@ static __always_inline int sample_kernel(struct bpf_perf_event_data *ctx,
 	}
 	user_stack(ctx, &key);
 	if (!st || st->slot != sample_slot || st->owner != sample_owner)
-		return count_key(&key);	/* another occupant's state: nothing open */
+		return count_sample(ctx, &key);	/* another occupant's state: nothing open */
 	d = st->depth;
 	key.deeper = d > FP_TLS_SLOTS || st->overflow;
 	key.depth = d > FP_TLS_SLOTS ? FP_TLS_SLOTS : d;
@@ -280,7 +355,7 @@ static __always_inline int sample_kernel(struct bpf_perf_event_data *ctx,
 		g = en ? *en : 0;
 		key.ids[i] = g && g == st->f[i].gen ? (__u64)(r - sample_rbase) : FP_SAMPLE_GONE;
 	}
-	return count_key(&key);
+	return count_sample(ctx, &key);
 }
 
 SEC("perf_event")
@@ -351,5 +426,5 @@ int fp_sample_remote(struct bpf_iter__task *ctx)
 		sample_count(FP_SA_READ_FAILED);
 		return 0;
 	}
-	return sample_stack((__u32)task->pid, &tls, &key);
+	return sample_stack(NULL, (__u32)task->pid, &tls, &key);
 }

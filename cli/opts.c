@@ -101,6 +101,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ "functions", no_argument, NULL, 'U' },
 		{ "stacks", no_argument, NULL, 'S' },
 		{ "top", required_argument, NULL, 'K' },
+		{ "unwind", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -111,6 +112,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
 		{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
 		{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
+		{ 'W', O_UNWIND },
 	};
 	int c, k;
 
@@ -155,6 +157,15 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 			o->functions = 1;
 			break;
 		case 'S':
+			o->stacks = 1;
+			break;
+		case 'W':
+			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf")) {
+				fprintf(stderr, "featprof %s: --unwind takes fp or dwarf: '%s'\n",
+					argv[0], optarg);
+				return -1;
+			}
+			o->unwind = optarg;
 			o->stacks = 1;
 			break;
 		case 'K':

@@ -15,7 +15,9 @@
  * --remote: featprofd's sampler thread reads the running threads' stacks from its own
  * CPU at each tick instead of a cpu-clock event interrupting each thread (docs/TRACING.md
  * says when that is cheaper).
- * --stacks: each sample carries the thread's user call stack too; the table then shows,
+ * --stacks: each sample carries the thread's user call stack too (--unwind dwarf, the
+ * default: by the objects' CFI, from a copy of the stack's top; fp: by the kernel's
+ * frame-pointer walk, cheaper, right only where every frame keeps one); the table shows,
  * per feature and region, its top N functions (default 5) by total and self share
  * (cli/stacks.c); -o FILE writes the stacks under their regions as folded lines or a
  * pprof profile. The regions open are read from the program's TLS stack where it keeps
@@ -41,6 +43,7 @@ static void on_int(int sig)
 static const char *exe;	/* --exe PATH: the executable's processes */
 static int remote;	/* --remote */
 static int stacks;	/* --stacks */
+static const char *unwind;	/* --unwind fp|dwarf (else the daemon's default) */
 
 static struct json_object *call(const char *verb, long pid, long hz, int on)
 {
@@ -57,6 +60,8 @@ static struct json_object *call(const char *verb, long pid, long hz, int on)
 			json_object_object_add(req, "remote", json_object_new_boolean(1));
 		if (on && stacks)
 			json_object_object_add(req, "stacks", json_object_new_boolean(1));
+		if (on && unwind)
+			json_object_object_add(req, "unwind", json_object_new_string(unwind));
 	}
 	return client_request("sample", verb, pid, req);
 }
@@ -93,7 +98,7 @@ int cmd_sample(int argc, char **argv)
 	struct cli_opts o;
 	long pid = 0, hz, secs;
 	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE | O_REMOTE |
-			   O_STACKS | O_TOP | O_OUTPUT | O_FORMAT, &o);
+			   O_STACKS | O_TOP | O_OUTPUT | O_FORMAT | O_UNWIND, &o);
 	struct timespec ts = { 0, 100000000 };
 	char tmp[4200];
 	FILE *out = NULL;
@@ -105,8 +110,8 @@ int cmd_sample(int argc, char **argv)
 			fprintf(stderr, "featprof sample: not a pid: '%s'\n", o.pos[0]);
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof sample PID|--exe PATH [--hz N] "
 			"[--duration S] [--remote] [--json]   (default 997 Hz, 10 s)\n"
-			"       featprof sample PID --stacks [--top N] [-o FILE --format "
-			"folded|pprof] ...\n");
+			"       featprof sample PID --stacks [--unwind fp|dwarf] [--top N] "
+			"[-o FILE --format folded|pprof] ...\n");
 		return rc == 1 ? 0 : 2;
 	}
 	if (!o.stacks && (o.top || o.output || o.format)) {
@@ -128,6 +133,7 @@ int cmd_sample(int argc, char **argv)
 	exe = o.exe;
 	remote = o.remote;
 	stacks = o.stacks;
+	unwind = o.unwind;
 	if (o.output && !(out = fp_open_tmp(o.output, "sample", tmp, sizeof(tmp))))
 		return 1;
 	hz = o.hz ? o.hz : FP_DEFAULT_HZ;

@@ -88,7 +88,8 @@ int stacks_write_folded(FILE *f, struct json_object *sm)
 		struct json_object *st = geta(x, "stack");
 
 		if (!fl || !json_object_array_length(fl))
-			fputs(rl && json_object_array_length(rl) ? "[no feature]" : "[no region]", f);
+			fputs(rl && json_object_array_length(rl) ? "[no feature]" : "[no region]",
+			      f);
 		for (j = 0; fl && j < json_object_array_length(fl); j++) {
 			if (j)
 				fputc('+', f);
@@ -100,11 +101,12 @@ int stacks_write_folded(FILE *f, struct json_object *sm)
 		}
 		for (j = 0; st && j < json_object_array_length(st); j++) {
 			int64_t i = json_object_get_int64(json_object_array_get_idx(st, j));
+			struct json_object *fi = i >= 0 && (size_t)i < json_object_array_length(fns)
+							 ? json_object_array_get_idx(fns, (size_t)i)
+							 : NULL;
 
 			fputc(';', f);
-			put_name(f, i >= 0 && (size_t)i < json_object_array_length(fns)
-					    ? gets_(json_object_array_get_idx(fns, (size_t)i), "name")
-					    : "[unknown]");
+			put_name(f, fi ? gets_(fi, "name") : "[unknown]");
 		}
 		fprintf(f, " %lld\n", (long long)geti(x, "samples"));
 	}

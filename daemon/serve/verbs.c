@@ -130,6 +130,32 @@ static enum fp_status arg_sample(struct json_object *req, int *hz, bool *on, boo
 	return st;
 }
 
+/* sample's stacks (default false) and unwind ("fp" or "dwarf", default "dwarf"): how each
+ * sample's call stack is taken, FP_UNWIND_*. */
+static enum fp_status arg_unwind(struct json_object *req, int *unwind, char *msg, size_t msglen)
+{
+	struct json_object *v;
+	enum fp_status st;
+	const char *u;
+	bool stacks;
+
+	st = arg_bool(req, "stacks", false, &stacks, msg, msglen);
+	*unwind = FP_UNWIND_NONE;
+	if (st || !stacks)
+		return st;
+	if (!json_object_object_get_ex(req, "unwind", &v)) {
+		*unwind = FP_UNWIND_DWARF;
+		return FP_OK;
+	}
+	u = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	if (strcmp(u, "fp") && strcmp(u, "dwarf")) {
+		snprintf(msg, msglen, "'unwind' must be \"fp\" or \"dwarf\"");
+		return FP_E_BAD_REQUEST;
+	}
+	*unwind = !strcmp(u, "fp") ? FP_UNWIND_FP : FP_UNWIND_DWARF;
+	return FP_OK;
+}
+
 /* --- arguments: pid, selection, definitions ----------------------------------------- */
 
 /* The thread group (process) a task id belongs to; 0 when it cannot be read. */
@@ -533,7 +559,8 @@ static enum fp_status do_record(struct fp_client *c, struct request *r,
 
 /*
  * sample: {pid, hz (FP_MIN_HZ..FP_MAX_HZ, default FP_DEFAULT_HZ), on (default true),
- * remote (default false), stacks (default false)}. On: attaches the target if it is not
+ * remote (default false), stacks (default false), unwind ("fp" or "dwarf", default
+ * "dwarf")}. On: attaches the target if it is not
  * yet (a FEATPROF_SAMPLING build needs no region enabled: sampling reads the program's
  * own region stack; another reads the regions traced), starts or restarts sampling;
  * remote: by the daemon's sampler thread from its own CPU instead of a cpu-clock event in
@@ -543,13 +570,13 @@ static enum fp_status do_record(struct fp_client *c, struct request *r,
 static enum fp_status do_sample(struct fp_client *c, struct request *r,
 				struct json_object **res, char *msg, size_t msglen)
 {
-	bool on, remote, stacks;
+	int hz, ret, unwind;
 	enum fp_status st;
-	int hz, ret;
+	bool on, remote;
 
 	st = arg_sample(r->obj, &hz, &on, &remote, msg, msglen);
 	if (!st)
-		st = arg_bool(r->obj, "stacks", false, &stacks, msg, msglen);
+		st = arg_unwind(r->obj, &unwind, msg, msglen);
 	if (!st)
 		st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
 	if (st)
@@ -560,14 +587,16 @@ static enum fp_status do_sample(struct fp_client *c, struct request *r,
 	}
 	fp_target__sample_stop(r->t);	/* off, or a restart that takes the new rate */
 	if (on) {
-		ret = fp_target__sample_start(r->t, hz, remote, stacks, msg, msglen);
+		ret = fp_target__sample_start(r->t, hz, remote, unwind, msg, msglen);
 		if (ret)
 			return ret == -ENOENT	     ? FP_E_NO_PROBES
 			       : ret == -EOPNOTSUPP ? FP_E_UNSUPPORTED
 						    : FP_E_INTERNAL;
 		fp_target__enabled_now(r->t);
 		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s%s (%s)", (int)r->pid, hz,
-		       remote ? ", remote" : "", stacks ? ", call stacks" : "",
+		       remote ? ", remote" : "",
+		       unwind == FP_UNWIND_FP ? ", call stacks by frame pointers"
+		       : unwind ? ", call stacks by DWARF CFI" : "",
 		       fp_target__sample_source(r->t));
 	}
 	*res = fp_report_sampling(r->pid, on, hz, remote);

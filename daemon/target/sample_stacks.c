@@ -42,9 +42,24 @@ struct obj {
 	uint64_t dev, ino;
 };
 
+/* One (open regions, stack) seen, with its samples: the stacks unwound in featprofd
+ * (FP_UNWIND_DWARF) are counted here, not in the kernel. */
+struct agg {
+	struct fp_sample_key key;	/* ustack: the stack's id here */
+	uint64_t c;
+};
+
 struct fp_stacks {
 	struct fp_stack **by_id;	/* per stack id: named, or NULL */
-	int max_id;
+	int max_id;			/* ids the stack map gives, or (user) those so far */
+	bool user;			/* the ids are this table's (unwound here) */
+	int cap_id;
+	int *stack_hash;		/* user: ids by their frames, id + 1, 0 empty */
+	int nstack_hash;
+	struct agg *aggs;
+	int naggs, cap_aggs;
+	int *agg_hash;			/* aggs by key, index + 1 */
+	int nagg_hash;
 	struct fn *fns;
 	int nfns, capfns;
 	int *hash;			/* open addressing over fns: index + 1, 0 empty */
@@ -62,6 +77,22 @@ struct fp_stacks *fp_stacks__new(int max_id)
 
 	if (!s)
 		return NULL;
+	if (!max_id) {	/* the stacks unwound here: ids made here */
+		s->user = true;
+		max_id = 0;
+		s->cap_id = 256;
+		s->by_id = calloc((size_t)s->cap_id, sizeof(*s->by_id));
+		s->nstack_hash = s->nagg_hash = 1024;
+		s->stack_hash = calloc((size_t)s->nstack_hash, sizeof(int));
+		s->agg_hash = calloc((size_t)s->nagg_hash, sizeof(int));
+		s->nhash = 1024;
+		s->hash = calloc((size_t)s->nhash, sizeof(*s->hash));
+		if (!s->by_id || !s->stack_hash || !s->agg_hash || !s->hash) {
+			fp_stacks__free(s);
+			return NULL;
+		}
+		return s;
+	}
 	s->by_id = calloc((size_t)max_id, sizeof(*s->by_id));
 	s->nhash = 1024;
 	s->hash = calloc((size_t)s->nhash, sizeof(*s->hash));
@@ -89,6 +120,9 @@ void fp_stacks__free(struct fp_stacks *s)
 	for (i = 0; i < s->nobjs; i++)
 		free(s->objs[i].path);
 	free(s->by_id);
+	free(s->stack_hash);
+	free(s->aggs);
+	free(s->agg_hash);
 	free(s->fns);
 	free(s->hash);
 	free(s->objs);
@@ -256,28 +290,19 @@ static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint
 	return intern(s, name, o);
 }
 
-const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t id, pid_t pid,
-				      struct fp_proc *proc)
+/* ips (innermost first, n of them) named: a new stack, outermost first; NULL no memory. */
+static struct fp_stack *name_stack(struct fp_stacks *s, pid_t pid, struct fp_proc *proc,
+				   const uint64_t *ips, int n, int truncated)
 {
-	uint64_t ips[FP_STACK_FRAMES];
-	struct fp_stack *st;
-	int n, k;
+	struct fp_stack *st = calloc(1, sizeof(*st));
+	int k;
 
-	if (id < 0 || id >= s->max_id)
-		return NULL;
-	if (s->by_id[id])
-		return s->by_id[id];
-	if (bpf_map_lookup_elem(map_fd, &id, ips))
-		return NULL;
-	for (n = 0; n < FP_STACK_FRAMES && ips[n]; n++)
-		;
-	st = calloc(1, sizeof(*st));
 	if (!st || !(st->fn = calloc((size_t)n + 1, sizeof(*st->fn)))) {
 		free(st);
 		return NULL;
 	}
 	s->vma_read = false;
-	for (k = 0; k < n; k++) {	/* innermost first in the map: outermost first here */
+	for (k = 0; k < n; k++) {	/* innermost first in: outermost first here */
 		int f = name_frame(s, pid, proc, ips[k], k == 0);
 
 		if (f < 0) {
@@ -288,9 +313,154 @@ const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t i
 		st->fn[n - 1 - k] = f;
 	}
 	st->n = n;
-	st->truncated = n == FP_STACK_FRAMES;
-	s->by_id[id] = st;
+	st->truncated = truncated;
 	return st;
+}
+
+const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t id, pid_t pid,
+				      struct fp_proc *proc)
+{
+	uint64_t ips[FP_STACK_FRAMES];
+	int n;
+
+	if (id < 0 || id >= s->max_id)
+		return NULL;
+	if (s->by_id[id] || s->user)
+		return s->by_id[id];
+	if (bpf_map_lookup_elem(map_fd, &id, ips))
+		return NULL;
+	for (n = 0; n < FP_STACK_FRAMES && ips[n]; n++)
+		;
+	s->by_id[id] = name_stack(s, pid, proc, ips, n, n == FP_STACK_FRAMES);
+	return s->by_id[id];
+}
+
+static unsigned hash_bytes(const void *p, size_t n, unsigned h)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 16777619u;
+	return h;
+}
+
+static unsigned hash_stack(const struct fp_stack *st)
+{
+	return hash_bytes(st->fn, (size_t)st->n * sizeof(*st->fn),
+			  2166136261u ^ (unsigned)st->n ^ ((unsigned)st->truncated << 31));
+}
+
+static bool same_stack(const struct fp_stack *a, const struct fp_stack *b)
+{
+	return a->n == b->n && a->truncated == b->truncated &&
+	       !memcmp(a->fn, b->fn, (size_t)a->n * sizeof(*a->fn));
+}
+
+/* An open-addressing table of n slots (index + 1) doubled: entries re-placed by hash_of. */
+static int grow(int **tab, int *n, int count, unsigned (*hash_of)(struct fp_stacks *, int),
+		struct fp_stacks *s)
+{
+	int m = *n * 2, i, *t = calloc((size_t)m, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		unsigned k = hash_of(s, i) & (unsigned)(m - 1);
+
+		while (t[k])
+			k = (k + 1) & (unsigned)(m - 1);
+		t[k] = i + 1;
+	}
+	free(*tab);
+	*tab = t;
+	*n = m;
+	return 0;
+}
+
+static unsigned stack_hash_of(struct fp_stacks *s, int i)
+{
+	return hash_stack(s->by_id[i]);
+}
+
+static unsigned agg_hash_of(struct fp_stacks *s, int i)
+{
+	return hash_bytes(&s->aggs[i].key, sizeof(s->aggs[i].key), 2166136261u);
+}
+
+int32_t fp_stacks__add(struct fp_stacks *s, pid_t pid, struct fp_proc *proc,
+		       const uint64_t *ips, int n, int truncated)
+{
+	struct fp_stack *st;
+	unsigned k;
+
+	if (!s->user || (2 * (s->max_id + 1) > s->nstack_hash &&
+			 grow(&s->stack_hash, &s->nstack_hash, s->max_id, stack_hash_of, s)))
+		return FP_USTACK_LOST;
+	st = name_stack(s, pid, proc, ips, n, truncated);
+	if (!st)
+		return FP_USTACK_LOST;
+	for (k = hash_stack(st) & (unsigned)(s->nstack_hash - 1); s->stack_hash[k];
+	     k = (k + 1) & (unsigned)(s->nstack_hash - 1))
+		if (same_stack(s->by_id[s->stack_hash[k] - 1], st)) {
+			free(st->fn);
+			free(st);
+			return s->stack_hash[k] - 1;
+		}
+	if (s->max_id == s->cap_id) {
+		struct fp_stack **g = realloc(s->by_id, (size_t)s->cap_id * 2 * sizeof(*g));
+
+		if (!g) {
+			free(st->fn);
+			free(st);
+			return FP_USTACK_LOST;
+		}
+		s->by_id = g;
+		s->cap_id *= 2;
+	}
+	s->by_id[s->max_id] = st;
+	s->stack_hash[k] = ++s->max_id;
+	return s->max_id - 1;
+}
+
+int fp_stacks__count(struct fp_stacks *s, const struct fp_sample_key *key, int32_t id)
+{
+	struct fp_sample_key kk = *key;
+	unsigned k;
+
+	kk.ustack = id;
+	if (2 * (s->naggs + 1) > s->nagg_hash &&
+	    grow(&s->agg_hash, &s->nagg_hash, s->naggs, agg_hash_of, s))
+		return -ENOMEM;
+	for (k = hash_bytes(&kk, sizeof(kk), 2166136261u) & (unsigned)(s->nagg_hash - 1);
+	     s->agg_hash[k]; k = (k + 1) & (unsigned)(s->nagg_hash - 1))
+		if (!memcmp(&s->aggs[s->agg_hash[k] - 1].key, &kk, sizeof(kk))) {
+			s->aggs[s->agg_hash[k] - 1].c++;
+			return 0;
+		}
+	if (s->naggs == s->cap_aggs) {
+		int cap = s->cap_aggs ? s->cap_aggs * 2 : 256;
+		struct agg *g = realloc(s->aggs, (size_t)cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		s->aggs = g;
+		s->cap_aggs = cap;
+	}
+	s->aggs[s->naggs].key = kk;
+	s->aggs[s->naggs].c = 1;
+	s->agg_hash[k] = ++s->naggs;
+	return 0;
+}
+
+int fp_stacks__naggs(const struct fp_stacks *s)
+{
+	return s->naggs;
+}
+
+const struct fp_sample_key *fp_stacks__agg(const struct fp_stacks *s, int i, uint64_t *c)
+{
+	*c = s->aggs[i].c;
+	return &s->aggs[i].key;
 }
 
 int fp_stacks__nfuncs(const struct fp_stacks *s)

@@ -31,6 +31,8 @@ struct fp_sampled {
 	int32_t ustack;		/* its stack id, or FP_USTACK_* */
 };
 
+/* A session's stacks: of a stack map with max_id entries (the kernel's frame-pointer
+ * walk), or, max_id 0, those unwound in featprofd (fp_stacks__add). */
 struct fp_stacks *fp_stacks__new(int max_id);
 void fp_stacks__free(struct fp_stacks *s);
 /*
@@ -40,6 +42,17 @@ void fp_stacks__free(struct fp_stacks *s);
  */
 const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t id, pid_t pid,
 				      struct fp_proc *proc);
+struct fp_sample_key;
+/* Unwound here: ips (innermost first, n) named and interned by their functions: the
+ * stack's id, or FP_USTACK_LOST (no memory). */
+int32_t fp_stacks__add(struct fp_stacks *s, pid_t pid, struct fp_proc *proc,
+		       const uint64_t *ips, int n, int truncated);
+/* One sample of key's regions with stack id, counted here. 0 or -ENOMEM. */
+int fp_stacks__count(struct fp_stacks *s, const struct fp_sample_key *key, int32_t id);
+/* The pairs counted: how many, and pair i (its key, ustack the stack's id; *c its
+ * samples). */
+int fp_stacks__naggs(const struct fp_stacks *s);
+const struct fp_sample_key *fp_stacks__agg(const struct fp_stacks *s, int i, uint64_t *c);
 int fp_stacks__nfuncs(const struct fp_stacks *s);
 /* Function i: {"name", "object"}. */
 struct json_object *fp_stacks__func_json(const struct fp_stacks *s, int i);

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "sample.h"
 #include "sample.skel.h"
+#include "sample_dwarf.h"
 #include "sample_stacks.h"
 #include "target.h"
 #include "target_links.h"
@@ -81,6 +82,8 @@ void fp_target__release(struct fp_target *t)
 		fp_target__record_stop(t);
 		fp_target__sample_stop(t);
 	}
+	fp_dwarf__free(t->dwarf);	/* its ring is the object's */
+	t->dwarf = NULL;
 	sample_bpf__destroy(t->sskel);
 	t->sskel = NULL;
 	fp_pool__leave(t);

@@ -84,10 +84,12 @@ struct fp_target {
 	uint64_t sample_ticks, sample_missed;	/* --remote: ticks taken, passed over */
 	int64_t sample_tls_off;
 	int sample_src;			/* where the open regions are read: FP_SRC_* */
-	bool sample_stacks;		/* --stacks: each sample's user call stack */
-	bool sskel_stacks;		/* sskel was made with a stack map */
+	int sample_stacks;		/* --stacks: how each sample's user call stack is
+					 * taken (FP_UNWIND_*), FP_UNWIND_NONE: not */
+	int sskel_stacks;		/* sskel was made for that */
 	int sskel_src;			/* and for that source */
 	struct fp_stacks *stacks;	/* --stacks: the session's named stacks */
+	struct fp_dwarf *dwarf;		/* FP_UNWIND_DWARF: the session's unwinder */
 	int sample_gate;	/* FEATPROF_SAMPLING_GATED: the uprobe raising the gate, 0: none */
 	bool sample_gated;
 	uint64_t sample_start_ns, sample_stop_ns;

@@ -104,12 +104,13 @@ def sample(d, t, *extra):
 
 
 def t_stacks_sampled(d):
-    """A FEATPROF_SAMPLING build with frame pointers: shares against the program's own,
-    folded lines and a pprof profile (go tool pprof) that put regions above functions."""
+    """A FEATPROF_SAMPLING build with frame pointers, --unwind fp: shares against the
+    program's own, folded lines and a pprof profile (go tool pprof) that put regions above
+    functions."""
     t = Stacks("stacks_sampled")
     try:
         folded = os.path.join(TMP, "s.folded")
-        sm, truth = sample(d, t)
+        sm, truth = sample(d, t, "--unwind", "fp")
         if not sm:
             return
         check(sm["regions_from"] == "tls", "regions from %s" % sm["regions_from"])
@@ -120,8 +121,8 @@ def t_stacks_sampled(d):
     try:
         prof = os.path.join(TMP, "s.pb.gz")
         t.go()
-        r = cli(d, "sample", t.pid, "--stacks", "--duration", "2", "-o", folded,
-                "--format", "folded", timeout=60)
+        r = cli(d, "sample", t.pid, "--stacks", "--unwind", "fp", "--duration", "2", "-o",
+                folded, "--format", "folded", timeout=60)
         check(r.returncode == 0 and "region work:" in r.stdout and "lib_f2" in r.stdout,
               "table: %s %s" % (r.stdout[-400:], r.stderr))
         lines = open(folded).read().splitlines() if r.returncode == 0 else []
@@ -156,16 +157,48 @@ def t_stacks_sampled(d):
 
 
 def t_stacks_traced(d):
-    """A default build whose region featprof enable traces: the open regions from the
-    kernel's thread state, the same shares."""
+    """A default build with frame pointers whose region featprof enable traces, --unwind
+    fp: the open regions from the kernel's thread state, the same shares."""
     t = Stacks("stacks_fp")
+    try:
+        r = cli(d, "enable", t.pid, "Work")
+        check(r.returncode == 0, "enable: " + r.stderr)
+        sm, truth = sample(d, t, "--unwind", "fp")
+        if sm:
+            check(sm["regions_from"] == "kernel", "regions from %s" % sm["regions_from"])
+            check(sm["stacks"]["unwind"] == "frame pointers", "unwind " + sm["stacks"]["unwind"])
+            check_shares("stacks_fp traced", sm, truth, "stacks_fp", "libstacks_fp.so")
+    finally:
+        t.kill()
+
+
+def t_stacks_dwarf(d):
+    """No frame pointers (GCC -O2, as Debian builds; the library too), the default
+    unwinding by CFI from stack copies: traced regions, then a FEATPROF_SAMPLING build,
+    the same shares; featprofd's unwinding work printed."""
+    t = Stacks("stacks")
     try:
         r = cli(d, "enable", t.pid, "Work")
         check(r.returncode == 0, "enable: " + r.stderr)
         sm, truth = sample(d, t)
         if sm:
-            check(sm["regions_from"] == "kernel", "regions from %s" % sm["regions_from"])
-            check_shares("stacks_fp traced", sm, truth, "stacks_fp", "libstacks_fp.so")
+            sk = sm["stacks"]
+            check(sk["unwind"] == "dwarf", "unwind " + sk["unwind"])
+            print("    unwinding: %d copies of %d bytes, %.1f us of featprofd's CPU each, "
+                  "%.1f frames each, %d stopped early" % (
+                      sk["copies_unwound"], sk["copy_bytes"],
+                      sk["unwind_cpu_ns"] / 1e3 / max(1, sk["copies_unwound"]),
+                      sk["unwind_frames"] / max(1, sk["copies_unwound"]),
+                      sk["copies_truncated"]))
+            check_shares("stacks dwarf traced", sm, truth, "stacks", "libstacks.so")
+    finally:
+        t.kill()
+    t = Stacks("stacks_sampled")
+    try:
+        sm, truth = sample(d, t, "--unwind", "dwarf")
+        if sm:
+            check_shares("stacks_sampled dwarf", sm, truth, "stacks_sampled",
+                         "libstacks_fp.so")
     finally:
         t.kill()
 

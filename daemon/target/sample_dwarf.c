@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sample --stacks --unwind dwarf: unwinding the copies the sampler sends (bpf/sample.bpf.c
+ * copy_stack: the thread's user registers and up to FP_STACK_COPY bytes of its stack
+ * above sp, with the sample's key) by the call frame information of the objects mapped
+ * (.eh_frame, else .debug_frame of the file or its debug file): what perf record
+ * --call-graph dwarf does, with the same library, elfutils' libdwfl, chosen over reading
+ * .eh_frame rows by hand because it also handles the CFA expressions, signal frames and
+ * separate debug files the objects people run carry (docs/BENCHMARKS.md "Call stacks":
+ * what it costs).
+ *
+ * One Dwfl per session: the process's modules reported from /proc/PID/maps once, again
+ * when an address falls outside every module (a library loaded since); a thread state
+ * attached once whose callbacks read the copy being unwound: its registers at the start,
+ * stack words inside the copy, nothing else (memory outside it is not read: the process
+ * has moved on since the sample). The CFI tables libdwfl reads stay cached in it.
+ */
+#include <bpf/libbpf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/user.h>
+#include <time.h>
+
+#include "featprof_bpf.h"
+#include "sample_dwarf.h"
+
+#define FP_DWARF_FRAMES FP_STACK_FRAMES
+/* a word of the copy's registers: x86-64's struct pt_regs, whose first words
+ * struct user_regs_struct lays out alike */
+#define REG(r) (offsetof(struct user_regs_struct, r) / 8)
+_Static_assert(offsetof(struct user_regs_struct, ss) / 8 + 1 == FP_PT_REGS_WORDS,
+	       "struct pt_regs and struct user_regs_struct disagree");
+
+struct fp_dwarf {
+	pid_t pid;
+	Dwfl *dwfl;
+	struct ring_buffer *rb;
+	const struct fp_stack_copy *cur;	/* the copy being unwound */
+	uint64_t ips[FP_DWARF_FRAMES];
+	int n;
+	bool rereported;		/* this drain reported the modules again */
+	fp_dwarf_fn fn;
+	void *arg;
+	uint64_t copies, truncated, cpu_ns, frames;
+};
+
+static const Dwfl_Callbacks dwfl_cbs = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct fp_dwarf *d = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;	/* one thread: the copy's */
+	*thread_argp = d;
+	return (pid_t)d->cur->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* A stack word: only inside the copy. */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct fp_dwarf *d = arg;
+	uint64_t sp = d->cur->regs[REG(rsp)];
+
+	(void)dwfl;
+	if (addr < sp || addr - sp + sizeof(*result) > d->cur->size)
+		return false;
+	memcpy(result, d->cur->stack + (addr - sp), sizeof(*result));
+	return true;
+}
+
+/* The copy's registers in DWARF's x86-64 numbering: rax rdx rcx rbx rsi rdi rbp rsp,
+ * r8-r15, then the return address column, rip. */
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	static const uint8_t from[17] = {
+		REG(rax), REG(rdx), REG(rcx), REG(rbx), REG(rsi), REG(rdi), REG(rbp), REG(rsp),
+		REG(r8),  REG(r9),  REG(r10), REG(r11), REG(r12), REG(r13), REG(r14), REG(r15),
+		REG(rip),
+	};
+	struct fp_dwarf *d = arg;
+	Dwarf_Word regs[17];
+	int k;
+
+	for (k = 0; k < 17; k++)
+		regs[k] = d->cur->regs[from[k]];
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_cbs = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+static int frame_cb(Dwfl_Frame *frame, void *arg)
+{
+	struct fp_dwarf *d = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(frame, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	d->ips[d->n++] = pc;
+	return d->n < FP_DWARF_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* The process's modules, reported (again: add == true keeps those reported before). */
+static int report(struct fp_dwarf *d, bool add)
+{
+	int ret;
+
+	if (add)
+		dwfl_report_begin_add(d->dwfl);
+	else
+		dwfl_report_begin(d->dwfl);
+	ret = dwfl_linux_proc_report(d->dwfl, d->pid);
+	if (dwfl_report_end(d->dwfl, NULL, NULL) || ret)
+		return ret > 0 ? -ret : -ENOENT;
+	return 0;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* One copy out of the ring: unwound, handed to d->fn. */
+static int on_copy(void *ctx, void *data, size_t size)
+{
+	struct fp_dwarf *d = ctx;
+	int ret, truncated;
+
+	if (size < sizeof(struct fp_stack_copy) || !d->fn)
+		return 0;	/* !fn: dropped unread (a reset) */
+	d->cur = data;
+	d->n = 0;
+	if (!d->rereported &&
+	    !dwfl_addrmodule(d->dwfl, d->cur->regs[REG(rip)])) {
+		d->rereported = true;	/* a library loaded since: once a drain */
+		report(d, true);
+	}
+	ret = dwfl_getthread_frames(d->dwfl, (pid_t)d->cur->tid, frame_cb, d);
+	/* 0: the outermost frame reached; else it stopped early (the copy ended, an address
+	 * without CFI), unless the frames filled the array (cut, as the stack map cuts) */
+	truncated = ret != 0;
+	d->copies++;
+	d->truncated += truncated;
+	d->frames += (uint64_t)d->n;
+	d->fn(d->arg, &d->cur->key, d->ips, d->n, truncated);
+	return 0;
+}
+
+struct fp_dwarf *fp_dwarf__new(pid_t pid, int ring_fd, char *err, size_t errlen)
+{
+	struct fp_dwarf *d = calloc(1, sizeof(*d));
+	int ret;
+
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	d->pid = pid;
+	d->dwfl = dwfl_begin(&dwfl_cbs);
+	ret = d->dwfl ? report(d, false) : -ENOMEM;
+	if (ret) {
+		snprintf(err, errlen, "pid %d: libdwfl cannot read its mappings: %s", (int)pid,
+			 d->dwfl ? dwfl_errmsg(-1) : "out of memory");
+		fp_dwarf__free(d);
+		return NULL;
+	}
+	if (!dwfl_attach_state(d->dwfl, NULL, pid, &thread_cbs, d)) {
+		snprintf(err, errlen, "pid %d: libdwfl cannot unwind it: %s", (int)pid,
+			 dwfl_errmsg(-1));
+		fp_dwarf__free(d);
+		return NULL;
+	}
+	d->rb = ring_buffer__new(ring_fd, on_copy, d, NULL);
+	if (!d->rb) {
+		snprintf(err, errlen, "pid %d: cannot read the stack copies' ring: %s", (int)pid,
+			 strerror(errno));
+		fp_dwarf__free(d);
+		return NULL;
+	}
+	return d;
+}
+
+int fp_dwarf__drain(struct fp_dwarf *d, fp_dwarf_fn fn, void *arg)
+{
+	uint64_t t0 = thread_cpu_ns();
+	int n;
+
+	d->fn = fn;
+	d->arg = arg;
+	d->rereported = false;
+	n = ring_buffer__consume(d->rb);
+	d->cpu_ns += thread_cpu_ns() - t0;
+	return n;
+}
+
+void fp_dwarf__counts(const struct fp_dwarf *d, uint64_t *copies, uint64_t *truncated,
+		      uint64_t *cpu_ns, uint64_t *frames)
+{
+	*copies = d->copies;
+	*truncated = d->truncated;
+	*cpu_ns = d->cpu_ns;
+	*frames = d->frames;
+}
+
+void fp_dwarf__free(struct fp_dwarf *d)
+{
+	if (!d)
+		return;
+	ring_buffer__free(d->rb);
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	free(d);
+}

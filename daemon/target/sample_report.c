@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sampling's figures (featprof sample; the sessions are daemon/target/sample.c): the
+ * ids of the region stacks named while the target can be read, the samples counted per
+ * stack in the kernel summed per region, feature, feature set and path, with the
+ * binomial standard error of each (its header says how), and, with --stacks, the call
+ * stacks beside them (daemon/target/sample_stacks.c; --unwind dwarf: the copies unwound
+ * by daemon/target/sample_dwarf.c, counted here).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "clock.h"
+#include "featprof.h"
+#include "sample.h"
+#include "sample_dwarf.h"
+#include "sample_stacks.h"
+#include "sample.skel.h"
+#include "sampler.h"
+
+/* The region an id names (FP_SRC_TLS: the string at that address in the target, cached;
+ * FP_SRC_KERNEL: the region's index); -1 when it names none of the catalog's. */
+static int region_of(struct fp_target *t, uint64_t id)
+{
+	char name[128] = "";
+	struct iovec local = { name, sizeof(name) - 1 }, remote = { (void *)id, sizeof(name) - 1 };
+	int i, r;
+
+	if (t->sample_src == FP_SRC_KERNEL)
+		return id < (uint64_t)t->cat->nregions ? (int)id : -1;
+	for (i = 0; i < t->nsample_ids; i++)
+		if (t->sample_ids[i].id == id)
+			return t->sample_ids[i].region;
+	/* a read may stop at the end of a mapping: fall back to smaller reads */
+	if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) <= 0) {
+		local.iov_len = remote.iov_len = 32;
+		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) <= 0)
+			name[0] = 0;
+	}
+	name[sizeof(name) - 1] = 0;
+	r = name[0] ? fp_catalog__region(t->cat, name) : -1;
+	if (t->nsample_ids % 64 == 0) {
+		struct fp_sample_id *g = realloc(t->sample_ids, (size_t)(t->nsample_ids + 64) *
+							       sizeof(*g));
+
+		if (!g)
+			return r;
+		t->sample_ids = g;
+	}
+	t->sample_ids[t->nsample_ids].id = id;
+	t->sample_ids[t->nsample_ids++].region = r;
+	return r;
+}
+
+/* FP_SRC_KERNEL: the frames of regions disabled since the thread's last event are not
+ * open (bpf/sample.bpf.c marks them FP_SAMPLE_GONE): left out. */
+static void drop_gone(struct fp_sample_key *k)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < k->depth && i < FP_TLS_SLOTS; i++)
+		if (k->ids[i] != FP_SAMPLE_GONE)
+			k->ids[n++] = k->ids[i];
+	for (i = n; i < FP_TLS_SLOTS; i++)
+		k->ids[i] = 0;
+	k->depth = n;
+}
+
+/* --unwind dwarf: one copy unwound; its stack named and counted with its regions. */
+static void on_unwound(void *arg, const struct fp_sample_key *key, const uint64_t *ips, int n,
+		       int truncated)
+{
+	struct fp_target *t = arg;
+	struct fp_sample_key k = *key;
+	int32_t id;
+
+	drop_gone(&k);
+	id = n ? fp_stacks__add(t->stacks, t->pid, t->proc, ips, n, truncated) : FP_USTACK_LOST;
+	fp_stacks__count(t->stacks, &k, id);
+}
+
+void fp_target__sample_name(struct fp_target *t)
+{
+	struct fp_sample_key key, prev;
+	int mfd, have, k;
+
+	if (!t->sskel || !t->nsample_links)
+		return;
+	if (t->dwarf && t->stacks)
+		fp_dwarf__drain(t->dwarf, on_unwound, t);
+	mfd = bpf_map__fd(t->sskel->maps.samples);
+	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
+	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
+		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
+			region_of(t, key.ids[k]);
+		if (t->stacks && key.ustack >= 0)
+			fp_stacks__get(t->stacks, bpf_map__fd(t->sskel->maps.ustacks), key.ustack,
+				       t->pid, t->proc);
+	}
+}
+
+static struct json_object *figure(uint64_t c, uint64_t n, double period)
+{
+	struct json_object *o = json_object_new_object();
+	double p = n ? (double)c / (double)n : 0;
+	double se = sqrt(p * (1 - p) / (n ? (double)n : 1)) * (double)n * period;
+
+	json_object_object_add(o, "samples", json_object_new_int64((int64_t)c));
+	json_object_object_add(o, "sampled_ns", json_object_new_double((double)c * period));
+	json_object_object_add(o, "sampled_stderr_ns", json_object_new_double(se));
+	json_object_object_add(o, "share", json_object_new_double(p));
+	return o;
+}
+
+/* Ends whose region was not on the thread's stack, this session, summed over the threads
+ * sampled: in a gated build, chiefly the regions that were open when the gate rose. */
+static uint64_t unmatched(struct fp_target *t)
+{
+	int mfd = bpf_map__fd(t->sskel->maps.sample_threads), have = 0;
+	struct fp_sample_thread v;
+	uint32_t k, prev = 0;
+	uint64_t n = 0;
+
+	while (!bpf_map_get_next_key(mfd, have ? &prev : NULL, &k)) {
+		have = 1;
+		prev = k;
+		if (!bpf_map_lookup_elem(mfd, &k, &v) &&
+		    v.session == t->sskel->bss->sample_session && v.last > v.base)
+			n += v.last - v.base;
+	}
+	return n;
+}
+
+/* The samples counted per region, feature, feature set and path. */
+struct tally {
+	uint64_t *incl, *excl, feat[FP_MAX_FEATURES], n, base, unknown, deeper;
+	uint64_t set_mask[256], set_n[256], overflow_sets;
+	int nsets;
+	double period;
+	struct json_object *paths;
+};
+
+/* The stack's regions, outermost first, for the exports' paths. */
+static void tally_path(struct fp_target *t, struct tally *tl, const struct fp_sample_key *key,
+		       uint64_t c)
+{
+	struct json_object *ph = json_object_new_object(), *names = json_object_new_array();
+	int k;
+
+	for (k = 0; k < (int)key->depth && k < FP_TLS_SLOTS; k++)
+		json_object_array_add(names, json_object_new_string(
+					      t->cat->regions[region_of(t, key->ids[k])].name));
+	json_object_object_add(ph, "path", names);
+	json_object_object_add(ph, "samples", json_object_new_int64((int64_t)c));
+	json_object_object_add(ph, "sampled_ns", json_object_new_double((double)c * tl->period));
+	json_object_array_add(tl->paths, ph);
+}
+
+/* c samples of one stack (key). */
+static void tally_key(struct fp_target *t, struct tally *tl, const struct fp_sample_key *key,
+		      uint64_t c)
+{
+	uint8_t seen[4096 / 8] = { 0 };
+	uint64_t mask = 0;
+	int k, r, f, bad = 0, top = -1;
+
+	tl->n += c;
+	tl->deeper += key->deeper ? c : 0;
+	if (!key->depth) {
+		tl->base += c;
+		return;
+	}
+	for (k = 0; k < (int)key->depth && k < FP_TLS_SLOTS; k++) {
+		r = region_of(t, key->ids[k]);
+		if (r < 0 || r >= 4096) {
+			bad = 1;
+			continue;
+		}
+		mask |= t->region_mask[r];
+		if (!(seen[r / 8] & (1 << (r % 8)))) {
+			seen[r / 8] |= (uint8_t)(1 << (r % 8));
+			tl->incl[r] += c;
+		}
+		top = k == (int)key->depth - 1 ? r : top;
+	}
+	tl->unknown += bad ? c : 0;
+	if (top >= 0 && !key->deeper)
+		tl->excl[top] += c;
+	if (!bad && !key->deeper)
+		tally_path(t, tl, key, c);
+	for (f = 0; f < t->cat->nfeatures && f < FP_MAX_FEATURES; f++)
+		if (mask & (1ULL << f))
+			tl->feat[f] += c;
+	for (k = 0; k < tl->nsets && tl->set_mask[k] != mask; k++)
+		;
+	if (k == tl->nsets && tl->nsets < 256) {
+		tl->set_mask[tl->nsets] = mask;
+		tl->set_n[tl->nsets++] = 0;
+	}
+	if (k < tl->nsets)
+		tl->set_n[k] += c;
+	else
+		tl->overflow_sets += c;
+}
+
+/* The session's rate and clock, its duration and sample count. */
+static void report_session(struct fp_target *t, struct json_object *o, const struct tally *tl)
+{
+	json_object_object_add(o, "active", json_object_new_boolean(t->nsample_links > 0));
+	json_object_object_add(o, "hz", json_object_new_int(t->sample_hz));
+	json_object_object_add(o, "period_ns", json_object_new_double(tl->period));
+	json_object_object_add(o, "clock", json_object_new_string(
+				  t->sample_remote ? "remote" : "cpu-clock"));
+	if (t->sample_remote) {
+		uint64_t ticks = t->sample_ticks, missed = t->sample_missed;
+
+		if (t->sampler)
+			fp_sampler_counts(t->sampler, &ticks, &missed);
+		json_object_object_add(o, "ticks", json_object_new_int64((int64_t)ticks));
+		json_object_object_add(o, "ticks_missed", json_object_new_int64((int64_t)missed));
+		json_object_object_add(o, "sampler_realtime", json_object_new_boolean(
+						  fp_sampler_realtime()));
+	}
+	json_object_object_add(o, "duration_ns", json_object_new_int64(
+				  (int64_t)((t->sample_stop_ns ? t->sample_stop_ns : fp_mono_ns()) -
+					    t->sample_start_ns)));
+	json_object_object_add(o, "samples", json_object_new_int64((int64_t)tl->n));
+	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));
+	json_object_object_add(o, "regions_from", json_object_new_string(
+				       t->sample_src == FP_SRC_TLS ? "tls" : "kernel"));
+	json_object_object_add(o, "stack", json_object_new_string(t->sample_gated ? "gated"
+										    : "always"));
+}
+
+/* Regions, features, feature sets, base and paths. */
+static void report_figures(struct fp_target *t, struct json_object *o, struct tally *tl)
+{
+	int nf = t->cat->nfeatures, r, f, k;
+	struct json_object *a, *x;
+
+	a = json_object_new_array();
+	for (r = 0; r < t->cat->nregions; r++) {
+		x = figure(tl->incl[r], tl->n, tl->period);
+		json_object_object_add(x, "name", json_object_new_string(t->cat->regions[r].name));
+		json_object_object_add(x, "exclusive_samples", json_object_new_int64(
+						  (int64_t)tl->excl[r]));
+		json_object_object_add(x, "exclusive_sampled_ns", json_object_new_double(
+						  (double)tl->excl[r] * tl->period));
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "regions", a);
+	a = json_object_new_array();
+	for (f = 0; f < nf && f < FP_MAX_FEATURES; f++) {
+		x = figure(tl->feat[f], tl->n, tl->period);
+		json_object_object_add(x, "name", json_object_new_string(t->cat->features[f]));
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "features", a);
+	a = json_object_new_array();
+	for (k = 0; k < tl->nsets; k++) {
+		struct json_object *fl = json_object_new_array();
+
+		for (f = 0; f < nf && f < FP_MAX_FEATURES; f++)
+			if (tl->set_mask[k] & (1ULL << f))
+				json_object_array_add(
+					fl, json_object_new_string(t->cat->features[f]));
+		x = figure(tl->set_n[k], tl->n, tl->period);
+		json_object_object_add(x, "features", fl);
+		json_object_array_add(a, x);
+	}
+	json_object_object_add(o, "feature_sets", a);
+	json_object_object_add(o, "base", figure(tl->base, tl->n, tl->period));
+	json_object_object_add(o, "paths", tl->paths);
+	tl->paths = NULL;
+}
+
+static void report_anomalies(struct fp_target *t, struct json_object *o,
+			     const struct tally *tl)
+{
+	int ncpu = libbpf_num_possible_cpus(), k;
+	uint64_t an[FP_SA_MAX] = { 0 };
+	struct json_object *ano;
+	__u32 a;
+
+	for (a = 0; a < FP_SA_MAX; a++) {
+		uint64_t v[ncpu > 0 ? ncpu : 1];
+
+		if (!bpf_map__lookup_elem(t->sskel->maps.sample_anomalies, &a, sizeof(a), v,
+					  sizeof(v), 0))
+			for (k = 0; k < ncpu; k++)
+				an[a] += v[k];
+	}
+	ano = json_object_new_object();
+	json_object_object_add(ano, "read_failed", json_object_new_int64((int64_t)an[0]));
+	json_object_object_add(ano, "bad_magic", json_object_new_int64((int64_t)an[1]));
+	json_object_object_add(ano, "stacks_full", json_object_new_int64((int64_t)an[2]));
+	json_object_object_add(ano, "call_stack_lost", json_object_new_int64(
+				       (int64_t)an[FP_SA_STACK_LOST]));
+	json_object_object_add(ano, "unknown_region", json_object_new_int64(
+				       (int64_t)tl->unknown));
+	json_object_object_add(ano, "deeper_than_stored", json_object_new_int64(
+				       (int64_t)tl->deeper));
+	json_object_object_add(ano, "sets_not_kept", json_object_new_int64(
+				       (int64_t)tl->overflow_sets));
+	json_object_object_add(ano, "unmatched_ends", json_object_new_int64(
+				       (int64_t)unmatched(t)));
+	json_object_object_add(o, "anomalies", ano);
+	/* featprofd's uprobes at work (regions traced meanwhile): not in the figures */
+	json_object_object_add(o, "probe_samples", json_object_new_int64(
+				       (int64_t)an[FP_SA_IN_PROBE]));
+	json_object_object_add(o, "probe_ns", json_object_new_double(
+				       (double)an[FP_SA_IN_PROBE] * tl->period));
+}
+
+/* Key k with c samples, its regions named, for the stacks' report. */
+static void sampled_of(struct fp_target *t, const struct fp_sample_key *k, uint64_t c,
+		       struct fp_sampled *v)
+{
+	int i, r;
+
+	memset(v, 0, sizeof(*v));
+	v->c = c;
+	v->ustack = k->ustack;
+	for (i = 0; i < (int)k->depth && i < FP_TLS_SLOTS; i++) {
+		r = region_of(t, k->ids[i]);
+		if (r < 0 || r >= t->cat->nregions) {
+			v->bad = 1;
+			continue;
+		}
+		v->reg[v->nreg++] = r;
+		v->fmask |= t->region_mask[r];
+	}
+}
+
+/* --stacks: how the stacks were taken; --unwind dwarf: featprofd's work unwinding. */
+static void report_unwinding(struct fp_target *t, struct json_object *o)
+{
+	struct json_object *s = json_object_object_get(o, "stacks");
+	uint64_t copies, truncated, cpu_ns, frames;
+
+	if (!s)
+		return;
+	json_object_object_add(s, "unwind", json_object_new_string(
+				       t->dwarf ? "dwarf" : "frame pointers"));
+	if (!t->dwarf)
+		return;
+	fp_dwarf__counts(t->dwarf, &copies, &truncated, &cpu_ns, &frames);
+	json_object_object_add(s, "copy_bytes", json_object_new_int(FP_STACK_COPY));
+	json_object_object_add(s, "copies_unwound", json_object_new_int64((int64_t)copies));
+	json_object_object_add(s, "unwind_cpu_ns", json_object_new_int64((int64_t)cpu_ns));
+	json_object_object_add(s, "unwind_frames", json_object_new_int64((int64_t)frames));
+	json_object_object_add(s, "copies_truncated", json_object_new_int64(
+				       (int64_t)truncated));
+}
+
+struct keys {
+	struct fp_sampled *v;
+	int n, cap;
+};
+
+static int keys_add(struct fp_target *t, struct keys *k, const struct fp_sample_key *key,
+		    uint64_t c)
+{
+	if (k->n == k->cap) {
+		struct fp_sampled *g = realloc(k->v, (size_t)(k->cap + 256) * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		k->v = g;
+		k->cap += 256;
+	}
+	sampled_of(t, key, c, &k->v[k->n++]);
+	return 0;
+}
+
+/*
+ * --unwind dwarf: the pairs of regions and stack counted in featprofd, and for each
+ * key of the kernel's count (its samples, of which copies went out) the samples whose
+ * copy never came (the ring full, no user registers): as lost stacks.
+ */
+static int dwarf_keys(struct fp_target *t, struct keys *k, struct fp_sample_key *w,
+		      uint64_t *wc, int nw)
+{
+	int i, j;
+	uint64_t c;
+
+	for (i = 0; i < fp_stacks__naggs(t->stacks); i++) {
+		const struct fp_sample_key *a = fp_stacks__agg(t->stacks, i, &c);
+
+		if (keys_add(t, k, a, c))
+			return -ENOMEM;
+	}
+	for (j = 0; j < nw; j++) {
+		uint64_t got = 0;
+
+		for (i = 0; i < fp_stacks__naggs(t->stacks); i++) {
+			struct fp_sample_key a = *fp_stacks__agg(t->stacks, i, &c);
+
+			a.ustack = w[j].ustack;
+			got += memcmp(&a, &w[j], sizeof(a)) ? 0 : c;
+		}
+		w[j].ustack = FP_USTACK_LOST;
+		if (wc[j] > got && keys_add(t, k, &w[j], wc[j] - got))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The kernel's keys of an unwinding session, duplicates (after drop_gone) merged. */
+static int dwarf_key(struct fp_sample_key **w, uint64_t **wc, int *nw,
+		     const struct fp_sample_key *key, uint64_t c)
+{
+	int j;
+
+	for (j = 0; j < *nw; j++)
+		if (!memcmp(&(*w)[j], key, sizeof(*key))) {
+			(*wc)[j] += c;
+			return 0;
+		}
+	if (*nw % 64 == 0) {
+		struct fp_sample_key *g = realloc(*w, (size_t)(*nw + 64) * sizeof(*g));
+		uint64_t *h = g ? realloc(*wc, (size_t)(*nw + 64) * sizeof(*h)) : NULL;
+
+		if (g)
+			*w = g;
+		if (!h)
+			return -ENOMEM;
+		*wc = h;
+	}
+	(*w)[*nw] = *key;
+	(*wc)[(*nw)++] = c;
+	return 0;
+}
+
+struct json_object *fp_sample_report(struct fp_target *t)
+{
+	struct tally tl = { .period = t->sample_hz ? 1e9 / t->sample_hz : 0 };
+	struct fp_sample_key key, prev, *w = NULL;
+	struct json_object *o = NULL;
+	struct keys k = { 0 };
+	int mfd, have, nw = 0, bad = 0;
+	uint64_t c, *wc = NULL;
+
+	if (t->sample_last)
+		return json_object_get(t->sample_last);
+	if (!t->sskel || !t->sample_hz)
+		return NULL;
+	if (t->dwarf && t->stacks)	/* the copies still in the ring */
+		fp_dwarf__drain(t->dwarf, on_unwound, t);
+	tl.incl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.incl));
+	tl.excl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.excl));
+	tl.paths = json_object_new_array();
+	if (!tl.incl || !tl.excl || !tl.paths)
+		goto out;
+	mfd = bpf_map__fd(t->sskel->maps.samples);
+	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
+	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
+		if (bpf_map_lookup_elem(mfd, &key, &c))
+			continue;
+		drop_gone(&key);
+		tally_key(t, &tl, &key, c);
+		if (!t->stacks)
+			continue;
+		if (key.ustack == FP_USTACK_DWARF)
+			bad |= dwarf_key(&w, &wc, &nw, &key, c);
+		else
+			bad |= keys_add(t, &k, &key, c);
+	}
+	if (t->stacks && t->dwarf)
+		bad |= dwarf_keys(t, &k, w, wc, nw);
+	if (bad)
+		goto out;
+	o = json_object_new_object();
+	report_session(t, o, &tl);
+	report_figures(t, o, &tl);
+	report_anomalies(t, o, &tl);
+	if (t->stacks)
+		fp_stacks__report(t->stacks, t->dwarf ? -1 : bpf_map__fd(t->sskel->maps.ustacks),
+				  t->pid, t->proc, t->cat, k.v, k.n, o);
+	if (t->stacks)
+		report_unwinding(t, o);
+out:
+	free(k.v);
+	free(w);
+	free(wc);
+	json_object_put(tl.paths);
+	free(tl.incl);
+	free(tl.excl);
+	return o;
+}
+
+/* Adds samples, sampled_ns, sampled_stderr_ns and "measured" to the stats reply's
+ * regions and features, from the sampling report s. */
+static void refigure(struct json_object *o, uint64_t n, double period, int share)
+{
+	struct json_object *v, *f;
+	uint64_t c;
+
+	if (!o || !json_object_object_get_ex(o, "samples", &v))
+		return;
+	c = (uint64_t)json_object_get_int64(v);
+	f = figure(c, n, period);
+	json_object_object_add(o, "sampled_ns", json_object_get(json_object_object_get(
+					f, "sampled_ns")));
+	json_object_object_add(o, "sampled_stderr_ns", json_object_get(json_object_object_get(
+					f, "sampled_stderr_ns")));
+	if (share)
+		json_object_object_add(o, "share", json_object_get(json_object_object_get(f,
+										"share")));
+	json_object_put(f);
+}
+
+void fp_sample_refigure(struct json_object *stats)
+{
+	static const char *const arrs[] = { "regions", "features" };
+	struct json_object *sm, *a;
+	double period;
+	uint64_t n;
+	size_t i, k;
+
+	if (!json_object_object_get_ex(stats, "sampling", &sm))
+		return;
+	n = (uint64_t)json_object_get_int64(json_object_object_get(sm, "samples"));
+	period = json_object_get_double(json_object_object_get(sm, "period_ns"));
+	json_object_object_del(sm, "feature_sets");
+	json_object_object_del(sm, "paths");
+	refigure(json_object_object_get(sm, "base"), n, period, 1);
+	for (i = 0; i < 2; i++) {
+		if (json_object_object_get_ex(sm, arrs[i], &a))
+			for (k = 0; k < json_object_array_length(a); k++)
+				refigure(json_object_array_get_idx(a, k), n, period, 1);
+		if (json_object_object_get_ex(stats, arrs[i], &a))
+			for (k = 0; k < json_object_array_length(a); k++)
+				refigure(json_object_array_get_idx(a, k), n, period, 0);
+	}
+}
+
+void fp_sample_merge(struct json_object *stats, struct json_object *s)
+{
+	static const char *const arrs[] = { "regions", "features" };
+	size_t i, j, k;
+
+	for (i = 0; i < 2; i++) {
+		struct json_object *a, *b;
+
+		if (!json_object_object_get_ex(stats, arrs[i], &a) ||
+		    !json_object_object_get_ex(s, arrs[i], &b))
+			continue;
+		for (j = 0; j < json_object_array_length(a); j++) {
+			struct json_object *x = json_object_array_get_idx(a, j), *nm, *cnt;
+			const char *name = json_object_object_get_ex(x, "name", &nm)
+						   ? json_object_get_string(nm) : "";
+			int traced = json_object_object_get_ex(x, i ? "ns" : "count", &cnt) &&
+				     json_object_get_double(cnt) > 0;
+
+			for (k = 0; k < json_object_array_length(b); k++) {
+				struct json_object *y = json_object_array_get_idx(b, k), *v;
+
+				if (!json_object_object_get_ex(y, "name", &nm) ||
+				    strcmp(json_object_get_string(nm), name))
+					continue;
+				json_object_object_get_ex(y, "samples", &v);
+				json_object_object_add(x, "samples", json_object_get(v));
+				json_object_object_get_ex(y, "sampled_ns", &v);
+				json_object_object_add(x, "sampled_ns", json_object_get(v));
+				json_object_object_get_ex(y, "sampled_stderr_ns", &v);
+				json_object_object_add(x, "sampled_stderr_ns", json_object_get(v));
+				json_object_object_add(x, "measured", json_object_new_string(
+							  traced ? "traced+sampled" : "sampled"));
+			}
+		}
+	}
+	json_object_object_add(stats, "sampling", json_object_get(s));
+}
