@@ -61,7 +61,7 @@ NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/comm
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o metrics.o save.o report.o record.o sample.o stacks.o run.o model.o model_fit.o model_plan.o \
+	pprof.o metrics.o save.o report.o record.o sample.o stacks.o drill.o run.o model.o model_fit.o model_plan.o \
 	model_wall.o model_opts.o model_check.o tdist.o) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(patsubst %.c,$(O)/%.o,$(foreach d,$(DAEMON_DIRS),$(wildcard daemon/$(d)/*.c))) \

@@ -87,6 +87,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
+int cmd_drill(int argc, char **argv);
 /* cli/save.c: files written whole or not at all: open out.tmp (NULL after a line), then
  * close it and rename it to out when ok (0), else remove it (-1, a line if it failed). */
 FILE *fp_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen);

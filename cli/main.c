@@ -33,7 +33,11 @@ static const struct cmd cmds[] = {
 	{ "repair", cmd_repair, "repair PID [--check] [--json]       clear stray int3s" },
 	{ "metrics", cmd_metrics, "metrics [--listen ADDR:PORT] [PID...]  serve /metrics" },
 	{ "sample", cmd_sample,
-	  "sample PID|--exe PATH [--hz N] [--duration S] [--remote]  sampled time" },
+	  "sample PID|--exe PATH [--hz N] [--duration S] [--remote]  sampled time\n"
+	  "     PID --stacks [--unwind fp|dwarf] [--top N] [-o FILE --format folded|pprof]\n"
+	  "                                        and which functions it goes to" },
+	{ "drill", cmd_drill,
+	  "drill PID REGION [--top N] [--duration S]  its hottest functions, timed inside it" },
 	{ "record", cmd_record, "record PID --duration S -o trace.json   timeline" },
 	{ "save", cmd_save, "save PID --duration S -o FILE       per-interval figures" },
 	{ "diff", cmd_diff, "diff A B [--threshold PCT]          regressions, Welch's t" },

@@ -680,6 +680,43 @@ static struct json_object *stacks_json(const struct fp_stacks *s, const struct f
 	return o;
 }
 
+/* The functions region r begins in (its begin sites', by the objects' symbols; a function
+ * region: its function), [{name, object}]: frames at or above one of them in a stack
+ * hold the region's begin, those below are inside it (featprof drill). */
+static struct json_object *begins_in(const struct fp_catalog *cat, int r)
+{
+	const struct fp_region *reg = &cat->regions[r];
+	struct json_object *a = json_object_new_array();
+	int k, j;
+
+	for (k = 0; k < reg->nsites; k++) {
+		const struct fp_site_ref *ref = &reg->sites[k];
+		const struct fp_site *site = fp_ref_site(cat->objs, ref);
+		struct fp_object *o = cat->objs[ref->obj];
+		const struct fp_func *f;
+		struct json_object *x;
+		bool dup = false;
+
+		if (ref->kind != FP_KIND_BEGIN)
+			continue;
+		f = fp_symbols__at(fp_object__symbols(o), site->loc_off);
+		if (!f)
+			continue;
+		for (j = 0; j < (int)json_object_array_length(a) && !dup; j++) {
+			x = json_object_array_get_idx(a, (size_t)j);
+			dup = !strcmp(json_object_get_string(json_object_object_get(x, "name")),
+				      f->name);
+		}
+		if (dup)
+			continue;
+		x = json_object_new_object();
+		json_object_object_add(x, "name", json_object_new_string(f->name));
+		json_object_object_add(x, "object", json_object_new_string(base_name(o->path)));
+		json_object_array_add(a, x);
+	}
+	return a;
+}
+
 void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_proc *proc,
 		       const struct fp_catalog *cat, const struct fp_sampled *v, int n,
 		       struct json_object *o)
@@ -703,8 +740,11 @@ void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_pro
 	if (!t.self || !t.total || !t.stamp)
 		goto out;
 	a = json_object_object_get(o, "regions");
-	for (i = 0; a && i < cat->nregions && i < (int)json_object_array_length(a); i++)
+	for (i = 0; a && i < cat->nregions && i < (int)json_object_array_length(a); i++) {
 		tally_into(s, &t, st, ps, v, n, i, json_object_array_get_idx(a, i));
+		json_object_object_add(json_object_array_get_idx(a, i), "begins_in",
+				       begins_in(cat, i));
+	}
 	a = json_object_object_get(o, "features");
 	for (i = 0; a && i < (int)json_object_array_length(a) && i < 64; i++)
 		tally_into(s, &t, st, ps, v, n, -1 - i, json_object_array_get_idx(a, i));

@@ -26,8 +26,8 @@ US, ITERS = 3000, 1200      # 3.75 ms an iteration: ~4.5 s a thread
 class Stacks:
     """tests/targets/stacks: "ready PID", then its work on a line, its truth (JSON) after."""
 
-    def __init__(self, binary):
-        self.p = subprocess.Popen([TG + binary, str(US), str(ITERS), "2", "--wait"],
+    def __init__(self, binary, iters=ITERS):
+        self.p = subprocess.Popen([TG + binary, str(US), str(iters), "2", "--wait"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
         assert line.startswith("ready "), line
@@ -217,6 +217,88 @@ def t_stacks_refused(d):
         check(r.returncode == 2 and "--stacks" in r.stderr, "--top alone: %r" % r.stderr)
     finally:
         t.kill()
+
+
+def window(truth, w):
+    """The program's own sums over the 100 ms buckets inside window w (CLOCK_MONOTONIC):
+    [work, f1_in, f2, own, f1_out, iterations]."""
+    tot = [0] * 6
+    for i, b in enumerate(truth["buckets"]):
+        start = truth["t0_ns"] + i * 100000000
+        if start >= w[0] and start + 100000000 <= w[1]:
+            tot = [x + y for x, y in zip(tot, b)]
+    return tot
+
+
+def entry_pairs(d, binary):
+    """What a function pair costs (calibrated) by each function's entry kind: the
+    program's own clock around a call holds all of both probes (featprof's timestamps
+    only the parts between them), so that is taken off the program's figure."""
+    status = json.loads(cli(d, "status", "--json").stdout)["attach"]
+    pair = {"push": status["function"]["pair_ns"],
+            "stepped": status["function_stepped"]["pair_ns"]}
+    out = {}
+    lib = "libstacks.so" if binary == "stacks" else "libstacks_fp.so"
+    for name, obj in (("f1", binary), ("lib_f2", lib)):
+        r = cli(d, "list", TG + obj, "--functions", name, "--json")
+        for o in json.loads(r.stdout)["objects"] if r.returncode == 0 else []:
+            for f in o["functions"]:
+                if f["name"] == name:
+                    out[name] = pair[f["entry"]]
+    return out
+
+
+def check_drill(what, dr, truth, t_stats, pairs):
+    """drill's functions: the two REGION spends its time in, called once an instance
+    inside it (the calls outside left out), their CPU time a call within 1% of the
+    program's own over the same window (less the calibrated probe pair its clock also
+    holds) plus their stated uncertainty a call, the remainder its own loop's share;
+    nothing left enabled."""
+    win = window(truth, dr["window_ns"])
+    names = sorted(f["name"] for f in dr["functions"])
+    check(names == ["f1", "lib_f2"], "%s: drilled %s" % (what, names))
+    check(win[5] > 100, "%s: %d iterations of the program inside drill's window" % (
+        what, win[5]))
+    for f in dr["functions"]:
+        want = win[1 if f["name"] == "f1" else 2] / max(1, win[5]) - pairs.get(f["name"], 0)
+        got = f["inclusive_cpu_ns"] / max(1, f["calls"])
+        unc = f["uncertainty_ns"] / max(1, f["calls"])
+        print("    %s: %-6s %5d calls (region %d), %8.1f us a call CPU (program %8.1f, less "
+              "a probe pair %.1f): %+.2f%%, stated +-%.2f%%; share %.1f%%" % (
+                  what, f["name"], f["calls"], dr["region_count"], got / 1e3, want / 1e3,
+                  pairs.get(f["name"], 0) / 1e3, 100 * (got - want) / want, 100 * unc / want,
+                  100 * f["share"]))
+        check(abs(f["calls"] - dr["region_count"]) <= 2,
+              "%s: %s called %d times inside work, %d instances" % (
+                  what, f["name"], f["calls"], dr["region_count"]))
+        check(abs(got - want) <= 0.01 * want + unc, "%s: %s %.0f ns a call, program %.0f" % (
+            what, f["name"], got, want))
+    own = win[3] / max(1, win[0])
+    rest = dr["remainder_ns"] / dr["region_ns"]
+    print("    %s: remainder %.1f%% of work (program's own loop %.1f%%)" % (
+        what, 100 * rest, 100 * own))
+    check(abs(rest - own) <= 0.02, "%s: remainder %.3f, own %.3f" % (what, rest, own))
+    left = [r["name"] for r in t_stats.get("regions", []) if r.get("enabled")]
+    check(not left, "%s: left enabled after drill: %s" % (what, left))
+
+
+def t_drill(d):
+    """featprof drill: a default build without frame pointers (the region traced only
+    while drilling) and a FEATPROF_SAMPLING build, exact times against the program's."""
+    for binary in ("stacks", "stacks_sampled"):
+        t = Stacks(binary, 3000)
+        try:
+            t.go()
+            r = cli(d, "drill", t.pid, "work", "--top", "2", "--duration", "3", "--json",
+                    timeout=60)
+            if not check(r.returncode == 0, "%s: drill: %s" % (binary, r.stderr)):
+                continue
+            dr = json.loads(r.stdout)
+            st = h.stats(d, t.pid)
+            truth = t.truth()
+            check_drill(binary, dr, truth, st, entry_pairs(d, binary))
+        finally:
+            t.kill()
 
 
 TESTS = h.discover(globals())

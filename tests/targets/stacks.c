@@ -10,8 +10,10 @@
  * (US/6 us, in worker itself); then f1 again outside every region (US/4 us). Each part's
  * CPU time is measured (CLOCK_THREAD_CPUTIME_ID around it) and, at the end, printed as
  * one line of JSON: {"work_ns", "f1_in_ns", "f2_ns", "own_ns", "f1_out_ns"} summed over
- * the threads, the truth the samples are held to. With --wait it prints "ready PID" and
- * waits for a line first. Built with frame pointers (stacks_fp), without (stacks), and
+ * the threads, the truth the samples are held to, and "buckets": per 100 ms of
+ * CLOCK_MONOTONIC (the first starting at "t0_ns"), the same sums and the iterations that
+ * ended in it, [work, f1_in, f2, own, f1_out, iterations], the truth of a window. With
+ * --wait it prints "ready PID" and waits for a line first. Built with frame pointers (stacks_fp), without (stacks), and
  * with FEATPROF_SAMPLING (stacks_sampled).
  */
 #include <pthread.h>
@@ -30,6 +32,16 @@ static double units_per_us;
 static volatile unsigned long sink;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long long tot[5];	/* work, f1 in, f2, own, f1 out */
+#define NBUCKETS 1200		/* 100 ms each: two minutes */
+static long long bucket[NBUCKETS][6], start;
+
+static long long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 static long long cpu_ns(void)
 {
@@ -56,7 +68,7 @@ __attribute__((noinline)) void f1(long units)
 static void *worker(void *arg)
 {
 	long long t[5] = { 0 }, a, b, c, d, e;
-	long u = (long)(units_per_us * (double)us), i;
+	long u = (long)(units_per_us * (double)us), i, k, j;
 
 	(void)arg;
 	for (i = 0; i < iters; i++) {
@@ -76,6 +88,15 @@ static void *worker(void *arg)
 		t[2] += c - b;
 		t[3] += d - c;
 		t[4] += e - d;
+		k = (mono_ns() - start) / 100000000;
+		if (k >= 0 && k < NBUCKETS) {
+			long long v[6] = { d - a, b - a, c - b, d - c, e - d, 1 };
+
+			pthread_mutex_lock(&lock);
+			for (j = 0; j < 6; j++)
+				bucket[k][j] += v[j];
+			pthread_mutex_unlock(&lock);
+		}
 	}
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < 5; i++)
@@ -106,11 +127,17 @@ int main(int argc, char **argv)
 		if (!fgets(line, sizeof(line), stdin))
 			return 1;
 	}
+	start = mono_ns();
 	for (i = 0; i < threads; i++)
 		pthread_create(&th[i], NULL, worker, NULL);
 	for (i = 0; i < threads; i++)
 		pthread_join(th[i], NULL);
 	printf("{\"work_ns\": %lld, \"f1_in_ns\": %lld, \"f2_ns\": %lld, \"own_ns\": %lld, "
-	       "\"f1_out_ns\": %lld}\n", tot[0], tot[1], tot[2], tot[3], tot[4]);
+	       "\"f1_out_ns\": %lld, \"t0_ns\": %lld, \"buckets\": [", tot[0], tot[1], tot[2],
+	       tot[3], tot[4], start);
+	for (i = 0; i < NBUCKETS && (long long)i * 100000000 < mono_ns() - start; i++)
+		printf("%s[%lld,%lld,%lld,%lld,%lld,%lld]", i ? "," : "", bucket[i][0],
+		       bucket[i][1], bucket[i][2], bucket[i][3], bucket[i][4], bucket[i][5]);
+	printf("]}\n");
 	return 0;
 }
