@@ -314,8 +314,10 @@ static void print(long pid, const char *region, const struct fnc *f, int n, doub
 						       (int64_t)f[j].samples));
 			json_object_object_add(x, "calls", json_object_new_int64(
 						       (int64_t)f[j].calls));
-			json_object_object_add(x, "inclusive_ns", json_object_new_double(f[j].incl));
-			json_object_object_add(x, "exclusive_ns", json_object_new_double(f[j].excl));
+			json_object_object_add(x, "inclusive_ns",
+					       json_object_new_double(f[j].incl));
+			json_object_object_add(x, "exclusive_ns",
+					       json_object_new_double(f[j].excl));
 			json_object_object_add(x, "inclusive_cpu_ns", json_object_new_double(
 						       f[j].incl_cpu));
 			json_object_object_add(x, "share", json_object_new_double(

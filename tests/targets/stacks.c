@@ -13,8 +13,8 @@
  * the threads, the truth the samples are held to, and "buckets": per 100 ms of
  * CLOCK_MONOTONIC (the first starting at "t0_ns"), the same sums and the iterations that
  * ended in it, [work, f1_in, f2, own, f1_out, iterations], the truth of a window. With
- * --wait it prints "ready PID" and waits for a line first. Built with frame pointers (stacks_fp), without (stacks), and
- * with FEATPROF_SAMPLING (stacks_sampled).
+ * --wait it prints "ready PID" and waits for a line first. Built with frame pointers
+ * (stacks_fp), without (stacks), and with FEATPROF_SAMPLING (stacks_sampled).
  */
 #include <pthread.h>
 #include <stdio.h>
