@@ -110,10 +110,10 @@ static int candidates(struct json_object *sm, const char *region, struct fnc *f,
 			continue;
 		for (k = len; k-- > 0;) {	/* the innermost frame REGION begins in */
 			int64_t id = json_object_get_int64(json_object_array_get_idx(st, k));
-			struct json_object *fn = id >= 0 && (size_t)id < nf
-							 ? json_object_array_get_idx(fns, (size_t)id)
-							 : NULL;
+			struct json_object *fn = NULL;
 
+			if (id >= 0 && (size_t)id < nf)
+				fn = json_object_array_get_idx(fns, (size_t)id);
 			if (fn && by_name(home, gets_(fn, "name"))) {
 				from = k + 1;
 				break;
@@ -206,9 +206,9 @@ static void timed(struct json_object *a, struct json_object *b, const char *regi
 		size_t len = p ? json_object_array_length(p) : 0;
 		int inside = 0;
 
-		for (r = 0; r < len && strcmp(json_object_get_string(
-						      json_object_array_get_idx(p, r)), region); r++)
-			;
+		for (r = 0; r < len; r++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(p, r)), region))
+				break;
 		if (r == len)
 			continue;	/* REGION is not open on it */
 		*reg_ns += ns;
