@@ -96,7 +96,8 @@ static struct json_object *sample(long pid, long secs, const char *unwind)
 static int candidates(struct json_object *sm, const char *region, struct fnc *f, int n)
 {
 	struct json_object *reg = by_name(json_object_object_get(sm, "regions"), region);
-	struct json_object *sk = json_object_object_get(sm, "stacks"), *home = geta(reg, "begins_in");
+	struct json_object *sk = json_object_object_get(sm, "stacks");
+	struct json_object *home = geta(reg, "begins_in");
 	struct json_object *fns = geta(sk, "functions"), *a = geta(sk, "samples");
 	size_t nf = fns ? json_object_array_length(fns) : 0, i, k;
 	uint64_t *cnt = calloc(nf + 1, sizeof(*cnt)), *seen = calloc(nf + 1, sizeof(*seen));
@@ -206,9 +207,12 @@ static void timed(struct json_object *a, struct json_object *b, const char *regi
 		size_t len = p ? json_object_array_length(p) : 0;
 		int inside = 0;
 
-		for (r = 0; r < len; r++)
-			if (!strcmp(json_object_get_string(json_object_array_get_idx(p, r)), region))
+		for (r = 0; r < len; r++) {
+			const char *e = json_object_get_string(json_object_array_get_idx(p, r));
+
+			if (!strcmp(e, region))
 				break;
+		}
 		if (r == len)
 			continue;	/* REGION is not open on it */
 		*reg_ns += ns;
