@@ -9,6 +9,9 @@
  *   #features     per feature: wall time as a bar split into CPU, preempted, blocked
  *   #flamegraph   the region paths as an icicle graph (outermost on top; width =
  *                 inclusive time of the path: its own exclusive time plus its children's)
+ *   #drilldown    after sample --stacks: per feature, an icicle graph of its samples'
+ *                 open regions, then their call stacks (outermost first): the functions
+ *                 its time goes to (width: sampled CPU time)
  *   #histograms   per region: the kernel's log2 buckets of instance time
  *   #regions      per region table: count, inclusive, exclusive, mean, min, max
  *   #sets         feature sets (which features were open together) and base
@@ -112,7 +115,7 @@ static void features(FILE *f, struct json_object *st)
 /* --- flame graph (icicle) ----------------------------------------------------------- */
 
 struct node {
-	char name[64];
+	char name[128];
 	double self, total;
 	int child, next;	/* first child, next sibling: indexes, -1 = none */
 };
@@ -203,11 +206,89 @@ static void draw(FILE *f, struct tree *t, int i, double x, int y, double scale, 
 	}
 }
 
+static const char *name_at(struct json_object *a, size_t k)
+{
+	return json_object_get_string(json_object_array_get_idx(a, k));
+}
+
+/* One icicle graph of tree t (its root's total > 0). */
+static void icicle(FILE *f, struct tree *t, int root)
+{
+	int h = depth_of(t, root) * ROW;
+
+	fprintf(f, "<svg class=\"flame\" width=\"%d\" height=\"%d\" role=\"img\">\n", W, h);
+	draw(f, t, root, 0, 0, W / t->n[root].total, t->n[root].total);
+	fputs("</svg>\n", f);
+}
+
+/* A feature's sampled stacks: its regions, then its functions, into t under root. */
+static void feature_stacks(struct tree *t, int root, struct json_object *sm, const char *feat)
+{
+	struct json_object *sk = json_object_object_get(sm, "stacks");
+	struct json_object *fns = geta(sk, "functions"), *a = geta(sk, "samples");
+	double period = getd(sm, "period_ns");
+	size_t k, j, nf = fns ? json_object_array_length(fns) : 0;
+
+	for (k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k), *fl = geta(x, "features");
+		struct json_object *rl = geta(x, "regions"), *stk = geta(x, "stack");
+		int at = root, in = 0;
+
+		for (j = 0; fl && j < json_object_array_length(fl); j++)
+			in |= !strcmp(name_at(fl, j), feat);
+		if (!in)
+			continue;
+		for (j = 0; rl && at >= 0 && j < json_object_array_length(rl); j++)
+			at = child_of(t, at, name_at(rl, j));
+		for (j = 0; stk && at >= 0 && j < json_object_array_length(stk); j++) {
+			int64_t id = json_object_get_int64(json_object_array_get_idx(stk, j));
+			struct json_object *fn = NULL;
+
+			if (id >= 0 && (size_t)id < nf)
+				fn = json_object_array_get_idx(fns, (size_t)id);
+			at = child_of(t, at, fn ? gets_(fn, "name") : "[unknown]");
+		}
+		if (at >= 0)
+			t->n[at].self += (double)geti(x, "samples") * period;
+	}
+}
+
+static void drilldown(FILE *f, struct json_object *st)
+{
+	struct json_object *sm = json_object_object_get(st, "sampling"), *feats;
+	size_t k;
+
+	if (!sm || !json_object_object_get(sm, "stacks"))
+		return;
+	fputs("<section id=\"drilldown\"><h2>Inside each feature: sampled call stacks</h2>\n"
+	      "<p>Per feature (featprof sample --stacks): its open regions, outermost first, "
+	      "then the call stacks sampled under them; width: sampled CPU time. Hover for "
+	      "figures.</p>\n", f);
+	feats = geta(sm, "features");
+	for (k = 0; feats && k < json_object_array_length(feats); k++) {
+		const char *name = gets_(json_object_array_get_idx(feats, k), "name");
+		struct tree t = { 0 };
+		int root = node_new(&t, name);
+
+		if (root < 0)
+			break;
+		feature_stacks(&t, root, sm, name);
+		if (totals(&t, root) > 0) {
+			fputs("<h3>", f);
+			esc(f, name);
+			fputs("</h3>\n", f);
+			icicle(f, &t, root);
+		}
+		free(t.n);
+	}
+	fputs("</section>\n", f);
+}
+
 static void flamegraph(FILE *f, struct json_object *st)
 {
 	struct json_object *paths = geta(st, "paths");
 	struct tree t = { 0 };
-	int root = node_new(&t, "all regions"), h;
+	int root = node_new(&t, "all regions");
 	size_t k, j;
 
 	fputs("<section id=\"flamegraph\"><h2>Region flame graph</h2>\n<p>Outermost region "
@@ -228,10 +309,8 @@ static void flamegraph(FILE *f, struct json_object *st)
 		free(t.n);
 		return;
 	}
-	h = depth_of(&t, root) * ROW;
-	fprintf(f, "<svg class=\"flame\" width=\"%d\" height=\"%d\" role=\"img\">\n", W, h);
-	draw(f, &t, root, 0, 0, W / t.n[root].total, t.n[root].total);
-	fputs("</svg></section>\n", f);
+	icicle(f, &t, root);
+	fputs("</section>\n", f);
 	free(t.n);
 }
 
@@ -399,6 +478,7 @@ static int write_report(FILE *f, struct json_object *st, const char *source)
 		human((double)geti(st, "elapsed_ns"), b, sizeof(b)), ctime(&now));
 	features(f, st);
 	flamegraph(f, st);
+	drilldown(f, st);
 	histograms(f, st);
 	regions(f, st);
 	sets(f, st);

@@ -115,6 +115,14 @@ def t_stacks_sampled(d):
             return
         check(sm["regions_from"] == "tls", "regions from %s" % sm["regions_from"])
         check_shares("stacks_sampled", sm, truth, "stacks_sampled", "libstacks_fp.so")
+        # the HTML report's drill-down: the feature's icicle graph into its functions
+        html = os.path.join(TMP, "r.html")
+        r = cli(d, "report", t.pid, "-o", html)
+        page = open(html).read() if r.returncode == 0 else ""
+        sec = page.split('id="drilldown"', 1)[-1].split("</section>")[0]
+        check('id="drilldown"' in page and "<h3>Work</h3>" in sec and ">lib_f2<" in sec and
+              ">f1<" in sec and ">work<" in sec, "report: #drilldown with Work's regions and functions (%d bytes) %s" % (
+                  len(sec), r.stderr))
     finally:
         t.kill()
     t = Stacks("stacks_sampled")

@@ -215,4 +215,41 @@ print("ok" if not bad and nr == t["jumps"] and got.get("work_jump") == 0 else "F
 	fi
 	wait "$fn_co" 2>/dev/null
 done
+
+# sample --stacks under a traced region: by frame pointers (clang's build) and by DWARF
+# CFI (GCC -O2, none): region work's samples in f1 and lib_f2, every one under worker
+for u in fp dwarf; do
+	sb=stacks
+	[ $u = fp ] && sb=stacks_fp
+	coproc ST { "$B/tests/targets/$sb" 3000 100000 2 --wait; }
+	st_co=$ST_PID
+	read -r -u "${ST[0]}" line
+	st_pid=${line#ready }
+	echo go >&"${ST[1]}"
+	if fp enable "$st_pid" Work > /dev/null 2> "$tmp/err" &&
+		fp sample "$st_pid" --stacks --unwind $u --hz 499 --duration 2 --json \
+			> "$tmp/s.json" 2> "$tmp/err"; then
+		r=$(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["sampling"]
+w = next(r for r in s["regions"] if r["name"] == "work")
+f = {x["name"]: x for x in w.get("functions", [])}
+ok = (f.get("f1", {}).get("self_share", 0) > 0.3 and
+      f.get("lib_f2", {}).get("self_share", 0) > 0.15 and
+      f.get("worker", {}).get("total_share", 0) > 0.95)
+print("ok" if ok else "FAIL", w["samples"], "samples in work:",
+      ", ".join("%s %.0f%%" % (n, 100 * f[n]["self_share"]) for n in ("f1", "lib_f2", "worker")
+                if n in f), "self;", s["stacks"]["unwind"])' "$tmp/s.json")
+		case $r in
+		ok*) say "stacks/$u" "$r" ;;
+		*) say "stacks/$u" "FAIL $r" ;;
+		esac
+	elif grep -q "lacks\|needs" "$tmp/err"; then
+		say "stacks/$u" "refused: $(tail -1 "$tmp/err")"
+	else
+		say "stacks/$u" "FAIL $(tail -1 "$tmp/err")"
+	fi
+	kill -INT "$st_pid" 2>/dev/null	# SIGINT: bash says nothing of it
+	wait "$st_co" 2>/dev/null
+done
 exit $((fails > 0))

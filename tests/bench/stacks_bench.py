@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""What a call-stack sample costs (sample --stacks; issue 35 part 4), beside perf record
+at the same rate on the same loop: tests/targets/stacks_sampled (one thread, frame
+pointers, its region stack in TLS) computing for a fixed amount of work, its wall time
+from "go" to its end, with no sampling, featprof sample --stacks --unwind fp and --unwind
+dwarf, perf record -e cpu-clock -F 997 -g (frame pointers) and --call-graph dwarf (8 KiB
+stack dumps, perf's default, as featprof's copies). Rounds interleaved; medians. Per
+sample: (wall - unsampled wall) / samples; slowdown: wall / unsampled - 1. featprofd's
+own unwinding (its CPU time, which the loop does not pay: it runs on the other CPU) and
+its resident memory before and after the DWARF sessions (the unwind tables libdwfl keeps)
+are reported apart; perf unwinds its dumps later, in perf report, not counted here.
+usage: stacks_bench.py BUILD_DIR [--rounds N] [--iters N]   (root; make bench runs it)"""
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("build")
+ap.add_argument("--rounds", type=int, default=3)
+ap.add_argument("--iters", type=int, default=4000)
+A = ap.parse_args()
+B = os.path.abspath(A.build)
+TMP = tempfile.mkdtemp(prefix="featprof-stacks-bench-")
+PROG = B + "/tests/targets/stacks_sampled"
+US, HZ = 1000, 997
+
+
+def start(prefix=()):
+    p = subprocess.Popen(list(prefix) + [PROG, str(US), str(A.iters), "1", "--wait"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert line.startswith("ready"), line
+    return p, int(line.split()[1])
+
+
+def go(p):
+    """Lets p work; its wall time (s) from go to its result."""
+    t0 = time.monotonic()
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    p.stdout.readline()
+    wall = time.monotonic() - t0
+    p.stdin.close()
+    return wall
+
+
+class Daemon:
+    def __init__(self):
+        self.sock = os.path.join(TMP, "d.sock")
+        self.p = subprocess.Popen([B + "/featprofd", "--socket", self.sock, "-q"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if os.path.exists(self.sock):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("featprofd did not start")
+
+    def call(self, verb, **args):
+        import socket
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(self.sock)
+        f = s.makefile("rwb")
+        f.write((json.dumps(dict(args, id=1, verb=verb)) + "\n").encode())
+        f.flush()
+        r = json.loads(f.readline())
+        s.close()
+        assert "result" in r, r
+        return r["result"]
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.p.pid) as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait(30)
+
+
+def none(_d):
+    p, _ = start()
+    wall = go(p)
+    p.wait(60)
+    return wall, 0, {}
+
+
+def featprof(unwind):
+    def run(d):
+        p, pid = start()
+        d.call("sample", pid=pid, hz=HZ, stacks=True, unwind=unwind)
+        wall = go(p)
+        p.wait(60)
+        st = d.call("stats", pid=pid)
+        d.call("sample", pid=pid, on=False)
+        sm = st["sampling"]
+        d.call("detach", pid=pid)
+        return wall, sm["samples"], sm["stacks"]
+    return run
+
+
+def perf(mode):
+    def run(_d):
+        data = os.path.join(TMP, "perf.data")
+        p, _ = start(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ),
+                      "--call-graph", mode, "-o", data, "--"])
+        wall = go(p)
+        p.wait(120)
+        rep = subprocess.run(["perf", "report", "-D", "-i", data], capture_output=True,
+                             text=True, errors="replace")
+        n = sum(1 for l in rep.stdout.splitlines() if "PERF_RECORD_SAMPLE" in l)
+        return wall, n, {"bytes": os.path.getsize(data)}
+    return run
+
+
+def main():
+    if os.geteuid() != 0:
+        print("SKIP: benchmarks need root")
+        return 77
+    d = Daemon()
+    configs = [("no sampling", none), ("featprof --unwind fp", featprof("fp")),
+               ("featprof --unwind dwarf", featprof("dwarf")),
+               ("perf record -g", perf("fp")), ("perf record --call-graph dwarf",
+                                                perf("dwarf"))]
+    res = {name: [] for name, _ in configs}
+    rss0 = d.rss_kib()
+    for rnd in range(A.rounds):
+        for name, fn in configs:
+            wall, n, extra = fn(d)
+            res[name].append((wall, n, extra))
+            print("round %d  %-32s %7.3f s  %6d samples" % (rnd + 1, name, wall, n),
+                  flush=True)
+    rss1 = d.rss_kib()
+    d.stop()
+    base = statistics.median(w for w, _, _ in res["no sampling"])
+    print("\n| configuration | wall (median of %d) | samples | slowdown | per sample |" %
+          A.rounds)
+    print("|---|---|---|---|---|")
+    for name, _ in configs:
+        wall = statistics.median(w for w, _, _ in res[name])
+        n = statistics.median(x for _, x, _ in res[name])
+        print("| %s | %.3f s | %d | %+.2f%% | %s |" % (
+            name, wall, n, 100 * (wall / base - 1),
+            "%.1f us" % (1e6 * (wall - base) / n) if n else "-"))
+    dw = [x for _, _, x in res["featprof --unwind dwarf"]]
+    cpu = sum(x["unwind_cpu_ns"] for x in dw)
+    copies = sum(x["copies_unwound"] for x in dw)
+    walls = sum(w for w, _, _ in res["featprof --unwind dwarf"])
+    print("\nfeatprofd unwinding (--unwind dwarf): %.1f us of its CPU a copy, %.1f frames a "
+          "copy, %.1f ms of its CPU a second at %d Hz x 1 thread; resident memory %d KiB "
+          "before the sessions, %d KiB after" % (
+              cpu / 1e3 / max(1, copies),
+              sum(x["unwind_frames"] for x in dw) / max(1, copies),
+              cpu / 1e6 / max(1e-9, walls), HZ, rss0, rss1))
+    pd = [x for _, _, x in res["perf record --call-graph dwarf"]]
+    print("perf record --call-graph dwarf wrote %.1f MB a run (unwound later by perf report)"
+          % (statistics.median(x["bytes"] for x in pd) / 1e6))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
