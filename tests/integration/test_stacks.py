@@ -121,7 +121,8 @@ def t_stacks_sampled(d):
         page = open(html).read() if r.returncode == 0 else ""
         sec = page.split('id="drilldown"', 1)[-1].split("</section>")[0]
         check('id="drilldown"' in page and "<h3>Work</h3>" in sec and ">lib_f2<" in sec and
-              ">f1<" in sec and ">work<" in sec, "report: #drilldown with Work's regions and functions (%d bytes) %s" % (
+              ">f1<" in sec and ">work<" in sec,
+              "report: #drilldown with Work's regions and functions (%d bytes) %s" % (
                   len(sec), r.stderr))
     finally:
         t.kill()
