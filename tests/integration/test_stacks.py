@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
@@ -308,6 +309,112 @@ def t_drill(d):
             check_drill(binary, dr, truth, st, entry_pairs(d, binary))
         finally:
             t.kill()
+
+
+LZ4 = os.path.join(h.B, "real", "lz4")
+
+
+def perf_shares(data, home):
+    """From perf record's samples (perf script): those whose user call chain holds home
+    (the function the region begins in; None: all), split by their innermost user frame:
+    {name: share}, and how many there were."""
+    out = subprocess.run(["perf", "script", "-F", "ip,sym,dso", "-i", data],
+                         capture_output=True, text=True, errors="replace").stdout
+    leaf, n = {}, 0
+    for block in out.split("\n\n"):
+        user = [l.split(None, 1)[1].rsplit(" (", 1)[0] for l in block.splitlines()
+                if l.strip() and "[kernel.kallsyms]" not in l and len(l.split(None, 1)) == 2]
+        user = [u.replace(" (inlined)", "") for u in user]
+        if not user or (home and home not in user):
+            continue
+        n += 1
+        leaf[user[0]] = leaf.get(user[0], 0) + 1
+    return {k: v / n for k, v in leaf.items()} if n else {}, n
+
+
+def compare(ours, theirs):
+    """Prints both tools' shares (those of 0.5% or more) and returns the largest gap."""
+    worst = 0
+    for name in sorted(set(ours) | set(theirs), key=lambda k: -ours.get(k, 0)):
+        a, b = ours.get(name, 0), theirs.get(name, 0)
+        if max(a, b) >= 0.005:
+            print("      %-44s featprof %5.1f%%  perf %5.1f%%" % (name[:44], 100 * a, 100 * b))
+        worst = max(worst, abs(a - b))
+    return worst
+
+
+def t_real_vs_perf(d):
+    """A real program nobody here wrote (lz4 1.9.4 from Debian's source, its regions
+    placed by tests/bench/lz4_build.sh; no frame pointers): region compress_block's
+    functions, sampled by featprof (DWARF) and by perf record --call-graph dwarf on the
+    same run, at the same rate: every function's self share within 3 points."""
+    if not os.path.exists(LZ4):
+        r = subprocess.run(["bash", os.path.join(os.path.dirname(__file__), "..", "bench",
+                                                 "lz4_build.sh"),
+                            os.path.join(h.B, "lz4-cache"), LZ4], capture_output=True,
+                           text=True)
+        if not check(r.returncode == 0, "lz4 from Debian's source: " + r.stderr[-400:]):
+            return
+    import random
+    rnd = random.Random(1)
+    words = ["".join(rnd.choice("abcdefghijklmnop") for _ in range(rnd.randint(3, 9)))
+             for _ in range(3000)]
+    text = "".join(" ".join(rnd.choice(words) for _ in range(8)) + "\n"
+                   for _ in range(400000)).encode()
+    p = subprocess.Popen([LZ4, "-q", "-9", "-f", "-", os.path.join(TMP, "out.lz4")],
+                         stdin=subprocess.PIPE)
+    try:
+        time.sleep(0.5)
+        r = cli(d, "enable", p.pid, "Compress", "--trap")
+        if not check(r.returncode == 0, "lz4: enable: " + r.stderr):
+            return
+        data = os.path.join(TMP, "lz4.perf")
+        pf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "997",
+                               "--call-graph", "dwarf", "-p", str(p.pid), "-o", data, "--",
+                               "sleep", "4"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        fs = subprocess.Popen([h.B + "/featprof", "--socket", d.sock, "sample", str(p.pid),
+                               "--stacks", "--duration", "4", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        for _ in range(20):     # ~8 s of work at -9: both windows inside it
+            p.stdin.write(text)
+        p.stdin.close()
+        out, err = fs.communicate(timeout=60)
+        pf.wait(60)
+        p.wait(120)
+        if not check(fs.returncode == 0, "lz4: sample --stacks: " + err):
+            return
+        sm = json.loads(out)["sampling"]
+        reg = by_name(sm["regions"], "compress_block")
+        home = reg["begins_in"][0]["name"] if reg and reg.get("begins_in") else "?"
+        ours = {f["name"]: f["self_share"] for f in reg.get("functions", [])} if reg else {}
+        theirs, n = perf_shares(data, home)
+        print("    lz4 -9: compress_block begins in %s; featprof %d samples in it (%s), "
+              "perf %d with %s in the chain" % (home, reg["samples"] if reg else 0,
+                                                 sm["stacks"]["unwind"], n, home))
+        worst = compare(ours, theirs)
+        check(n > 500 and reg and reg["samples"] > 500, "lz4: enough samples (%d, %d)" % (
+            reg["samples"] if reg else 0, n))
+        check(worst <= 0.03, "lz4: compress_block's self shares differ by up to %.1f "
+              "points" % (100 * worst))
+        # the whole process: every sample by its innermost frame
+        fns, leaf, tot = sm["stacks"]["functions"], {}, 0
+        for x in sm["stacks"]["samples"]:
+            if x["stack"]:
+                nm = fns[x["stack"][-1]]["name"]
+                leaf[nm] = leaf.get(nm, 0) + x["samples"]
+                tot += x["samples"]
+        ours = {k: v / tot for k, v in leaf.items()}
+        theirs, n = perf_shares(data, None)
+        print("    the whole process: featprof %d samples, perf %d" % (tot, n))
+        worst = compare(ours, theirs)
+        check(worst <= 0.03, "lz4: the process's self shares differ by up to %.1f points"
+              % (100 * worst))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 TESTS = h.discover(globals())
