@@ -165,7 +165,8 @@ struct fp_sample_thread {
  * A sample's key: the stack of region ids (outermost first), how deep it was, and the
  * thread's user call stack (sample --stacks). ids are what the region stack's keeper
  * holds: name addresses in the target (a FEATPROF_SAMPLING build's TLS) or the target's
- * region indices (FP_SRC_KERNEL: the regions its traps keep open, bpf/featprof.bpf.c).
+ * region indices with their frames' and their regions' enable generations at the sample
+ * (FP_SRC_KERNEL: the regions its traps keep open, bpf/featprof.bpf.c; FP_SK_ID).
  */
 struct fp_sample_key {
 	__u32 depth;		/* entries in ids: min(depth, FP_TLS_SLOTS) */
@@ -174,6 +175,12 @@ struct fp_sample_key {
 	__s32 ustack;		/* its id in ustacks (frame pointers), or FP_USTACK_* */
 	__u32 pad;
 };
+
+/* FP_SRC_KERNEL's id of a frame: its enable generation, its region's at the sample (open
+ * when they are equal and not 0), 24 bits each, and the region's index in the target. */
+#define FP_SK_ID(frame_gen, now_gen, index) \
+	(((__u64)((frame_gen) & 0xffffff) << 40) | ((__u64)((now_gen) & 0xffffff) << 16) | \
+	 ((__u64)(index) & 0xffff))
 
 /* Where the sampler reads a thread's open regions. */
 #define FP_SRC_TLS 0		/* the program's own TLS stack (FEATPROF_SAMPLING) */
@@ -199,7 +206,6 @@ struct fp_stack_copy {
 	__u8 stack[FP_STACK_COPY];
 };
 
-#define FP_SAMPLE_GONE (~0ULL)	/* FP_SRC_KERNEL: a frame of a region disabled since */
 #define FP_USTACK_NONE (-1)	/* no call stack asked for */
 #define FP_USTACK_LOST (-2)	/* the walk failed or the stack map had no room */
 #define FP_STACK_FRAMES 127	/* a stack map entry's frames (perf_event_max_stack's

@@ -306,6 +306,15 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 					bpf_map__fd(t->skel->maps.region_enabled));
 	if (!ret)
 		ret = sample_bpf__load(s);
+	if (ret && kern && t->ts_map) {
+		/* 5.10's verifier: "perf_event programs can only use preallocated hash map" */
+		snprintf(err, errlen, "pid %d: sampling its traced regions reads featprof's thread "
+			 "states, a hash map on this kernel (no task storage before 5.11) that no "
+			 "perf_event program may read before Linux 6.1: sample a FEATPROF_SAMPLING "
+			 "build", (int)t->pid);
+		sample_bpf__destroy(s);
+		return -EOPNOTSUPP;
+	}
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
 		snprintf(err, errlen, "pid %d: cannot load the sampler's BPF programs: %s",

@@ -60,15 +60,22 @@ static int region_of(struct fp_target *t, uint64_t id)
 	return r;
 }
 
-/* FP_SRC_KERNEL: the frames of regions disabled since the thread's last event are not
- * open (bpf/sample.bpf.c marks them FP_SAMPLE_GONE): left out. */
-static void drop_gone(struct fp_sample_key *k)
+/* FP_SRC_KERNEL: a key's frames as region indices; a frame whose enable generation was
+ * not its region's at the sample was disabled since the thread's last event and was not
+ * open: left out (FP_SK_ID). */
+static void drop_gone(const struct fp_target *t, struct fp_sample_key *k)
 {
-	uint32_t i, n = 0;
+	uint32_t i, n = 0, r, gf, gn;
 
-	for (i = 0; i < k->depth && i < FP_TLS_SLOTS; i++)
-		if (k->ids[i] != FP_SAMPLE_GONE)
-			k->ids[n++] = k->ids[i];
+	if (t->sample_src != FP_SRC_KERNEL)
+		return;
+	for (i = 0; i < k->depth && i < FP_TLS_SLOTS; i++) {
+		r = (uint32_t)(k->ids[i] & 0xffff);
+		gn = (uint32_t)(k->ids[i] >> 16) & 0xffffff;
+		gf = (uint32_t)(k->ids[i] >> 40) & 0xffffff;
+		if (gn && gn == gf && r < (uint32_t)t->cat->nregions)
+			k->ids[n++] = r;
+	}
 	for (i = n; i < FP_TLS_SLOTS; i++)
 		k->ids[i] = 0;
 	k->depth = n;
@@ -82,9 +89,16 @@ static void on_unwound(void *arg, const struct fp_sample_key *key, const uint64_
 	struct fp_sample_key k = *key;
 	int32_t id;
 
-	drop_gone(&k);
+	drop_gone(t, &k);
 	id = n ? fp_stacks__add(t->stacks, t->pid, t->proc, ips, n, truncated) : FP_USTACK_LOST;
 	fp_stacks__count(t->stacks, &k, id);
+}
+
+/* --unwind dwarf: the copies waiting, unwound. */
+static void drain(struct fp_target *t)
+{
+	if (t->dwarf && t->stacks)
+		fp_dwarf__drain(t->dwarf, on_unwound, t);
 }
 
 void fp_target__sample_name(struct fp_target *t)
@@ -94,8 +108,7 @@ void fp_target__sample_name(struct fp_target *t)
 
 	if (!t->sskel || !t->nsample_links)
 		return;
-	if (t->dwarf && t->stacks)
-		fp_dwarf__drain(t->dwarf, on_unwound, t);
+	drain(t);
 	mfd = bpf_map__fd(t->sskel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
@@ -453,8 +466,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 		return json_object_get(t->sample_last);
 	if (!t->sskel || !t->sample_hz)
 		return NULL;
-	if (t->dwarf && t->stacks)	/* the copies still in the ring */
-		fp_dwarf__drain(t->dwarf, on_unwound, t);
+	drain(t);	/* the copies still in the ring */
 	tl.incl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.incl));
 	tl.excl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.excl));
 	tl.paths = json_object_new_array();
@@ -463,16 +475,18 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	mfd = bpf_map__fd(t->sskel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
+		struct fp_sample_key kk = key;	/* key stays the map's: the next one follows it */
+
 		if (bpf_map_lookup_elem(mfd, &key, &c))
 			continue;
-		drop_gone(&key);
-		tally_key(t, &tl, &key, c);
+		drop_gone(t, &kk);
+		tally_key(t, &tl, &kk, c);
 		if (!t->stacks)
 			continue;
-		if (key.ustack == FP_USTACK_DWARF)
-			bad |= dwarf_key(&w, &wc, &nw, &key, c);
+		if (kk.ustack == FP_USTACK_DWARF)
+			bad |= dwarf_key(&w, &wc, &nw, &kk, c);
 		else
-			bad |= keys_add(t, &k, &key, c);
+			bad |= keys_add(t, &k, &kk, c);
 	}
 	if (t->stacks && t->dwarf)
 		bad |= dwarf_keys(t, &k, w, wc, nw);

@@ -213,6 +213,35 @@ def t_stacks_dwarf(d):
         t.kill()
 
 
+def t_stacks_disable(d):
+    """The traced region disabled while sampled: its frames stop counting from then (their
+    enable generation is no longer the region's), the report stays whole."""
+    t = Stacks("stacks_fp")
+    try:
+        r = cli(d, "enable", t.pid, "Work")
+        check(r.returncode == 0, "enable: " + r.stderr)
+        t.go()
+        fs = subprocess.Popen([h.B + "/featprof", "--socket", d.sock, "sample", str(t.pid),
+                               "--stacks", "--duration", "3", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        r = cli(d, "disable", t.pid, "Work")
+        check(r.returncode == 0, "disable: " + r.stderr)
+        out, err = fs.communicate(timeout=60)
+        if not check(fs.returncode == 0, "sample --stacks: " + err):
+            return
+        sm = json.loads(out)["sampling"]
+        work = by_name(sm["regions"], "work")
+        share = work["samples"] / max(1, sm["samples"])
+        print("    disabled half-way: work %d of %d samples (%.0f%%; 80%% while enabled)" % (
+            work["samples"], sm["samples"], 100 * share))
+        check(0.1 < share < 0.65, "work's share %.2f: its frames counted after the disable"
+              % share)
+        check(cli(d, "status").returncode == 0, "featprofd answers")
+    finally:
+        t.kill()
+
+
 def t_stacks_refused(d):
     """Nothing to attribute (a default build, no region traced) or --remote with
     --stacks: one line, nothing started."""

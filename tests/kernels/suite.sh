@@ -216,17 +216,17 @@ print("ok" if not bad and nr == t["jumps"] and got.get("work_jump") == 0 else "F
 	wait "$fn_co" 2>/dev/null
 done
 
-# sample --stacks under a traced region: by frame pointers (clang's build) and by DWARF
-# CFI (GCC -O2, none): region work's samples in f1 and lib_f2, every one under worker
-for u in fp dwarf; do
-	sb=stacks
-	[ $u = fp ] && sb=stacks_fp
+# sample --stacks: under a traced region by frame pointers (clang's build) and by DWARF
+# CFI (GCC -O2, none), and in a FEATPROF_SAMPLING build (its TLS region stack) by DWARF:
+# region work's samples in f1 and lib_f2, every one under worker
+for c in fp:stacks_fp:traced dwarf:stacks:traced dwarf:stacks_sampled:tls; do
+	IFS=: read -r u sb src <<< "$c"
 	coproc ST { "$B/tests/targets/$sb" 3000 100000 2 --wait; }
 	st_co=$ST_PID
 	read -r -u "${ST[0]}" line
 	st_pid=${line#ready }
 	echo go >&"${ST[1]}"
-	if fp enable "$st_pid" Work > /dev/null 2> "$tmp/err" &&
+	if { [ $src = tls ] || fp enable "$st_pid" Work > /dev/null 2> "$tmp/err"; } &&
 		fp sample "$st_pid" --stacks --unwind $u --hz 499 --duration 2 --json \
 			> "$tmp/s.json" 2> "$tmp/err"; then
 		r=$(python3 -c '
@@ -241,13 +241,13 @@ print("ok" if ok else "FAIL", w["samples"], "samples in work:",
       ", ".join("%s %.0f%%" % (n, 100 * f[n]["self_share"]) for n in ("f1", "lib_f2", "worker")
                 if n in f), "self;", s["stacks"]["unwind"])' "$tmp/s.json")
 		case $r in
-		ok*) say "stacks/$u" "$r" ;;
-		*) say "stacks/$u" "FAIL $r" ;;
+		ok*) say "stacks/$u-$src" "$r" ;;
+		*) say "stacks/$u-$src" "FAIL $r" ;;
 		esac
-	elif grep -q "lacks\|needs" "$tmp/err"; then
-		say "stacks/$u" "refused: $(tail -1 "$tmp/err")"
+	elif grep -q "lacks\|needs\|before Linux" "$tmp/err"; then
+		say "stacks/$u-$src" "refused: $(tail -1 "$tmp/err")"
 	else
-		say "stacks/$u" "FAIL $(tail -1 "$tmp/err")"
+		say "stacks/$u-$src" "FAIL $(tail -1 "$tmp/err")"
 	fi
 	kill -INT "$st_pid" 2>/dev/null	# SIGINT: bash says nothing of it
 	wait "$st_co" 2>/dev/null
