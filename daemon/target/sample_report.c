@@ -475,7 +475,7 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	mfd = bpf_map__fd(t->sskel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
-		struct fp_sample_key kk = key;	/* key stays the map's: the next one follows it */
+		struct fp_sample_key kk = key;	/* key stays the map's: the next follows it */
 
 		if (bpf_map_lookup_elem(mfd, &key, &c))
 			continue;
