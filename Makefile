@@ -149,7 +149,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
 	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn \
-	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled)
+	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled stacks_ip)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
@@ -170,7 +170,7 @@ $(O)/tests/targets/service: tests/targets/service.c
 $(O)/tests/targets/configurable $(O)/tests/targets/configurable_ip: tests/targets/configurable.c
 # FEATPROF_INPROCESS builds take the runtime once per object from usdt/featprof_ip.c
 IP_TARGETS := $(addprefix $(O)/tests/targets/,configurable_ip inproc service_ip libsite_ip.so \
-	site_shlib_ip libcodec_ip.so codec_ip pipeline_ip) $(O)/bench/busyloop_fp_inproc
+	site_shlib_ip libcodec_ip.so codec_ip pipeline_ip stacks_ip) $(O)/bench/busyloop_fp_inproc
 $(IP_TARGETS): usdt/featprof_ip.c
 $(O)/tests/targets/configurable_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
 $(O)/tests/targets/configurable_ip: private TGT_LIBS := -lpthread
@@ -241,9 +241,12 @@ $(O)/tests/targets/libstacks_fp.so: private TGT_EXTRA := -fPIC -shared -fno-omit
 	-mno-omit-leaf-frame-pointer
 $(O)/tests/targets/libstacks_fp.so $(O)/tests/targets/stacks_fp \
 	$(O)/tests/targets/stacks_sampled: private TGT_CC := $(CLANG)
-$(O)/tests/targets/stacks $(O)/tests/targets/stacks_fp $(O)/tests/targets/stacks_sampled: \
-	tests/targets/stacks.c
-$(O)/tests/targets/stacks: $(O)/tests/targets/libstacks.so
+$(O)/tests/targets/stacks $(O)/tests/targets/stacks_fp $(O)/tests/targets/stacks_sampled \
+	$(O)/tests/targets/stacks_ip: tests/targets/stacks.c
+$(O)/tests/targets/stacks $(O)/tests/targets/stacks_ip: $(O)/tests/targets/libstacks.so
+$(O)/tests/targets/stacks_ip: private TGT_EXTRA := -fomit-frame-pointer -DFEATPROF_INPROCESS
+$(O)/tests/targets/stacks_ip: private TGT_LIBS := -L$(O)/tests/targets -lstacks \
+	-Wl,-rpath,'$$ORIGIN' -lpthread
 $(O)/tests/targets/stacks_fp $(O)/tests/targets/stacks_sampled: $(O)/tests/targets/libstacks_fp.so
 $(O)/tests/targets/stacks: private TGT_EXTRA := -fomit-frame-pointer
 $(O)/tests/targets/stacks: private TGT_LIBS := -L$(O)/tests/targets -lstacks \

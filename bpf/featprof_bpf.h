@@ -185,6 +185,8 @@ struct fp_sample_key {
 /* Where the sampler reads a thread's open regions. */
 #define FP_SRC_TLS 0		/* the program's own TLS stack (FEATPROF_SAMPLING) */
 #define FP_SRC_KERNEL 1		/* the thread's state in the target's BPF object */
+#define FP_SRC_INPROC 2		/* the thread's block in the in-process arena (its
+				 * runtime's process-wide region ids) */
 
 /* sample_stacks: how each sample's user call stack is taken */
 #define FP_UNWIND_NONE 0
@@ -324,6 +326,11 @@ struct fp_tstate {
  * that entry of that block.
  */
 #define FP_IPT_STATE_OFF 48
+/* ... and its frames (struct featprof_ip_frame), each's region id: the sampler's
+ * in-process source reads them (FP_SRC_INPROC) */
+#define FP_IPT_FRAMES_OFF 128
+#define FP_IPT_FRAME_SIZE 40
+#define FP_IPT_FRAME_ID 16
 struct fp_ip_thread {
 	__u64 block;		/* the thread block's address in the process */
 	__u64 switched_at;	/* switched out with a region open, else 0 */

@@ -81,6 +81,16 @@ struct {
 	__type(value, __u32);
 } region_enabled SEC(".maps");
 
+/* FP_SRC_INPROC: the threads' blocks in the in-process arena (bpf/featprof.bpf.c's
+ * ip_threads, shared by descriptor). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fp_ip_thread);
+} ip_threads SEC(".maps");
+
 /* --remote, per CPU: the target thread the sampler thread displaced when it last came
  * on this CPU (0: none; the CPU was idle or ran another process). */
 struct {
@@ -356,6 +366,45 @@ static __always_inline int sample_kernel(struct bpf_perf_event_data *ctx,
 		if (en)
 			g = *en;
 		key.ids[i] = FP_SK_ID(st->f[i].gen, g, r - sample_rbase);
+	}
+	return count_sample(ctx, &key);
+}
+
+/*
+ * FP_SRC_INPROC: the regions open on the interrupted thread as its in-process runtime
+ * keeps them, in its thread block (usdt/featprof.h struct featprof_ip_thread: depth,
+ * then each frame's process-wide region id), read from the thread's own memory; the ids
+ * are named by the arena's names (daemon/inproc/inproc_read.c). A thread with no block
+ * has no region open.
+ */
+SEC("perf_event")
+int fp_sample_ip(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct fp_sample_key key = {};
+	struct fp_ip_thread *it;
+	__u32 tid = (__u32)id, d = 0, rid, i;
+
+	if ((__u32)(id >> 32) != sample_tgid || !sample_tgid)
+		return 0;
+	if (in_probe(ctx)) {
+		sample_count(FP_SA_IN_PROBE);
+		return 0;
+	}
+	user_stack(ctx, &key);
+	it = bpf_map_lookup_elem(&ip_threads, &tid);
+	if (!it || bpf_probe_read_user(&d, sizeof(d), (void *)(it->block + FP_IPT_STATE_OFF)))
+		return count_sample(ctx, &key);
+	key.deeper = d > FP_TLS_SLOTS;
+	key.depth = d > FP_TLS_SLOTS ? FP_TLS_SLOTS : d;
+	for (i = 0; i < FP_TLS_SLOTS; i++) {
+		if (i >= d)
+			break;
+		rid = 0;
+		bpf_probe_read_user(&rid, sizeof(rid), (void *)(it->block + FP_IPT_FRAMES_OFF +
+							      i * FP_IPT_FRAME_SIZE +
+							      FP_IPT_FRAME_ID));
+		key.ids[i] = rid;
 	}
 	return count_sample(ctx, &key);
 }

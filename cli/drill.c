@@ -187,6 +187,8 @@ static struct json_object *path_of(struct json_object *st, struct json_object *p
 }
 
 /* The figures of REGION's paths between stats a and b, into f and region/remainder. */
+static double reg_cpu, rem_cpu;	/* REGION's CPU time, and its remainder's */
+
 static void timed(struct json_object *a, struct json_object *b, const char *region,
 		  struct fnc *f, int n, double *reg_ns, double *rem_ns, double *reg_unc,
 		  uint64_t *reg_count)
@@ -216,6 +218,7 @@ static void timed(struct json_object *a, struct json_object *b, const char *regi
 		if (r == len)
 			continue;	/* REGION is not open on it */
 		*reg_ns += ns;
+		reg_cpu += cpu;
 		*reg_unc += unc > 0 ? unc : 0;
 		if (r == len - 1)
 			*reg_count += cnt;
@@ -233,8 +236,10 @@ static void timed(struct json_object *a, struct json_object *b, const char *regi
 				f[j].calls += cnt;
 			}
 		}
-		if (!inside)
+		if (!inside) {
 			*rem_ns += ns;
+			rem_cpu += cpu;
+		}
 	}
 }
 
@@ -280,6 +285,8 @@ region:
 	names = json_object_new_array();
 	json_object_array_add(names, json_object_new_string(region));
 	json_object_object_add(req, "regions", names);
+	if (on)	/* by traps also in an in-process build: the functions nest under it */
+		json_object_object_add(req, "trap", json_object_new_boolean(1));
 	res = client_request("drill", on ? "enable" : "disable", pid, req);
 	json_object_put(res);
 	return res ? 0 : 1;
@@ -303,6 +310,8 @@ static void print(long pid, const char *region, const struct fnc *f, int n, doub
 		json_object_object_add(o, "region_uncertainty_ns", json_object_new_double(
 					       reg_unc));
 		json_object_object_add(o, "remainder_ns", json_object_new_double(rem_ns));
+		json_object_object_add(o, "region_cpu_ns", json_object_new_double(reg_cpu));
+		json_object_object_add(o, "remainder_cpu_ns", json_object_new_double(rem_cpu));
 		json_object_object_add(o, "duration_s", json_object_new_int64(secs));
 		a = json_object_new_array();
 		json_object_array_add(a, json_object_new_int64(win[0]));
@@ -382,12 +391,17 @@ int cmd_drill(int argc, char **argv)
 		return 1;
 	reg = by_name(geta(a, "regions"), o.pos[1]);
 	traced = reg && json_object_get_boolean(json_object_object_get(reg, "enabled"));
-	json_object_put(a);
-	if (!reg) {
-		fprintf(stderr, "featprof drill: pid %ld: no region named %s (featprof list %ld)\n",
-			pid, o.pos[1], pid);
+	if (!reg || !strcmp(gets_(reg, "measured"), "in-process")) {
+		/* function regions are traps: their paths nest only under traced regions */
+		fprintf(stderr, "featprof drill: pid %ld: %s\n", pid, reg
+			? "the region is timed in the process, and the functions drill times by "
+			  "traps nest only under traced regions: featprof disable it, then drill "
+			  "(it traces the region itself)"
+			: "no region of that name (featprof list PID)");
+		json_object_put(a);
 		return 1;
 	}
+	json_object_put(a);
 	/* REGION traced while drilling (a default build's samples need it open in the
 	 * kernel's thread state; the timing needs it anyway) */
 	if (!traced && toggle(pid, o.pos[1], feature, f, 0, 1, 1))

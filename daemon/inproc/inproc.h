@@ -38,6 +38,9 @@ void fp_inproc__use(struct fp_inproc *ip, const struct fp_calibration *cal, int 
 int fp_inproc__take_arena(struct fp_inproc *ip);
 /* Lowers every gate it raised. Accepts NULL. */
 void fp_inproc__free(struct fp_inproc *ip);
+/* The catalog region of the process-wide id the runtime gave (a frame's in a thread
+ * block: sample's in-process source), by the name the arena keeps; -1: none (yet). */
+int fp_inproc__region_of_id(struct fp_inproc *ip, uint64_t id);
 /* The process exited: its gates' uprobes are closed by the pool (daemon/util/closer.h). */
 void fp_inproc__gone(struct fp_inproc *ip);
 /* Can region r be measured in-process: every object holding one of its sites has its

@@ -34,6 +34,11 @@ _Static_assert(sizeof(struct featprof_ip_thread) == FP_IP_THREAD_SIZE, "the bloc
 _Static_assert(offsetof(struct featprof_ip_thread, depth) == FP_IPT_STATE_OFF &&
 		       offsetof(struct featprof_ip_thread, cur) == FP_IPT_STATE_OFF + 12,
 	       "what the scheduler programs read");
+_Static_assert(offsetof(struct featprof_ip_thread, f) == FP_IPT_FRAMES_OFF &&
+		       sizeof(struct featprof_ip_frame) == FP_IPT_FRAME_SIZE &&
+		       offsetof(struct featprof_ip_frame, id) == FP_IPT_FRAME_ID &&
+		       FP_IP_DEPTH >= FP_TLS_SLOTS,
+	       "bpf/featprof_bpf.h's in-process frame layout (the sampler's) is not the runtime's");
 
 /* --- reading ---------------------------------------------------------------------------- */
 
@@ -240,6 +245,20 @@ static void map_ids(const struct fp_inproc *ip, const struct featprof_ip_arena *
 		memcpy(name, a->names[id - 1], sizeof(name));	/* one copy, then checked */
 		map[id] = memchr(name, 0, sizeof(name)) ? fp_catalog__region(ip->cat, name) : -1;
 	}
+}
+
+int fp_inproc__region_of_id(struct fp_inproc *ip, uint64_t id)
+{
+	const struct featprof_ip_arena *a;
+	char name[FP_IP_NAME];
+
+	if (!id || id > FP_IP_IDS || open_arena(ip))
+		return -1;
+	a = (const struct featprof_ip_arena *)ip->arena;
+	if (a->magic != FP_IP_MAGIC || a->version != FP_IP_ABI_VERSION || id > ld32(&a->next_id))
+		return -1;
+	memcpy(name, a->names[id - 1], sizeof(name));	/* one copy, then checked */
+	return memchr(name, 0, sizeof(name)) ? fp_catalog__region(ip->cat, name) : -1;
 }
 
 /* Region figure f (of an id mapped to region r) into s, with its cost from cal. */

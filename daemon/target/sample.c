@@ -154,6 +154,7 @@ fail:
 static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 {
 	struct bpf_program *prog = t->sample_src == FP_SRC_TLS ? t->sskel->progs.fp_sample
+				   : t->sample_src == FP_SRC_INPROC ? t->sskel->progs.fp_sample_ip
 				   : t->ts_map ? t->sskel->progs.fp_sample_tm
 					       : t->sskel->progs.fp_sample_ts;
 	struct perf_event_attr attr = {
@@ -268,7 +269,7 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 static int sample_object(struct fp_target *t, char *err, size_t errlen)
 {
 	const struct fp_kernel_caps *k = fp_kernel_caps();
-	bool kern = t->sample_src == FP_SRC_KERNEL;
+	bool kern = t->sample_src == FP_SRC_KERNEL, ip = t->sample_src == FP_SRC_INPROC;
 	struct sample_bpf *s;
 	char buf[128];
 	int ret = 0;
@@ -288,7 +289,9 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 	}
 	bpf_program__set_autoload(s->progs.fp_sample_remote, k->copy_from_user_task);
 	bpf_program__set_autoload(s->progs.fp_sample_switch, k->copy_from_user_task);
-	bpf_program__set_autoload(s->progs.fp_sample, !kern);
+	bpf_program__set_autoload(s->progs.fp_sample, !kern && !ip);
+	bpf_program__set_autoload(s->progs.fp_sample_ip, ip);
+	bpf_map__set_autocreate(s->maps.region_enabled, kern);
 	bpf_program__set_autoload(s->progs.fp_sample_ts, kern && !t->ts_map);
 	bpf_program__set_autoload(s->progs.fp_sample_tm, kern && t->ts_map);
 	bpf_map__set_autocreate(s->maps.tstate, kern && !t->ts_map);
@@ -304,14 +307,18 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 	if (!ret && kern)
 		ret = bpf_map__reuse_fd(s->maps.region_enabled,
 					bpf_map__fd(t->skel->maps.region_enabled));
+	if (!ret && ip)
+		ret = bpf_map__reuse_fd(s->maps.ip_threads, bpf_map__fd(t->skel->maps.ip_threads));
 	if (!ret)
 		ret = sample_bpf__load(s);
-	if (ret && kern && t->ts_map) {
+	if (ret && ((kern && t->ts_map) || ip)) {
 		/* 5.10's verifier: "perf_event programs can only use preallocated hash map" */
-		snprintf(err, errlen, "pid %d: sampling its traced regions reads featprof's thread "
-			 "states, a hash map on this kernel (no task storage before 5.11) that no "
-			 "perf_event program may read before Linux 6.1: sample a FEATPROF_SAMPLING "
-			 "build", (int)t->pid);
+		snprintf(err, errlen, "pid %d: sampling its %s regions reads %s, a hash map "
+			 "allocated at run time that no perf_event program may read before Linux "
+			 "6.1 (%s): sample a FEATPROF_SAMPLING build", (int)t->pid,
+			 ip ? "in-process" : "traced",
+			 ip ? "featprof's map of its threads' blocks" : "featprof's thread states",
+			 libbpf_strerror(ret, buf, sizeof(buf)) ? "?" : buf);
 		sample_bpf__destroy(s);
 		return -EOPNOTSUPP;
 	}
@@ -334,7 +341,9 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* Regions traced by traps now: the kernel keeps which are open on each thread. */
+/* Regions traced by traps now: the kernel keeps which are open on each thread (those
+ * timed in the process, ip_regions, their runtime keeps: FP_SRC_INPROC when they are
+ * all there is; mixed, the traced ones are sampled). */
 static int trapped_regions(const struct fp_target *t)
 {
 	int r, n = 0;
@@ -361,6 +370,11 @@ static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
 	}
 	if (ret != -ENOENT)
 		return ret;
+	if (!trapped_regions(t) && t->ip_regions) {	/* all timed in the process */
+		t->sample_src = FP_SRC_INPROC;
+		*off = 0;
+		return 0;
+	}
 	if (!trapped_regions(t)) {
 		snprintf(err, errlen, "pid %d: no region is traced and its executable keeps no "
 			 "region stack of its own: featprof enable %d FEATURE first (or build "
@@ -468,5 +482,7 @@ void fp_target__sample_stop(struct fp_target *t)
 
 const char *fp_target__sample_source(const struct fp_target *t)
 {
-	return t->sample_src == FP_SRC_TLS ? "its TLS region stack" : "the regions traced";
+	return t->sample_src == FP_SRC_TLS	  ? "its TLS region stack"
+	       : t->sample_src == FP_SRC_INPROC ? "its in-process runtime's blocks"
+						: "the regions traced";
 }

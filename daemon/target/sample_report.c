@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "featprof.h"
+#include "inproc.h"
 #include "sample.h"
 #include "sample_dwarf.h"
 #include "sample_stacks.h"
@@ -39,6 +40,12 @@ static int region_of(struct fp_target *t, uint64_t id)
 	for (i = 0; i < t->nsample_ids; i++)
 		if (t->sample_ids[i].id == id)
 			return t->sample_ids[i].region;
+	if (t->sample_src == FP_SRC_INPROC) {	/* the arena's name of the runtime's id */
+		r = t->ip ? fp_inproc__region_of_id(t->ip, id) : -1;
+		if (r < 0)
+			return r;	/* not named yet: asked again */
+		goto keep;
+	}
 	/* a read may stop at the end of a mapping: fall back to smaller reads */
 	if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) <= 0) {
 		local.iov_len = remote.iov_len = 32;
@@ -47,6 +54,7 @@ static int region_of(struct fp_target *t, uint64_t id)
 	}
 	name[sizeof(name) - 1] = 0;
 	r = name[0] ? fp_catalog__region(t->cat, name) : -1;
+keep:
 	if (t->nsample_ids % 64 == 0) {
 		struct fp_sample_id *g = realloc(t->sample_ids, (size_t)(t->nsample_ids + 64) *
 							       sizeof(*g));
@@ -248,7 +256,9 @@ static void report_session(struct fp_target *t, struct json_object *o, const str
 	json_object_object_add(o, "samples", json_object_new_int64((int64_t)tl->n));
 	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));
 	json_object_object_add(o, "regions_from", json_object_new_string(
-				       t->sample_src == FP_SRC_TLS ? "tls" : "kernel"));
+				       t->sample_src == FP_SRC_TLS      ? "tls"
+				       : t->sample_src == FP_SRC_INPROC ? "inprocess"
+									: "kernel"));
 	json_object_object_add(o, "stack", json_object_new_string(t->sample_gated ? "gated"
 										    : "always"));
 }
