@@ -10,7 +10,8 @@ sample: (wall - unsampled wall) / samples; slowdown: wall / unsampled - 1. featp
 own unwinding (its CPU time, which the loop does not pay: it runs on the other CPU) and
 its resident memory before and after the DWARF sessions (the unwind tables libdwfl keeps)
 are reported apart; perf unwinds its dumps later, in perf report, not counted here.
-usage: stacks_bench.py BUILD_DIR [--rounds N] [--iters N]   (root; make bench runs it)"""
+usage: stacks_bench.py BUILD_DIR [--rounds N] [--iters N] [--out FILE]   (root; make bench
+runs it: --out puts its section, "## Call stacks", into FILE in place of an earlier one)"""
 import argparse
 import json
 import os
@@ -26,6 +27,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("build")
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--iters", type=int, default=4000)
+ap.add_argument("--out")
 A = ap.parse_args()
 B = os.path.abspath(A.build)
 TMP = tempfile.mkdtemp(prefix="featprof-stacks-bench-")
@@ -140,28 +142,42 @@ def main():
     rss1 = d.rss_kib()
     d.stop()
     base = statistics.median(w for w, _, _ in res["no sampling"])
-    print("\n| configuration | wall (median of %d) | samples | slowdown | per sample |" %
-          A.rounds)
-    print("|---|---|---|---|---|")
+    L = ["## Call stacks\n",
+         "`sudo python3 tests/bench/stacks_bench.py build` (in `make bench`), %s: "
+         "tests/targets/stacks_sampled (one thread, frame pointers, its region stack in TLS) "
+         "doing a fixed amount of work, its wall time with each sampler at %d Hz on its "
+         "thread's CPU clock, %d rounds interleaved, medians. Per sample: (wall - unsampled "
+         "wall) / samples, what the loop pays; featprofd and perf run on the other CPU.\n"
+         % (time.strftime("%Y-%m-%d"), HZ, A.rounds),
+         "| configuration | wall | samples | slowdown | per sample |", "|---|---|---|---|---|"]
     for name, _ in configs:
         wall = statistics.median(w for w, _, _ in res[name])
         n = statistics.median(x for _, x, _ in res[name])
-        print("| %s | %.3f s | %d | %+.2f%% | %s |" % (
+        L.append("| %s | %.3f s | %d | %+.2f%% | %s |" % (
             name, wall, n, 100 * (wall / base - 1),
             "%.1f us" % (1e6 * (wall - base) / n) if n else "-"))
     dw = [x for _, _, x in res["featprof --unwind dwarf"]]
     cpu = sum(x["unwind_cpu_ns"] for x in dw)
     copies = sum(x["copies_unwound"] for x in dw)
     walls = sum(w for w, _, _ in res["featprof --unwind dwarf"])
-    print("\nfeatprofd unwinding (--unwind dwarf): %.1f us of its CPU a copy, %.1f frames a "
-          "copy, %.1f ms of its CPU a second at %d Hz x 1 thread; resident memory %d KiB "
-          "before the sessions, %d KiB after" % (
-              cpu / 1e3 / max(1, copies),
-              sum(x["unwind_frames"] for x in dw) / max(1, copies),
-              cpu / 1e6 / max(1e-9, walls), HZ, rss0, rss1))
     pd = [x for _, _, x in res["perf record --call-graph dwarf"]]
-    print("perf record --call-graph dwarf wrote %.1f MB a run (unwound later by perf report)"
-          % (statistics.median(x["bytes"] for x in pd) / 1e6))
+    L += ["", "- featprofd's unwinding (`--unwind dwarf`, libdwfl): %.1f us of its CPU a copy, "
+          "%.1f frames a copy: %.1f ms of its CPU a second at %d Hz on one thread (it "
+          "scales with the threads sampled); its resident memory %d KiB before the "
+          "sessions, %d KiB after (the objects' CFI libdwfl keeps, and the named stacks)." % (
+              cpu / 1e3 / max(1, copies), sum(x["unwind_frames"] for x in dw) / max(1, copies),
+              cpu / 1e6 / max(1e-9, walls), HZ, rss0, rss1),
+          "- perf record --call-graph dwarf wrote %.1f MB a run, unwound later by perf "
+          "report (not counted here); featprof keeps only the named stacks." % (
+              statistics.median(x["bytes"] for x in pd) / 1e6), ""]
+    text = "\n".join(L)
+    print("\n" + text)
+    if A.out:
+        doc = open(A.out).read() if os.path.exists(A.out) else ""
+        head, _, rest = doc.partition("## Call stacks\n")
+        tail = rest[rest.index("\n## ") + 1:] if "\n## " in rest else ""
+        doc = head.rstrip("\n") + "\n\n" + text + ("\n" + tail if tail else "")
+        open(A.out, "w").write(doc)
     return 0
 
 
