@@ -32,7 +32,7 @@ A = ap.parse_args()
 B = os.path.abspath(A.build)
 TMP = tempfile.mkdtemp(prefix="featprof-stacks-bench-")
 PROG = B + "/tests/targets/stacks_sampled"
-US, HZ = 1000, 997
+US, HZ, HZ_COST = 1000, 997, 9973   # the cost per sample measured at ~10 kHz
 
 
 def start(prefix=()):
@@ -44,11 +44,14 @@ def start(prefix=()):
     return p, int(line.split()[1])
 
 
-def go(p):
-    """Lets p work; its wall time (s) from go to its result."""
+def go(p, during=None):
+    """Lets p work (calling during() 2 s in); its wall time (s) from go to its result."""
     t0 = time.monotonic()
     p.stdin.write("go\n")
     p.stdin.flush()
+    if during:
+        time.sleep(2)
+        during()
     p.stdout.readline()
     wall = time.monotonic() - t0
     p.stdin.close()
@@ -94,15 +97,29 @@ def none(_d):
     return wall, 0, {}
 
 
+def bpf_run_ns():
+    """The sampler's perf-event program's mean run time (kernel.bpf_stats_enabled): the
+    one named fp_sample that ran the most, as bpftool shows it."""
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    progs = [x for x in json.loads(r.stdout or "[]") if x.get("name") == "fp_sample" and
+             x.get("run_cnt")]
+    best = max(progs, key=lambda x: x["run_cnt"], default=None)
+    return best["run_time_ns"] / best["run_cnt"] if best else 0
+
+
 def featprof(unwind):
     def run(d):
         p, pid = start()
-        d.call("sample", pid=pid, hz=HZ, stacks=True, unwind=unwind)
-        wall = go(p)
+        if unwind:
+            d.call("sample", pid=pid, hz=HZ_COST, stacks=True, unwind=unwind)
+        else:
+            d.call("sample", pid=pid, hz=HZ_COST)
+        bpf = []
+        wall = go(p, lambda: bpf.append(bpf_run_ns()))
         p.wait(60)
-        st = d.call("stats", pid=pid)
-        d.call("sample", pid=pid, on=False)
+        st = d.call("stats", pid=pid)	# its exit stopped the sampling
         sm = st["sampling"]
+        sm.setdefault("stacks", {})["bpf_ns"] = bpf[0] if bpf else 0
         d.call("detach", pid=pid)
         return wall, sm["samples"], sm["stacks"]
     return run
@@ -111,7 +128,7 @@ def featprof(unwind):
 def perf(mode):
     def run(_d):
         data = os.path.join(TMP, "perf.data")
-        p, _ = start(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ),
+        p, _ = start(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ_COST),
                       "--call-graph", mode, "-o", data, "--"])
         wall = go(p)
         p.wait(120)
@@ -126,8 +143,18 @@ def main():
     if os.geteuid() != 0:
         print("SKIP: benchmarks need root")
         return 77
+    stats_was = open("/proc/sys/kernel/bpf_stats_enabled").read().strip()
+    open("/proc/sys/kernel/bpf_stats_enabled", "w").write("1")
+    try:
+        return measure()
+    finally:
+        open("/proc/sys/kernel/bpf_stats_enabled", "w").write(stats_was)
+
+
+def measure():
     d = Daemon()
-    configs = [("no sampling", none), ("featprof --unwind fp", featprof("fp")),
+    configs = [("no sampling", none), ("featprof, no stacks", featprof(None)),
+               ("featprof --unwind fp", featprof("fp")),
                ("featprof --unwind dwarf", featprof("dwarf")),
                ("perf record -g", perf("fp")), ("perf record --call-graph dwarf",
                                                 perf("dwarf"))]
@@ -145,17 +172,24 @@ def main():
     L = ["## Call stacks\n",
          "`sudo python3 tests/bench/stacks_bench.py build` (in `make bench`), %s: "
          "tests/targets/stacks_sampled (one thread, frame pointers, its region stack in TLS) "
-         "doing a fixed amount of work, its wall time with each sampler at %d Hz on its "
-         "thread's CPU clock, %d rounds interleaved, medians. Per sample: (wall - unsampled "
-         "wall) / samples, what the loop pays; featprofd and perf run on the other CPU.\n"
-         % (time.strftime("%Y-%m-%d"), HZ, A.rounds),
-         "| configuration | wall | samples | slowdown | per sample |", "|---|---|---|---|---|"]
+         "doing a fixed amount of work, its wall time with each sampler on its thread's CPU "
+         "clock, %d rounds interleaved, medians. The cost of a sample is measured at %d Hz, "
+         "where it is well above this machine's noise (a few %% of wall time between runs): "
+         "(wall - unsampled wall) / samples, what the loop pays (featprofd and perf run on "
+         "the other CPU); the slowdown at %d Hz is that cost x %d a second. BPF: the "
+         "sampler program's own mean run time (kernel.bpf_stats_enabled), part of the "
+         "former; the rest is the event's delivery, which perf record's samples pay "
+         "too.\n" % (time.strftime("%Y-%m-%d"), A.rounds, HZ_COST, HZ, HZ),
+         "| configuration | wall | samples | per sample | of it, BPF | slowdown at %d Hz |"
+         % HZ, "|---|---|---|---|---|---|"]
     for name, _ in configs:
         wall = statistics.median(w for w, _, _ in res[name])
         n = statistics.median(x for _, x, _ in res[name])
-        L.append("| %s | %.3f s | %d | %+.2f%% | %s |" % (
-            name, wall, n, 100 * (wall / base - 1),
-            "%.1f us" % (1e6 * (wall - base) / n) if n else "-"))
+        per = (wall - base) / n if n else 0
+        bpf = statistics.median(x.get("bpf_ns", 0) for _, _, x in res[name]) / 1e3
+        L.append("| %s | %.3f s | %d | %s | %s | %s |" % (
+            name, wall, n, "%.1f us" % (1e6 * per) if n else "-",
+            "%.1f us" % bpf if bpf else "-", "%.2f%%" % (100 * per * HZ) if n else "-"))
     dw = [x for _, _, x in res["featprof --unwind dwarf"]]
     cpu = sum(x["unwind_cpu_ns"] for x in dw)
     copies = sum(x["copies_unwound"] for x in dw)
@@ -163,10 +197,10 @@ def main():
     pd = [x for _, _, x in res["perf record --call-graph dwarf"]]
     L += ["", "- featprofd's unwinding (`--unwind dwarf`, libdwfl): %.1f us of its CPU a copy, "
           "%.1f frames a copy: %.1f ms of its CPU a second at %d Hz on one thread (it "
-          "scales with the threads sampled); its resident memory %d KiB before the "
+          "scales with the threads sampled and the rate); its resident memory %d KiB before the "
           "sessions, %d KiB after (the objects' CFI libdwfl keeps, and the named stacks)." % (
               cpu / 1e3 / max(1, copies), sum(x["unwind_frames"] for x in dw) / max(1, copies),
-              cpu / 1e6 / max(1e-9, walls), HZ, rss0, rss1),
+              cpu / 1e6 / max(1e-9, walls) * HZ / HZ_COST, HZ, rss0, rss1),
           "- perf record --call-graph dwarf wrote %.1f MB a run, unwound later by perf "
           "report (not counted here); featprof keeps only the named stacks." % (
               statistics.median(x["bytes"] for x in pd) / 1e6), ""]
