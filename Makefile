@@ -93,7 +93,8 @@ $(O)/vmlinux.h: $(VMLINUX_BTF)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(O)/featprof.bpf.o: bpf/featprof.bpf.c bpf/featprof_bpf.h bpf/task_state.h $(O)/vmlinux.h
+$(O)/featprof.bpf.o: bpf/featprof.bpf.c bpf/featprof_bpf.h bpf/task_state.h bpf/shared_maps.h \
+	$(O)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -114,7 +115,8 @@ $(O)/watch.skel.h: $(O)/watch.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name watch_bpf > $@
 
 # featprof sample's programs, an object of their own (daemon/target/sample.c)
-$(O)/sample.bpf.o: bpf/sample.bpf.c bpf/featprof_bpf.h bpf/task_state.h $(O)/vmlinux.h
+$(O)/sample.bpf.o: bpf/sample.bpf.c bpf/featprof_bpf.h bpf/task_state.h bpf/shared_maps.h \
+	$(O)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -79,22 +79,10 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct fp_tstate);
-} tstate SEC(".maps");
-
-/* TS_MAP: the same state keyed by thread id, deleted at the thread's exit (fp_exit_map);
- * created from tstate_zero (a value too big for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct fp_tstate);
-} tstate_map SEC(".maps");
+/* tstate, tstate_map (TS_MAP: deleted at the thread's exit, fp_exit_map; created from
+ * tstate_zero, a value too big for the BPF stack), region_enabled, ip_threads: the maps
+ * the sampler's object shares */
+#include "shared_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -134,12 +122,6 @@ struct {
 	__type(value, struct fp_region_info);
 } region_info SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} region_enabled SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -297,13 +279,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
 } watch_events SEC(".maps");
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct fp_ip_thread);
-} ip_threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

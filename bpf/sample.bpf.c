@@ -54,42 +54,11 @@ struct {
 	__uint(max_entries, 4096);
 } stack_copies SEC(".maps");
 
-/*
- * FP_SRC_KERNEL: the target's thread states and enabled regions, the maps of its own BPF
- * object (bpf/featprof.bpf.c) shared by descriptor; the daemon creates none here. One of
- * the two state maps exists, as in the target's object (task storage from 5.11).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct fp_tstate);
-} tstate SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct fp_tstate);
-} tstate_map SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} region_enabled SEC(".maps");
-
-/* FP_SRC_INPROC: the threads' blocks in the in-process arena (bpf/featprof.bpf.c's
- * ip_threads, shared by descriptor). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct fp_ip_thread);
-} ip_threads SEC(".maps");
+/* FP_SRC_KERNEL: the target's thread states (one of the two state maps exists, as in the
+ * target's object) and enabled regions; FP_SRC_INPROC: its threads' blocks in the
+ * in-process arena. The target's object's maps, shared by descriptor: none is created
+ * here. */
+#include "shared_maps.h"
 
 /* --remote, per CPU: the target thread the sampler thread displaced when it last came
  * on this CPU (0: none; the CPU was idle or ran another process). */
