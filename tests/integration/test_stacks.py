@@ -370,21 +370,33 @@ def t_drill(d):
 LZ4 = os.path.join(h.B, "real", "lz4")
 
 
+def leaf_key(name, obj):
+    """A function as both tools name it: by name in lz4 itself (its .symtab), by its
+    object elsewhere (a system library's function may go by one of several aliases, or by
+    a debug file's name where one is installed, and the tools need not pick the same)."""
+    return name if obj == "lz4" else "[%s]" % obj
+
+
 def perf_shares(data, home):
     """From perf record's samples (perf script): those whose user call chain holds home
-    (the function the region begins in; None: all), split by their innermost user frame:
-    {name: share}, and how many there were."""
-    out = subprocess.run(["perf", "script", "-F", "ip,sym,dso", "-i", data],
+    (the function the region begins in; None: all), split by their innermost user frame
+    (leaf_key): {key: share}, and how many there were."""
+    out = subprocess.run(["perf", "script", "--no-inline", "-F", "ip,sym,dso", "-i", data],
                          capture_output=True, text=True, errors="replace").stdout
     leaf, n = {}, 0
     for block in out.split("\n\n"):
-        user = [l.split(None, 1)[1].rsplit(" (", 1)[0] for l in block.splitlines()
-                if l.strip() and "[kernel.kallsyms]" not in l and len(l.split(None, 1)) == 2]
-        user = [u.replace(" (inlined)", "") for u in user]
-        if not user or (home and home not in user):
+        user = []
+        for l in block.splitlines():
+            parts = l.split(None, 1)
+            if len(parts) != 2 or "[kernel.kallsyms]" in l or " (" not in parts[1]:
+                continue
+            sym, dso = parts[1].rsplit(" (", 1)
+            user.append((sym, os.path.basename(dso.rstrip(")")) or "?"))
+        if not user or (home and home not in [u[0] for u in user]):
             continue
         n += 1
-        leaf[user[0]] = leaf.get(user[0], 0) + 1
+        k = leaf_key(*user[0])
+        leaf[k] = leaf.get(k, 0) + 1
     return {k: v / n for k, v in leaf.items()} if n else {}, n
 
 
@@ -444,7 +456,8 @@ def t_real_vs_perf(d):
         sm = json.loads(out)["sampling"]
         reg = by_name(sm["regions"], "compress_block")
         home = reg["begins_in"][0]["name"] if reg and reg.get("begins_in") else "?"
-        ours = {f["name"]: f["self_share"] for f in reg.get("functions", [])} if reg else {}
+        ours = {leaf_key(f["name"], f["object"]): f["self_share"]
+                for f in reg.get("functions", [])} if reg else {}
         theirs, n = perf_shares(data, home)
         print("    lz4 -9: compress_block begins in %s; featprof %d samples in it (%s), "
               "perf %d with %s in the chain" % (home, reg["samples"] if reg else 0,
@@ -458,8 +471,9 @@ def t_real_vs_perf(d):
         fns, leaf, tot = sm["stacks"]["functions"], {}, 0
         for x in sm["stacks"]["samples"]:
             if x["stack"]:
-                nm = fns[x["stack"][-1]]["name"]
-                leaf[nm] = leaf.get(nm, 0) + x["samples"]
+                fn = fns[x["stack"][-1]]
+                k = leaf_key(fn["name"], fn["object"])
+                leaf[k] = leaf.get(k, 0) + x["samples"]
                 tot += x["samples"]
         ours = {k: v / tot for k, v in leaf.items()}
         theirs, n = perf_shares(data, None)
