@@ -9,10 +9,11 @@ set -eu
 DEMO_PKGS="make gcc clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
 liblzma-dev libdw-dev libjson-c-dev pkg-config binutils procps"
 # the tests: C++ and fuzzer targets, third-party programs and tools compared against;
-# dpkg-dev for apt-get source (lz4's source package, tests/bench/lz4_build.sh)
+# dpkg-dev for apt-get source (lz4's source package, tests/bench/lz4_build.sh); linux-perf
+# the oracle for call stacks (tests/integration/test_stacks.py)
 TEST_PKGS="g++ libclang-rt-14-dev bpftrace systemd util-linux iproute2 python3
 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
-postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils"
+postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils linux-perf"
 
 PKGS="$DEMO_PKGS $TEST_PKGS"
 list=""
