@@ -33,7 +33,8 @@
  *             an "event" (exit, detached) that voids it (daemon/streams/record.c)
  *   sample    pid, hz, on, remote, stacks -> starts/stops sampling (daemon/target/sample.c);
  *             stats then carries "sampling" and per region/feature "samples","sampled_ns",...;
- *             subscription pushes carry "sampling" only (cumulative since its start)
+ *             subscription pushes carry "sampling" only (cumulative since its start;
+ *             without its call stacks)
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
  * no_probes, unknown_name, not_attached, busy, internal, unsupported (the running

@@ -199,7 +199,7 @@ static void pid_tick(struct sub *sb)
 	sb->prev = cur;
 	if (!st)
 		return;
-	if ((sr = fp_sample_report(t)))	/* cumulative, since sampling began: */
+	if ((sr = fp_sample_report_brief(t)))	/* cumulative, since sampling began: */
 		json_object_object_add(st, "sampling", sr);	/* not merged */
 	json_object_object_add(st, "interval_ns",
 			       json_object_new_int64((int64_t)sb->interval_ms * 1000000));

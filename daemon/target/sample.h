@@ -23,6 +23,9 @@ int fp_target__sample_reset(struct fp_target *t);
 void fp_target__sample_stop(struct fp_target *t);
 /* The sampled figures (a new reference), or NULL when t never sampled. */
 struct json_object *fp_sample_report(struct fp_target *t);
+/* The same without its call stacks (sample --stacks: stacks, each figure's functions),
+ * for the pushes of a subscription, which come every interval. */
+struct json_object *fp_sample_report_brief(struct fp_target *t);
 /* Puts the report's figures beside the traced ones in a stats reply. */
 void fp_sample_merge(struct json_object *stats, struct json_object *report);
 /* After stats of several processes were summed (stats --exe): the samples add, so the

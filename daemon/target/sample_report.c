@@ -521,6 +521,45 @@ out:
 	return o;
 }
 
+/* A copy of one figure object without its call-stack keys (the values shared). */
+static struct json_object *without_stacks(struct json_object *x)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_foreach(x, k, v)
+		if (strcmp(k, "functions") && strcmp(k, "functions_more") && strcmp(k, "begins_in"))
+			json_object_object_add(o, k, json_object_get(v));
+	return o;
+}
+
+struct json_object *fp_sample_report_brief(struct fp_target *t)
+{
+	struct json_object *r = fp_sample_report(t), *o, *a, *b;
+	size_t i;
+
+	if (!r || !json_object_object_get_ex(r, "stacks", NULL))
+		return r;
+	o = json_object_new_object();
+	json_object_object_foreach(r, k, v) {
+		if (!strcmp(k, "stacks"))
+			continue;
+		if (!strcmp(k, "base")) {
+			json_object_object_add(o, k, without_stacks(v));
+		} else if (!strcmp(k, "regions") || !strcmp(k, "features")) {
+			a = json_object_new_array();
+			for (i = 0; i < json_object_array_length(v); i++) {
+				b = json_object_array_get_idx(v, i);
+				json_object_array_add(a, without_stacks(b));
+			}
+			json_object_object_add(o, k, a);
+		} else {
+			json_object_object_add(o, k, json_object_get(v));
+		}
+	}
+	json_object_put(r);
+	return o;
+}
+
 /* Adds samples, sampled_ns, sampled_stderr_ns and "measured" to the stats reply's
  * regions and features, from the sampling report s. */
 static void refigure(struct json_object *o, uint64_t n, double period, int share)

@@ -224,7 +224,14 @@ def t_stacks_disable(d):
         fs = subprocess.Popen([h.B + "/featprof", "--socket", d.sock, "sample", str(t.pid),
                                "--stacks", "--duration", "3", "--json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        time.sleep(1)
+        # a subscription's pushes meanwhile: the sampled figures, not the call stacks
+        r = cli(d, "stream", t.pid, "--count", "2", "--interval", "200")
+        pushes = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+        sm = [p.get("sampling") or p.get("stats", {}).get("sampling") for p in pushes]
+        check(r.returncode == 0 and sm and all(x and "regions" in x and "stacks" not in x
+                                                 for x in sm),
+              "stream while sampling with stacks: %s %s" % (r.stdout[:300], r.stderr))
         r = cli(d, "disable", t.pid, "Work")
         check(r.returncode == 0, "disable: " + r.stderr)
         out, err = fs.communicate(timeout=60)
