@@ -156,7 +156,7 @@ CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
-	fp_gated fp_inproc) $(O)/bench/gap_cost
+	fp_gated fp_inproc) $(O)/bench/gap_cost $(O)/bench/event_cost
 UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats test_merge)
 
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
@@ -279,6 +279,7 @@ $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_OBJS := 
 $(O)/tests/targets/redzone $(O)/tests/targets/redzone_bare: private TGT_LIBS := $(LIBS_NOTES)
 $(O)/tests/targets/redzone_bare: private TGT_EXTRA := -DREDZONE_BARE_NOP5
 
+$(O)/bench/event_cost: tests/bench/event_cost.c
 $(O)/bench/gap_cost: tests/bench/gap_cost.c
 $(O)/bench/gap_cost: private TGT_LIBS := -lpthread
 $(filter $(O)/bench/busyloop_%,$(BENCH_BINS)): tests/bench/busyloop.c $(NOTES_OBJS) \

@@ -125,6 +125,22 @@ def featprof(unwind):
     return run
 
 
+def bare(inherit):
+    """A cpu-clock event alone on the thread (tests/bench/event_cost.c: no program, no
+    ring), inherited by new threads as featprofd's are, or not."""
+    def run(_d):
+        p, pid = start()
+        ev = subprocess.Popen([B + "/bench/event_cost", str(pid), str(HZ_COST), "120",
+                               "inherit" if inherit else "noinherit"])
+        time.sleep(0.3)
+        wall = go(p)
+        p.wait(60)
+        ev.kill()
+        ev.wait()
+        return wall, int(wall * HZ_COST), {}
+    return run
+
+
 def perf(mode):
     def run(_d):
         data = os.path.join(TMP, "perf.data")
@@ -157,7 +173,9 @@ def measure():
                ("featprof --unwind fp", featprof("fp")),
                ("featprof --unwind dwarf", featprof("dwarf")),
                ("perf record -g", perf("fp")), ("perf record --call-graph dwarf",
-                                                perf("dwarf"))]
+                                                perf("dwarf")),
+               ("a bare cpu-clock event, inherited", bare(True)),
+               ("a bare cpu-clock event, not inherited", bare(False))]
     res = {name: [] for name, _ in configs}
     rss0 = d.rss_kib()
     for rnd in range(A.rounds):
@@ -178,8 +196,8 @@ def measure():
          "(wall - unsampled wall) / samples, what the loop pays (featprofd and perf run on "
          "the other CPU); the slowdown at %d Hz is that cost x %d a second. BPF: the "
          "sampler program's own mean run time (kernel.bpf_stats_enabled), part of the "
-         "former; the rest is the event's delivery, which perf record's samples pay "
-         "too.\n" % (time.strftime("%Y-%m-%d"), A.rounds, HZ_COST, HZ, HZ),
+         "former; the bare events: tests/bench/event_cost.c, a cpu-clock event alone on "
+         "the thread, inherited by its new threads as featprofd's are, or not.\n" % (time.strftime("%Y-%m-%d"), A.rounds, HZ_COST, HZ, HZ),
          "| configuration | wall | samples | per sample | of it, BPF | slowdown at %d Hz |"
          % HZ, "|---|---|---|---|---|---|"]
     for name, _ in configs:
