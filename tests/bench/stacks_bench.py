@@ -197,7 +197,8 @@ def measure():
          "the other CPU); the slowdown at %d Hz is that cost x %d a second. BPF: the "
          "sampler program's own mean run time (kernel.bpf_stats_enabled), part of the "
          "former; the bare events: tests/bench/event_cost.c, a cpu-clock event alone on "
-         "the thread, inherited by its new threads as featprofd's are, or not.\n" % (time.strftime("%Y-%m-%d"), A.rounds, HZ_COST, HZ, HZ),
+         "the thread, inherited by its new threads as featprofd's are, or not.\n"
+         % (time.strftime("%Y-%m-%d"), A.rounds, HZ_COST, HZ, HZ),
          "| configuration | wall | samples | per sample | of it, BPF | slowdown at %d Hz |"
          % HZ, "|---|---|---|---|---|---|"]
     for name, _ in configs:
