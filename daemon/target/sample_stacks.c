@@ -77,26 +77,17 @@ struct fp_stacks *fp_stacks__new(int max_id)
 
 	if (!s)
 		return NULL;
-	if (!max_id) {	/* the stacks unwound here: ids made here */
-		s->user = true;
-		max_id = 0;
-		s->cap_id = 256;
-		s->by_id = calloc((size_t)s->cap_id, sizeof(*s->by_id));
+	s->user = !max_id;	/* the stacks unwound here: ids made here */
+	s->cap_id = s->user ? 256 : max_id;
+	s->by_id = calloc((size_t)s->cap_id, sizeof(*s->by_id));
+	s->nhash = 1024;
+	s->hash = calloc((size_t)s->nhash, sizeof(*s->hash));
+	if (s->user) {
 		s->nstack_hash = s->nagg_hash = 1024;
 		s->stack_hash = calloc((size_t)s->nstack_hash, sizeof(int));
 		s->agg_hash = calloc((size_t)s->nagg_hash, sizeof(int));
-		s->nhash = 1024;
-		s->hash = calloc((size_t)s->nhash, sizeof(*s->hash));
-		if (!s->by_id || !s->stack_hash || !s->agg_hash || !s->hash) {
-			fp_stacks__free(s);
-			return NULL;
-		}
-		return s;
 	}
-	s->by_id = calloc((size_t)max_id, sizeof(*s->by_id));
-	s->nhash = 1024;
-	s->hash = calloc((size_t)s->nhash, sizeof(*s->hash));
-	if (!s->by_id || !s->hash) {
+	if (!s->by_id || !s->hash || (s->user && (!s->stack_hash || !s->agg_hash))) {
 		fp_stacks__free(s);
 		return NULL;
 	}
@@ -139,23 +130,30 @@ static unsigned hash_fn(const char *name, int obj)
 	return h;
 }
 
-static int rehash(struct fp_stacks *s)
+/* An open-addressing table of n slots (index + 1) doubled: entries re-placed by hash_of. */
+static int grow(int **tab, int *n, int count, unsigned (*hash_of)(struct fp_stacks *, int),
+		struct fp_stacks *s)
 {
-	int n = s->nhash * 2, i, *h = calloc((size_t)n, sizeof(*h));
+	int m = *n * 2, i, *t = calloc((size_t)m, sizeof(*t));
 
-	if (!h)
+	if (!t)
 		return -ENOMEM;
-	for (i = 0; i < s->nfns; i++) {
-		unsigned k = hash_fn(s->fns[i].name, s->fns[i].obj) & (unsigned)(n - 1);
+	for (i = 0; i < count; i++) {
+		unsigned k = hash_of(s, i) & (unsigned)(m - 1);
 
-		while (h[k])
-			k = (k + 1) & (unsigned)(n - 1);
-		h[k] = i + 1;
+		while (t[k])
+			k = (k + 1) & (unsigned)(m - 1);
+		t[k] = i + 1;
 	}
-	free(s->hash);
-	s->hash = h;
-	s->nhash = n;
+	free(*tab);
+	*tab = t;
+	*n = m;
 	return 0;
+}
+
+static unsigned fn_hash_of(struct fp_stacks *s, int i)
+{
+	return hash_fn(s->fns[i].name, s->fns[i].obj);
 }
 
 /* The function (name, obj), interned: its index, or -1 (no memory). */
@@ -163,7 +161,7 @@ static int intern(struct fp_stacks *s, const char *name, int obj)
 {
 	unsigned k;
 
-	if (2 * (s->nfns + 1) > s->nhash && rehash(s))
+	if (2 * (s->nfns + 1) > s->nhash && grow(&s->hash, &s->nhash, s->nfns, fn_hash_of, s))
 		return -1;
 	k = hash_fn(name, obj) & (unsigned)(s->nhash - 1);
 	for (; s->hash[k]; k = (k + 1) & (unsigned)(s->nhash - 1)) {
@@ -354,27 +352,6 @@ static bool same_stack(const struct fp_stack *a, const struct fp_stack *b)
 {
 	return a->n == b->n && a->truncated == b->truncated &&
 	       !memcmp(a->fn, b->fn, (size_t)a->n * sizeof(*a->fn));
-}
-
-/* An open-addressing table of n slots (index + 1) doubled: entries re-placed by hash_of. */
-static int grow(int **tab, int *n, int count, unsigned (*hash_of)(struct fp_stacks *, int),
-		struct fp_stacks *s)
-{
-	int m = *n * 2, i, *t = calloc((size_t)m, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < count; i++) {
-		unsigned k = hash_of(s, i) & (unsigned)(m - 1);
-
-		while (t[k])
-			k = (k + 1) & (unsigned)(m - 1);
-		t[k] = i + 1;
-	}
-	free(*tab);
-	*tab = t;
-	*n = m;
-	return 0;
 }
 
 static unsigned stack_hash_of(struct fp_stacks *s, int i)
