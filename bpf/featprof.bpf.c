@@ -584,6 +584,42 @@ static __always_inline struct fp_tstate *task_state_of(int ts, struct task_struc
 	return bpf_map_lookup_elem(&tstate_map, &tid);
 }
 
+/*
+ * A thread back on a CPU without a switch event naming it (seen on a 6.18 guest kernel,
+ * about once in 50 runs of a 2-thread program: preempted, then running again, its next
+ * sched_switch a switch-out): its record of the switch-out is still there while it runs.
+ * Left there, the next switch-in charged the whole time since, run and sleep alike (a
+ * 20 ms region with 33 ms off CPU). The interval it was off CPU is the time since the
+ * switch-out less the CPU time it has run since (the kernel's sum_exec_runtime, brought
+ * up to date at every switch and read where it runs): charged as that switch-out said,
+ * when the thread's next probe or switch-out finds the record.
+ */
+static __always_inline __u64 off_since(__u64 at, __u64 ran_at, __u64 now, __u64 ran_now)
+{
+	__u64 wall = now - at, ran = ran_now - ran_at;
+
+	return ran < wall ? wall - ran : 0;
+}
+
+static __always_inline __u64 task_ran(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, se.sum_exec_runtime);
+}
+
+static __always_inline void switch_in_unseen(struct fp_tstate *st, struct task_struct *task)
+{
+	__u64 off = off_since(st->switched_at, st->switched_ran, bpf_ktime_get_ns(),
+			      task_ran(task));
+
+	if (st->switched_preempted) {
+		st->off_pre += off;
+		st->n_pre++;
+	} else {
+		st->off_blk += off;
+	}
+	st->switched_at = 0;
+}
+
 static __always_inline struct fp_tstate *get_state(int ts, __u32 slot)
 {
 	struct fp_tstate *st;
@@ -595,6 +631,8 @@ static __always_inline struct fp_tstate *get_state(int ts, __u32 slot)
 		count(slot, FP_AN_NO_STATE, 1);
 		return NULL;
 	}
+	if (st->switched_at)	/* running, so its switch-in was not seen */
+		switch_in_unseen(st, (struct task_struct *)bpf_get_current_task());
 	if (st->slot != slot || st->owner != own) {	/* new, or another occupant's */
 		st->depth = 0;
 		st->overflow = 0;
@@ -1040,10 +1078,14 @@ static __always_inline void on_switch(int ts, bool preempt, struct task_struct *
 	struct fp_tstate *st;
 
 	st = task_state_of(ts, prev);
-	if (st)
+	if (st) {
 		st->switches++;	/* the thread's next probe finds caches cold */
+		if (st->switched_at)
+			switch_in_unseen(st, prev);
+	}
 	if (st && st->depth) {
 		st->switched_at = now;
+		st->switched_ran = task_ran(prev);
 		st->switched_preempted = preempt || prev_state == 0; /* TASK_RUNNING */
 	}
 	st = task_state_of(ts, next);
@@ -1059,11 +1101,10 @@ static __always_inline void on_switch(int ts, bool preempt, struct task_struct *
 }
 
 /* In-process threads: the interval off CPU, to the path entry open at the switch-out. */
-static __always_inline void ip_charge(struct fp_ip_thread *it, __u64 now)
+static __always_inline void ip_charge(struct fp_ip_thread *it, __u64 d)
 {
 	struct fp_ip_off_key k = { it->block, it->path, it->tgid };
 	struct fp_ip_off zero = {}, *o = bpf_map_lookup_elem(&ip_off, &k);
-	__u64 d = now - it->switched_at;
 
 	if (!o) {
 		bpf_map_update_elem(&ip_off, &k, &zero, BPF_NOEXIST);
@@ -1092,16 +1133,21 @@ static __always_inline void ip_switch(bool preempt, struct task_struct *prev,
 	__u32 tid = prev->pid;
 
 	it = bpf_map_lookup_elem(&ip_threads, &tid);
+	if (it && it->switched_at) {	/* running, so its switch-in was not seen */
+		ip_charge(it, off_since(it->switched_at, it->ran, now, task_ran(prev)));
+		it->switched_at = 0;
+	}
 	if (it && !bpf_probe_read_user(&s, sizeof(s), (void *)(it->block + FP_IPT_STATE_OFF)) &&
 	    (s.depth || s.overflow)) {
 		it->switched_at = now;
+		it->ran = task_ran(prev);
 		it->path = s.cur;
 		it->preempted = preempt || prev_state == 0;	/* TASK_RUNNING */
 	}
 	tid = next->pid;
 	it = bpf_map_lookup_elem(&ip_threads, &tid);
 	if (it && it->switched_at) {
-		ip_charge(it, now);
+		ip_charge(it, now - it->switched_at);
 		it->switched_at = 0;
 	}
 }
@@ -1151,7 +1197,7 @@ static __always_inline void ip_wakeup(struct task_struct *p)
 	if (!it || !it->switched_at || it->preempted)
 		return;
 	now = bpf_ktime_get_ns();
-	ip_charge(it, now);	/* the sleep, blocked */
+	ip_charge(it, now - it->switched_at);	/* the sleep, blocked */
 	it->switched_at = now;
 	it->preempted = 1;
 }

@@ -299,6 +299,7 @@ struct fp_tstate {
 	__u32 last_kind;	/* FP_EV_* of the latest event, 0 before the first */
 	__u32 switched_preempted;	/* switched out while runnable */
 	__u64 switched_at;	/* when switched out inside a region, else 0 */
+	__u64 switched_ran;	/* the task's CPU time (se.sum_exec_runtime) then */
 	__u64 off_pre, off_blk;	/* cumulative off-CPU inside regions */
 	__u64 last_pre, last_blk;	/* the counters at the latest event */
 	/* the probes' cost so far on the thread (gap_cost, ns) and its uncertainty; their
@@ -337,6 +338,7 @@ struct fp_ip_thread {
 	__u32 path;		/* the block's path entry open then */
 	__u32 preempted;	/* switched out runnable, or woken since */
 	__u32 tgid, pad;
+	__u64 ran;		/* the task's CPU time (se.sum_exec_runtime) at the switch-out */
 };
 
 struct fp_ip_off_key {
