@@ -13,8 +13,12 @@
  * the threads, the truth the samples are held to, and "buckets": per 100 ms of
  * CLOCK_MONOTONIC (the first starting at "t0_ns"), the same sums and the iterations that
  * ended in it, [work, f1_in, f2, own, f1_out, iterations], the truth of a window. With
- * --wait it prints "ready PID" and waits for a line first. Built with frame pointers
- * (stacks_fp), without (stacks), and with FEATPROF_SAMPLING (stacks_sampled).
+ * --wait it prints "ready PID" and waits for a line first. With --chunks (ITERS and
+ * THREADS unused) it prints "ready PID", then for each line N it reads runs N iterations
+ * on its main thread and prints the nanoseconds they took (CLOCK_MONOTONIC), until its
+ * input ends: windows a benchmark can sample or not in turn (tests/bench/stacks_bench.py).
+ * Built with frame pointers (stacks_fp), without (stacks), and with FEATPROF_SAMPLING
+ * (stacks_sampled).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -113,7 +117,7 @@ int main(int argc, char **argv)
 	char line[64];
 
 	if (argc < 3 || threads < 1 || threads > 64) {
-		fprintf(stderr, "usage: stacks US ITERS [THREADS] [--wait]\n");
+		fprintf(stderr, "usage: stacks US ITERS [THREADS] [--wait|--chunks]\n");
 		return 2;
 	}
 	us = atol(argv[1]);
@@ -121,6 +125,18 @@ int main(int argc, char **argv)
 	t0 = cpu_ns();	/* how many units a microsecond computes */
 	f1(10000000);
 	units_per_us = 1e7 / ((double)(cpu_ns() - t0) / 1e3);
+	if (!strcmp(argv[argc - 1], "--chunks")) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		start = mono_ns();
+		while (fgets(line, sizeof(line), stdin) && (iters = atol(line)) > 0) {
+			t0 = mono_ns();
+			worker(NULL);
+			printf("%lld\n", mono_ns() - t0);
+			fflush(stdout);
+		}
+		return 0;
+	}
 	if (!strcmp(argv[argc - 1], "--wait")) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);
