@@ -133,9 +133,14 @@ static int candidates(struct json_object *sm, const char *region, struct fnc *f,
 		size_t best = nf;
 
 		for (k = 0; k < nf; k++) {
-			const char *nm = gets_(json_object_array_get_idx(fns, k), "name");
+			struct json_object *fk = json_object_array_get_idx(fns, k), *il;
+			const char *nm = gets_(fk, "name");
 
-			/* a name no symbol gave ("obj+0x..", "[vdso]") cannot be a region */
+			/* a name no symbol gave ("obj+0x..", "[vdso]") cannot be a region, nor
+			 * a call the compiler inlined (no entry to probe) */
+			if (json_object_object_get_ex(fk, "inlined", &il) &&
+			    json_object_get_boolean(il))
+				continue;
 			if (cnt[k] && nm[0] != '[' && !strstr(nm, "+0x") &&
 			    (best == nf || cnt[k] > cnt[best]))
 				best = k;

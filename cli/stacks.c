@@ -24,10 +24,14 @@ static void fn_rows(struct json_object *x, long top)
 	for (k = 0; a && k < json_object_array_length(a) && (long)k < top; k++) {
 		struct json_object *f = json_object_array_get_idx(a, k);
 
-		printf("    %6.1f%% ±%4.1f  %6.1f%% ±%4.1f  %s (%s)\n",
+		struct json_object *il;
+
+		printf("    %6.1f%% ±%4.1f  %6.1f%% ±%4.1f  %s (%s%s)\n",
 		       100 * getd(f, "total_share"), 100 * getd(f, "total_stderr"),
 		       100 * getd(f, "self_share"), 100 * getd(f, "self_stderr"),
-		       gets_(f, "name"), gets_(f, "object"));
+		       gets_(f, "name"), gets_(f, "object"),
+		       json_object_object_get_ex(f, "inlined", &il) && json_object_get_boolean(il)
+			       ? ", inlined" : "");
 	}
 	if (a && (long)json_object_array_length(a) > top)
 		printf("    ... %lld more functions\n",

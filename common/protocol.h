@@ -115,7 +115,8 @@
  *     sample's "stacks" (sample --stacks): sampling.regions_from ("tls": the program's
  *     TLS stack; "kernel": the regions traced, so a default build with regions enabled
  *     can be sampled), per region, feature and base "functions" (its top 100 by
- *     total samples: name, object, self_/total_ samples, share, stderr) and
+ *     total samples: name, object, self_/total_ samples, share, stderr; "inlined": true
+ *     for a call the compiler inlined, from the object's DWARF: total only) and
  *     "functions_more", sampling.stacks (unwind, frames_max, with_stack, lost,
  *     truncated, functions, objects with build ids, samples: every distinct regions +
  *     features + stack with its count), anomalies.call_stack_lost.

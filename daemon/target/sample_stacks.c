@@ -27,12 +27,14 @@
 #include "featprof_bpf.h"
 #include "maps.h"
 #include "notes.h"
+#include "sample_inline.h"
 #include "sample_stacks.h"
 #include "symbols.h"
 
 struct fn {
 	char *name;
 	int obj;		/* index in objs */
+	int inlined;		/* a call the compiler inlined (its DWARF says so) */
 };
 
 struct obj {
@@ -40,6 +42,8 @@ struct obj {
 	char build_id[41];
 	uint64_t start, end, off;	/* its first executable mapping */
 	uint64_t dev, ino;
+	struct fp_inlines *inl;	/* its DWARF, opened on first use; NULL: none */
+	bool inl_tried;
 };
 
 /* One (open regions, stack) seen, with its samples: the stacks unwound in featprofd
@@ -108,8 +112,10 @@ void fp_stacks__free(struct fp_stacks *s)
 		}
 	for (i = 0; i < s->nfns; i++)
 		free(s->fns[i].name);
-	for (i = 0; i < s->nobjs; i++)
+	for (i = 0; i < s->nobjs; i++) {
 		free(s->objs[i].path);
+		fp_inlines__free(s->objs[i].inl);
+	}
 	free(s->by_id);
 	free(s->stack_hash);
 	free(s->aggs);
@@ -121,9 +127,9 @@ void fp_stacks__free(struct fp_stacks *s)
 	free(s);
 }
 
-static unsigned hash_fn(const char *name, int obj)
+static unsigned hash_fn(const char *name, int obj, int inlined)
 {
-	unsigned h = 2166136261u ^ (unsigned)obj;
+	unsigned h = 2166136261u ^ (unsigned)obj ^ (unsigned)inlined << 31;
 
 	while (*name)
 		h = (h ^ (unsigned char)*name++) * 16777619u;
@@ -153,21 +159,21 @@ static int grow(int **tab, int *n, int count, unsigned (*hash_of)(struct fp_stac
 
 static unsigned fn_hash_of(struct fp_stacks *s, int i)
 {
-	return hash_fn(s->fns[i].name, s->fns[i].obj);
+	return hash_fn(s->fns[i].name, s->fns[i].obj, s->fns[i].inlined);
 }
 
-/* The function (name, obj), interned: its index, or -1 (no memory). */
-static int intern(struct fp_stacks *s, const char *name, int obj)
+/* The function (name, obj, inlined or not), interned: its index, or -1 (no memory). */
+static int intern(struct fp_stacks *s, const char *name, int obj, int inlined)
 {
 	unsigned k;
 
 	if (2 * (s->nfns + 1) > s->nhash && grow(&s->hash, &s->nhash, s->nfns, fn_hash_of, s))
 		return -1;
-	k = hash_fn(name, obj) & (unsigned)(s->nhash - 1);
+	k = hash_fn(name, obj, inlined) & (unsigned)(s->nhash - 1);
 	for (; s->hash[k]; k = (k + 1) & (unsigned)(s->nhash - 1)) {
 		struct fn *f = &s->fns[s->hash[k] - 1];
 
-		if (f->obj == obj && !strcmp(f->name, name))
+		if (f->obj == obj && f->inlined == inlined && !strcmp(f->name, name))
 			return s->hash[k] - 1;
 	}
 	if (s->nfns == s->capfns) {
@@ -183,6 +189,7 @@ static int intern(struct fp_stacks *s, const char *name, int obj)
 	if (!s->fns[s->nfns].name)
 		return -1;
 	s->fns[s->nfns].obj = obj;
+	s->fns[s->nfns].inlined = inlined;
 	s->hash[k] = ++s->nfns;
 	return s->nfns - 1;
 }
@@ -257,35 +264,68 @@ static const char *base_name(const char *p)
 	return b ? b + 1 : p;
 }
 
-/* The function at addr (a return address unless leaf), interned: its index or -1. */
+/* The DWARF of object o (its file: the process's object proc_obj), opened once. */
+static struct fp_inlines *inlines_of(struct fp_stacks *s, int o, const struct fp_object *proc_obj,
+				     const struct fp_symbols *syms)
+{
+	struct obj *g = &s->objs[o];
+
+	if (!g->inl_tried) {
+		g->inl_tried = true;
+		g->inl = fp_inlines__open(proc_obj->host_path, syms->debug_file);
+	}
+	return g->inl;
+}
+
+/*
+ * The function at addr (a return address unless leaf) and the calls the compiler inlined
+ * there, interned, outermost first, into out (room for 1 + FP_INLINE_MAX): how many, or -1
+ * (no memory).
+ */
 static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint64_t addr,
-		      bool leaf)
+		      bool leaf, int *out)
 {
 	const struct fp_vma *v = vma_of(s, pid, addr);
+	const char *inl[FP_INLINE_MAX];
 	struct fp_symbols *syms = NULL;
 	const struct fp_func *f = NULL;
+	struct fp_object *po = NULL;
 	char name[512];
 	uint64_t off;
-	int o, i;
+	int o, i, n;
 
 	if (!v)
-		return intern(s, "[unknown]", -1);
+		return (out[0] = intern(s, "[unknown]", -1, 0)) < 0 ? -1 : 1;
 	off = addr - v->start + v->off - (leaf ? 0 : 1);
 	for (i = 0; v->ino && proc && i < proc->nobjs; i++)
 		if (proc->objs[i]->dev == v->dev && proc->objs[i]->ino == v->ino) {
-			syms = fp_object__symbols(proc->objs[i]);
+			po = proc->objs[i];
+			syms = fp_object__symbols(po);
 			break;
 		}
 	o = object_of(s, v, syms ? syms->build_id : NULL);
 	if (o < 0)
 		return -1;
 	f = syms ? fp_symbols__at(syms, off) : NULL;
-	if (f)
-		return intern(s, f->name, o);
+	if (f) {
+		/* the link-time address: the function's, moved as far as off is into it */
+		n = fp_inlines__at(inlines_of(s, o, po, syms), f->addr + (off - f->off), inl,
+				   FP_INLINE_MAX);
+		if ((out[0] = intern(s, f->name, o, 0)) < 0)
+			return -1;
+		for (i = 0; i < n; i++)	/* innermost first in: outermost first out */
+			if ((out[1 + i] = intern(s, inl[n - 1 - i], o, 1)) < 0)
+				return -1;
+		return 1 + n;
+	}
 	if (!v->ino)
-		return intern(s, v->path[0] ? v->path : "[anon]", o);
-	snprintf(name, sizeof(name), "%s+0x%llx", base_name(v->path), (unsigned long long)off);
-	return intern(s, name, o);
+		out[0] = intern(s, v->path[0] ? v->path : "[anon]", o, 0);
+	else {
+		snprintf(name, sizeof(name), "%s+0x%llx", base_name(v->path),
+			 (unsigned long long)off);
+		out[0] = intern(s, name, o, 0);
+	}
+	return out[0] < 0 ? -1 : 1;
 }
 
 /* ips (innermost first, n of them) named: a new stack, outermost first; NULL no memory. */
@@ -293,24 +333,33 @@ static struct fp_stack *name_stack(struct fp_stacks *s, pid_t pid, struct fp_pro
 				   const uint64_t *ips, int n, int truncated)
 {
 	struct fp_stack *st = calloc(1, sizeof(*st));
-	int k;
+	int k, m = 0, frame[1 + FP_INLINE_MAX];
 
-	if (!st || !(st->fn = calloc((size_t)n + 1, sizeof(*st->fn)))) {
+	/* each frame a function and the calls inlined in it: filled from the end */
+	if (!st || !(st->fn = calloc((size_t)n * (1 + FP_INLINE_MAX) + 1, sizeof(*st->fn)))) {
 		free(st);
 		return NULL;
 	}
 	s->vma_read = false;
 	for (k = 0; k < n; k++) {	/* innermost first in: outermost first here */
-		int f = name_frame(s, pid, proc, ips[k], k == 0);
+		int f = name_frame(s, pid, proc, ips[k], k == 0, frame);
 
 		if (f < 0) {
 			free(st->fn);
 			free(st);
 			return NULL;
 		}
-		st->fn[n - 1 - k] = f;
+		while (f--)
+			st->fn[n * (1 + FP_INLINE_MAX) - ++m] = frame[f];
 	}
-	st->n = n;
+	memmove(st->fn, st->fn + n * (1 + FP_INLINE_MAX) - m, (size_t)m * sizeof(*st->fn));
+	st->n = m;
+	{
+		int *fit = realloc(st->fn, ((size_t)m + 1) * sizeof(*st->fn));
+
+		if (fit)
+			st->fn = fit;
+	}
 	st->truncated = truncated;
 	return st;
 }
@@ -459,6 +508,8 @@ struct json_object *fp_stacks__func_json(const struct fp_stacks *s, int i)
 	json_object_object_add(o, "object", json_object_new_string(
 				       ob >= 0 ? base_name(s->objs[ob].path) : "[unknown]"));
 	json_object_object_add(o, "object_index", json_object_new_int(ob));
+	if (s->fns[i].inlined)
+		json_object_object_add(o, "inlined", json_object_new_boolean(true));
 	return o;
 }
 
@@ -494,7 +545,11 @@ struct tallies {
 	int nf;
 };
 
-static void add_key(struct tallies *t, const struct fp_stack *st, const int *ps, uint64_t c)
+/* Self: the innermost function the compiler did not inline (what perf report --no-inline
+ * and a symbol table say), so that a function's self time does not move when the
+ * compiler inlines more or less into it; an inlined call has total time only. */
+static void add_key(const struct fp_stacks *s, struct tallies *t, const struct fp_stack *st,
+		    const int *ps, uint64_t c)
 {
 	int k;
 
@@ -506,8 +561,10 @@ static void add_key(struct tallies *t, const struct fp_stack *st, const int *ps,
 	}
 	if (st->truncated)
 		t->total[ps[PS_TRUNC]] += c;
-	if (st->n)
-		t->self[st->fn[st->n - 1]] += c;
+	for (k = st->n - 1; k >= 0 && s->fns[st->fn[k]].inlined; k--)
+		;
+	if (k >= 0)
+		t->self[st->fn[k]] += c;
 	for (k = 0; k < st->n; k++)
 		if (t->stamp[st->fn[k]] != t->now) {
 			t->stamp[st->fn[k]] = t->now;
@@ -601,7 +658,7 @@ static void tally_into(const struct fp_stacks *s, struct tallies *t,
 	memset(t->total, 0, (size_t)t->nf * sizeof(*t->total));
 	for (i = 0; i < n; i++)
 		if (key_in(&v[i], which)) {
-			add_key(t, st[i], ps, v[i].c);
+			add_key(s, t, st[i], ps, v[i].c);
 			total += v[i].c;
 		}
 	if (x)
@@ -703,8 +760,8 @@ void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_pro
 	struct json_object *a;
 	int ps[PS_N], i;
 
-	ps[PS_LOST] = intern(s, "[no stack]", -1);
-	ps[PS_TRUNC] = intern(s, "[truncated]", -1);
+	ps[PS_LOST] = intern(s, "[no stack]", -1, 0);
+	ps[PS_TRUNC] = intern(s, "[truncated]", -1, 0);
 	if (!st || ps[PS_LOST] < 0 || ps[PS_TRUNC] < 0)
 		goto out;
 	for (i = 0; i < n; i++)

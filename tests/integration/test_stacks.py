@@ -73,6 +73,18 @@ def check_shares(what, sm, truth, obj, lib):
             name, 100 * got, 100 * f["self_stderr"], 100 * share, 100 * f["total_share"]))
         check(abs(got - share) <= 0.02, "%s: %s's self share of work %.3f, program %.3f" % (
             what, name, got, share))
+    # compute(), static inline, folded by the compiler into f1 and into worker's own loop:
+    # an inlined frame (DWARF) under both, its total theirs, its self none (self stays
+    # with the function it was inlined into, as the symbol table and perf report say)
+    c = fn(work, "compute")
+    inl = want["f1"] + want["worker"]
+    print("    work -> compute (inlined: %s) total %5.1f%% (f1 + worker's own by the program "
+          "%5.1f%%), self %.1f%%" % (c.get("inlined"), 100 * c["total_share"], 100 * inl,
+                                     100 * c["self_share"]))
+    check(c.get("inlined") is True and c["self_share"] == 0 and
+          abs(c["total_share"] - inl) <= 0.03,
+          "%s: compute inlined in f1 and worker: total %.3f, program %.3f" % (
+              what, c["total_share"], inl))
     check(fn(work, "worker")["total_share"] >= 0.97,
           "%s: worker holds every stack of work (%.3f)" % (what, fn(work, "worker")["total_share"]))
     check(fn(work, "f1").get("object") == obj and fn(work, "lib_f2").get("object") == lib,
@@ -138,8 +150,8 @@ def t_stacks_sampled(d):
         lines = open(folded).read().splitlines() if r.returncode == 0 else []
         total = sum(int(l.rsplit(" ", 1)[1]) for l in lines)
         inside = sum(int(l.rsplit(" ", 1)[1]) for l in lines
-                     if l.startswith("Work;work;") and ";worker;f1 " in l)
-        print("    folded: %d lines, %d samples, %d in work under worker;f1" % (
+                     if l.startswith("Work;work;") and ";worker;f1;compute " in l)
+        print("    folded: %d lines, %d samples, %d in work under worker;f1;compute (inlined)" % (
             len(lines), total, inside))
         check(total > 1000 and inside > 0.3 * total, "folded stacks under Work;work")
         t.kill()
