@@ -24,7 +24,8 @@ void fp_target__sample_stop(struct fp_target *t);
 /* The sampled figures (a new reference), or NULL when t never sampled. */
 struct json_object *fp_sample_report(struct fp_target *t);
 /* The same without its call stacks (sample --stacks: stacks, each figure's functions),
- * for the pushes of a subscription, which come every interval. */
+ * for the pushes of a subscription, which come every interval: a live session's stacks
+ * are then not named or tallied at all. */
 struct json_object *fp_sample_report_brief(struct fp_target *t);
 /* Puts the report's figures beside the traced ones in a stats reply. */
 void fp_sample_merge(struct json_object *stats, struct json_object *report);

@@ -463,7 +463,9 @@ static int dwarf_key(struct fp_sample_key **w, uint64_t **wc, int *nw,
 	return 0;
 }
 
-struct json_object *fp_sample_report(struct fp_target *t)
+/* The session's report; with_stacks false: without its call stacks, which are not
+ * named, interned or tallied at all then (a subscription's push every interval). */
+static struct json_object *report(struct fp_target *t, bool with_stacks)
 {
 	struct tally tl = { .period = t->sample_hz ? 1e9 / t->sample_hz : 0 };
 	struct fp_sample_key key, prev, *w = NULL;
@@ -491,14 +493,14 @@ struct json_object *fp_sample_report(struct fp_target *t)
 			continue;
 		drop_gone(t, &kk);
 		tally_key(t, &tl, &kk, c);
-		if (!t->stacks)
+		if (!t->stacks || !with_stacks)
 			continue;
 		if (kk.ustack == FP_USTACK_DWARF)
 			bad |= dwarf_key(&w, &wc, &nw, &kk, c);
 		else
 			bad |= keys_add(t, &k, &kk, c);
 	}
-	if (t->stacks && t->dwarf)
+	if (t->stacks && t->dwarf && with_stacks)
 		bad |= dwarf_keys(t, &k, w, wc, nw);
 	if (bad)
 		goto out;
@@ -506,11 +508,11 @@ struct json_object *fp_sample_report(struct fp_target *t)
 	report_session(t, o, &tl);
 	report_figures(t, o, &tl);
 	report_anomalies(t, o, &tl);
-	if (t->stacks)
+	if (t->stacks && with_stacks) {
 		fp_stacks__report(t->stacks, t->dwarf ? -1 : bpf_map__fd(t->sskel->maps.ustacks),
 				  t->pid, t->proc, t->cat, k.v, k.n, o);
-	if (t->stacks)
 		report_unwinding(t, o);
+	}
 out:
 	free(k.v);
 	free(w);
@@ -519,6 +521,11 @@ out:
 	free(tl.incl);
 	free(tl.excl);
 	return o;
+}
+
+struct json_object *fp_sample_report(struct fp_target *t)
+{
+	return report(t, true);
 }
 
 /* A copy of one figure object without its call-stack keys (the values shared). */
@@ -534,10 +541,13 @@ static struct json_object *without_stacks(struct json_object *x)
 
 struct json_object *fp_sample_report_brief(struct fp_target *t)
 {
-	struct json_object *r = fp_sample_report(t), *o, *a, *b;
+	struct json_object *r, *o, *a, *b;
 	size_t i;
 
-	if (!r || !json_object_object_get_ex(r, "stacks", NULL))
+	if (!t->sample_last)	/* a live session: its figures without the stacks */
+		return report(t, false);
+	r = json_object_get(t->sample_last);	/* an ended one's, kept whole: stripped */
+	if (!json_object_object_get_ex(r, "stacks", NULL))
 		return r;
 	o = json_object_new_object();
 	json_object_object_foreach(r, k, v) {
