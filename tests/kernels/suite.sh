@@ -234,12 +234,17 @@ import json, sys
 s = json.load(open(sys.argv[1]))["sampling"]
 w = next(r for r in s["regions"] if r["name"] == "work")
 f = {x["name"]: x for x in w.get("functions", [])}
+# a sample in the vdso (the clock reads around each part) loses worker under a
+# frame-pointer walk (the vdso keeps no frame), more of them where the guest is slow
+vdso = f.get("[vdso]", {}).get("self_share", 0)
 ok = (f.get("f1", {}).get("self_share", 0) > 0.3 and
       f.get("lib_f2", {}).get("self_share", 0) > 0.15 and
-      f.get("worker", {}).get("total_share", 0) > 0.95)
+      f.get("worker", {}).get("total_share", 0) + vdso > 0.95)
 print("ok" if ok else "FAIL", w["samples"], "samples in work:",
       ", ".join("%s %.0f%%" % (n, 100 * f[n]["self_share"]) for n in ("f1", "lib_f2", "worker")
-                if n in f), "self;", s["stacks"]["unwind"])' "$tmp/s.json")
+                if n in f), "self; worker %.0f%% total, vdso %.0f%%;" % (
+          100 * f.get("worker", {}).get("total_share", 0), 100 * vdso),
+      s["stacks"]["unwind"])' "$tmp/s.json")
 		case $r in
 		ok*) say "stacks/$u-$src" "$r" ;;
 		*) say "stacks/$u-$src" "FAIL $r" ;;
