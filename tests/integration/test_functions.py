@@ -429,10 +429,14 @@ def t_function_nesting(d):
     want = ["frontend", "libcodec.so:codec_block", "codec_block", "codec_check"]
     check(want in chains, "a path through both kinds: %s" % want)
     # the function's own time is what lies between its entry and the marked begin, and
-    # between the marked end and its return: small against the 150 us codec_block
-    check(0 <= fn["exclusive_ns"] < 0.05 * fn["inclusive_ns"],
-          "the function's exclusive %.0f ns of %.0f ns inclusive" % (
-              fn["exclusive_ns"], fn["inclusive_ns"]))
+    # between the marked end and its return: small against the 150 us codec_block. CPU
+    # time: a preemption between those probes lands in the function's own wall time (in
+    # make check once: 4.1 of 32.2 ms, the calls twice their length on a loaded machine)
+    print("    the function's exclusive %.0f ns of %.0f ns inclusive; CPU %.0f of %.0f ns" % (
+        fn["exclusive_ns"], fn["inclusive_ns"], fn["exclusive_cpu_ns"], fn["cpu_ns"]))
+    check(0 <= fn["exclusive_cpu_ns"] < 0.05 * fn["cpu_ns"],
+          "the function's exclusive CPU time %.0f ns of %.0f ns inclusive" % (
+              fn["exclusive_cpu_ns"], fn["cpu_ns"]))
 
 
 def t_function_mechanisms(d):

@@ -842,11 +842,17 @@ def t_enable_at_start(d):
     got = []
     c = Client(d)
     for _ in range(5):
-        p = subprocess.Popen([h.B + "/tests/targets/codec_ip", "2000", "100", "2"],
+        # ~1 s of work: featprofd's attach took 279 ms once under make check's load, as
+        # long as the 0.3 s this ran before, and the program was gone before it
+        p = subprocess.Popen([h.B + "/tests/targets/codec_ip", "6000", "100", "2"],
                              stdout=subprocess.DEVNULL)
-        c.call("enable", pid=p.pid, all=True)
+        r = c.call("enable", pid=p.pid, all=True)
         p.wait()
+        if not check(r and "result" in r, "enable at the start: %s" % r):
+            return
         st = stats(d, p.pid)
+        if not st:
+            return
         got.append({x["name"]: (x["count"], x["measured"]) for x in st["regions"]
                     if x["name"].startswith("codec")})
     print("    the library's regions of five processes enabled at their start: %s" % got)
