@@ -601,15 +601,22 @@ static __always_inline __u64 off_since(__u64 at, __u64 ran_at, __u64 now, __u64 
 	return ran < wall ? wall - ran : 0;
 }
 
+/* The scheduler programs' task (a BTF pointer): a plain load. */
 static __always_inline __u64 task_ran(struct task_struct *task)
 {
-	return BPF_CORE_READ(task, se.sum_exec_runtime);
+	return task->se.sum_exec_runtime;
 }
 
-static __always_inline void switch_in_unseen(struct fp_tstate *st, struct task_struct *task)
+/* The probes' current task (an untyped pointer before bpf_get_current_task_btf, 5.11):
+ * read through the helper, on this rare path only. */
+static __always_inline __u64 current_ran(void)
 {
-	__u64 off = off_since(st->switched_at, st->switched_ran, bpf_ktime_get_ns(),
-			      task_ran(task));
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), se.sum_exec_runtime);
+}
+
+static __always_inline void switch_in_unseen(struct fp_tstate *st, __u64 ran_now)
+{
+	__u64 off = off_since(st->switched_at, st->switched_ran, bpf_ktime_get_ns(), ran_now);
 
 	if (st->switched_preempted) {
 		st->off_pre += off;
@@ -632,7 +639,7 @@ static __always_inline struct fp_tstate *get_state(int ts, __u32 slot)
 		return NULL;
 	}
 	if (st->switched_at)	/* running, so its switch-in was not seen */
-		switch_in_unseen(st, (struct task_struct *)bpf_get_current_task());
+		switch_in_unseen(st, current_ran());
 	if (st->slot != slot || st->owner != own) {	/* new, or another occupant's */
 		st->depth = 0;
 		st->overflow = 0;
@@ -1081,7 +1088,7 @@ static __always_inline void on_switch(int ts, bool preempt, struct task_struct *
 	if (st) {
 		st->switches++;	/* the thread's next probe finds caches cold */
 		if (st->switched_at)
-			switch_in_unseen(st, prev);
+			switch_in_unseen(st, task_ran(prev));
 	}
 	if (st && st->depth) {
 		st->switched_at = now;
