@@ -5,8 +5,10 @@ a file depends on another module when it includes one of that module's headers o
 a function one of them declares. The modules' dependencies must form no cycle: their
 ranks are derived from it (a module's rank is one more than the highest of those it
 depends on), so there is no table to keep in step, and an include or a call that goes
-up a layer closes a cycle and is refused, with the files that close it. Also: no file
-over 900 lines, no function over 100. Prints each breach and exits 1.
+up a layer closes a cycle and is refused, with the files that close it. A header named
+*_impl.h is its module's own (the fields of its structs): included from another module,
+it is a breach. Also: no file over 900 lines, no function over 100. Prints each breach
+and exits 1.
 usage: scripts/layers.py [DIR] (default daemon)"""
 import os
 import re
@@ -37,6 +39,8 @@ for m in mods:
         path = os.path.join(D, m, name)
         src = text(path)
         for h in re.findall(r'^#include "([a-z0-9_]+\.h)"', src, re.M):
+            if h.endswith("_impl.h") and headers.get(h, m) != m:
+                bad.append("%s: includes %s, private to %s/" % (path, h, headers[h]))
             if headers.get(h, m) != m:
                 why.setdefault((m, headers[h]), "%s: includes %s" % (path, h))
         for fn in sorted(set(re.findall(r"\b(fp_[a-z0-9_]+)\b", src))):

@@ -102,11 +102,21 @@ const char *fp_group_path(int group)
 		       ? fp_group_tab[group - 1]->path : "";
 }
 
+bool fp_group__is_member(const struct fp_target *t, int gi)
+{
+	return t && !fp_target__exited(t) && fp_target__group(t) == gi + 1;
+}
+
+struct exe_group *fp_group__of(const struct fp_target *t)
+{
+	int group = fp_target__group(t);
+
+	return group >= 1 && group <= FP_MAX_GROUPS ? fp_group_tab[group - 1] : NULL;
+}
+
 int fp_group_strays(const struct fp_target *t)
 {
-	const struct exe_group *g = t->group >= 1 && t->group <= FP_MAX_GROUPS
-					    ? fp_group_tab[t->group - 1]
-					    : NULL;
+	const struct exe_group *g = fp_group__of(t);
 
 	return g ? fp_target__strays(t, g->file, g->dev, g->ino)
 		 : fp_target__strays(t, NULL, 0, 0);
@@ -162,26 +172,27 @@ static int take_wants(const struct exe_group *g, struct fp_target *t, bool on, c
 /* The group's wants into t, its regions enabled, its sampling started. */
 static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 {
-	__u32 key = (__u32)t->pid, own = ((__u32)gi + 1) | FP_MEMBER_OWN;
+	int pid = (int)fp_target__pid(t);
+	__u32 key = (__u32)pid, own = ((__u32)gi + 1) | FP_MEMBER_OWN;
 	char msg[512];
 	int ret;
 
 	fp_target__join_group(t, gi + 1);
 	if (g->run_pid)	/* a run's process: its arena began in the run */
-		fp_inproc__run_member(t->ip);
+		fp_inproc__run_member(fp_target__inproc(t));
 	/* measured by the file's link until the map says this object's turn (below) */
-	if (g->file && !g->file->exited)
+	if (g->file && !fp_target__exited(g->file))
 		fp_target__set_member_group(t, own);
 	ret = take_wants(g, t, true, msg, sizeof(msg));
 	if (ret < 0)	/* the file's link, if any, keeps measuring it */
-		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)t->pid, msg);
+		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, pid, msg);
 	else if (fp_target__member_group(t) &&
 		 bpf_map_update_elem(fp_group__watch_map("watched"), &key, &own, BPF_EXIST))
-		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, (int)t->pid);
+		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, pid);
 	fp_registry_sync_dl_hook(t);
 	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, 0, msg,
 						    sizeof(msg)) < 0)
-		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, (int)t->pid, msg);
+		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, pid, msg);
 }
 
 /* Attaches pid as a member of group gi with the group's wanted regions. */
@@ -192,9 +203,9 @@ int fp_group__own(int gi, pid_t pid)
 	enum fp_status st;
 	char msg[512];
 
-	if (t && !t->exited && t->group == gi + 1)
+	if (fp_group__is_member(t, gi))
 		return 0;	/* already a member (the scan met a forked child, say) */
-	if (t && t->exited)
+	if (t && fp_target__exited(t))
 		fp_registry_drop(t);	/* a pid reused: the old figures are its own */
 	else if (t) {
 		fp_log(FP_LOG_INFO, "%s: pid %d is already a target of its own", g->path,
@@ -225,7 +236,7 @@ int fp_group__own(int gi, pid_t pid)
 		       g->path, (int)pid);
 	g->joined++;
 	fp_log(FP_LOG_DEBUG, "%s: pid %d joined (%d sites)", g->path, (int)pid,
-	       t->attached_sites);
+	       fp_target__attached_sites(t));
 	return 0;
 }
 
@@ -275,7 +286,7 @@ static int join(int gi, pid_t pid)
 	struct fp_target *t = fp_registry_find(pid);
 	int i;
 
-	if ((t && !t->exited && t->group == gi + 1) || run_member_shared(g, pid))
+	if (fp_group__is_member(t, gi) || run_member_shared(g, pid))
 		return 0;
 	for (i = 0; i < g->npending; i++)
 		if (g->pending[i] == pid)
@@ -350,24 +361,24 @@ static void scan(int gi)
  * not: a process gone before that). */
 static bool timed_itself(const struct fp_target *t)
 {
+	const struct fp_catalog *cat = fp_target__catalog(t);
 	int r;
 
-	for (r = 0; t->cat && r < t->cat->nregions; r++)
-		if (fp_inproc__file_can(t->cat, r))
+	for (r = 0; cat && r < cat->nregions; r++)
+		if (fp_inproc__file_can(cat, r))
 			return true;
 	return false;
 }
 
 void fp_group_member_retired(struct fp_target *t)
 {
-	struct exe_group *g = t->group > 0 && t->group <= FP_MAX_GROUPS ? fp_group_tab[t->group - 1]
-									: NULL;
+	struct exe_group *g = fp_group__of(t);
 	struct json_object *st;
 
-	if (!g || !t->pid)
+	if (!g || !fp_target__pid(t))
 		return;
 	st = fp_registry_stats(t);
-	if (g->run_ip && !fp_inproc__had_arena(t->ip) && timed_itself(t))
+	if (g->run_ip && !fp_inproc__had_arena(fp_target__inproc(t)) && timed_itself(t))
 		g->ip_lost++;	/* exited before its arena was read (a fork's quick _exit) */
 	if (st) {
 		fp_merge_figures(g->exited, st);
@@ -376,7 +387,7 @@ void fp_group_member_retired(struct fp_target *t)
 		json_object_array_add(g->exited_procs, st);
 	}
 	fp_group__members_gone(g, t);	/* its last figures go into the next push */
-	remove_pid(g->live, &g->nlive, t->pid);
+	remove_pid(g->live, &g->nlive, fp_target__pid(t));
 	g->gone++;
 	fp_registry_drop(t);
 }
@@ -394,7 +405,8 @@ static void file_wants(struct exe_group *g, bool on)
 {
 	char err[512];
 
-	if (g->file && !g->file->exited && take_wants(g, g->file, on, err, sizeof(err)) < 0)
+	if (g->file && !fp_target__exited(g->file) &&
+	    take_wants(g, g->file, on, err, sizeof(err)) < 0)
 		fp_log(FP_LOG_WARN, "%s: %s", g->path, err);
 }
 
@@ -415,16 +427,16 @@ void fp_group__file_start(int gi)
 	}
 	/* a run whose processes are attached before they run: in-process regions are
 	 * theirs alone (the file's traps would time them twice, and cost a trap each) */
-	g->file->file_skips_ip = g->run_stops;
-	for (r = 0; g->run_stops && r < g->file->cat->nregions && !g->run_ip; r++)
-		g->run_ip = fp_inproc__file_can(g->file->cat, r);
+	fp_target__set_file_skips_ip(g->file, g->run_stops);
+	for (r = 0; g->run_stops && r < fp_target__catalog(g->file)->nregions && !g->run_ip; r++)
+		g->run_ip = fp_inproc__file_can(fp_target__catalog(g->file), r);
 	file_wants(g, true);
 }
 
 /* Detaches the file's target; its figures stay (t->last). */
 static void file_end(struct exe_group *g)
 {
-	if (!g->file || g->file->exited)
+	if (!g->file || fp_target__exited(g->file))
 		return;
 	fp_group__members_gone(g, g->file);	/* its last interval goes into the next push */
 	fp_target__retire(g->file);
@@ -588,10 +600,10 @@ static enum fp_status group_update(struct exe_group *g, const struct fp_wants *n
 		struct fp_target *t = fp_registry_find(g->live[i]);
 		char err[512];
 
-		if (!t || t->exited)
+		if (!t || fp_target__exited(t))
 			continue;
 		if (take_wants(g, t, on, err, sizeof(err)) < 0)
-			fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)t->pid, err);
+			fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)fp_target__pid(t), err);
 		fp_registry_sync_dl_hook(t);
 	}
 	return FP_OK;

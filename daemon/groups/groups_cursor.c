@@ -30,7 +30,7 @@ static struct fp_snapshot **prev_of(struct fp_group_cursor *cur, pid_t pid)
 /* t (a member, or the file's target) is gone: its last interval joins cur's next push. */
 static void cursor_member_gone(struct fp_group_cursor *cur, struct fp_target *t)
 {
-	struct fp_snapshot **prev = prev_of(cur, t->pid), *snap = NULL;
+	struct fp_snapshot **prev = prev_of(cur, fp_target__pid(t)), *snap = NULL;
 	struct json_object *st = fp_registry_interval(t, prev ? *prev : NULL, &snap);
 	int i;
 
@@ -42,7 +42,7 @@ static void cursor_member_gone(struct fp_group_cursor *cur, struct fp_target *t)
 		json_object_put(st);
 	}
 	for (i = 0; prev && i < cur->nmprev; i++)
-		if (cur->mprev[i].pid == t->pid) {
+		if (cur->mprev[i].pid == fp_target__pid(t)) {
 			fp_snapshot__free(cur->mprev[i].snap);
 			cur->mprev[i] = cur->mprev[--cur->nmprev];
 		}

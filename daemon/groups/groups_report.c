@@ -11,6 +11,12 @@
 #include "registry.h"
 #include "sample.h"
 
+/* The sites the group's file target has attached for every process, 0: none. */
+static int shared_sites(const struct exe_group *g)
+{
+	return g->file && !fp_target__exited(g->file) ? fp_target__attached_sites(g->file) : 0;
+}
+
 static struct json_object *pids_json(const struct exe_group *g)
 {
 	struct json_object *a = json_object_new_array();
@@ -90,9 +96,7 @@ struct json_object *fp_groups_status(void)
 		json_object_object_add(o, "exe", json_object_new_string(g->path));
 		json_object_object_add(o, "processes", pids_json(g));
 		fp_group__keys(o, g);
-		json_object_object_add(o, "shared_sites", json_object_new_int(
-					       g->file && !g->file->exited ? g->file->attached_sites
-									   : 0));
+		json_object_object_add(o, "shared_sites", json_object_new_int(shared_sites(g)));
 		json_object_array_add(a, o);
 	}
 	return a;

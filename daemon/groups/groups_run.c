@@ -156,11 +156,11 @@ enum fp_status fp_group_run_attach(int group, const struct fp_client *c,
 	/* the client holds it at its entry: the libraries it needs are mapped now, and
 	 * their sites attached before it runs on (a target made at the exec has not seen
 	 * them yet) */
-	if (t && !t->exited && t->group == gi + 1)
+	if (fp_group__is_member(t, gi))
 		fp_registry_refresh(t);
 	*res = json_object_new_object();
-	json_object_object_add(*res, "own_target", json_object_new_boolean(
-				       t && !t->exited && t->group == gi + 1));
+	json_object_object_add(*res, "own_target",
+			       json_object_new_boolean(fp_group__is_member(t, gi)));
 	return FP_OK;
 }
 
@@ -173,9 +173,9 @@ static void reap_exited(struct exe_group *g)
 
 	for (i = g->nlive - 1; i >= 0; i--) {
 		struct fp_target *t = fp_registry_find(g->live[i]);
-		struct pollfd pf = { .fd = t ? t->pidfd : -1, .events = POLLIN };
+		struct pollfd pf = { .fd = t ? fp_target__pidfd(t) : -1, .events = POLLIN };
 
-		if (t && !t->exited && pf.fd >= 0 && poll(&pf, 1, 0) == 1)
+		if (t && !fp_target__exited(t) && pf.fd >= 0 && poll(&pf, 1, 0) == 1)
 			fp_registry_exit(t);	/* its group's hook takes it out of live */
 	}
 }

@@ -73,7 +73,7 @@ struct fp_target *fp_registry_find(pid_t pid)
 	int i;
 
 	for (i = 0; i < FP_MAX_TARGETS; i++)
-		if (reg.targets[i] && reg.targets[i]->pid == pid)
+		if (reg.targets[i] && fp_target__pid(reg.targets[i]) == pid)
 			return reg.targets[i];
 	return NULL;
 }
@@ -83,7 +83,7 @@ bool fp_registry_any_live(void)
 	int i;
 
 	for (i = 0; i < FP_MAX_TARGETS; i++)
-		if (reg.targets[i] && !reg.targets[i]->exited)
+		if (reg.targets[i] && !fp_target__exited(reg.targets[i]))
 			return true;
 	return false;
 }
@@ -102,7 +102,8 @@ static void unhook_dl(int slot)
 
 	if (reg.dl_links[slot] <= 0)
 		return;
-	if ((t && t->exited) || fp_closer_deferring())	/* a uprobe: closed by the pool */
+	/* a uprobe: closed by the pool */
+	if ((t && fp_target__exited(t)) || fp_closer_deferring())
 		fp_close_later(reg.dl_links[slot]);
 	else
 		close(reg.dl_links[slot]);
@@ -114,8 +115,8 @@ static void drop_slot(int slot)
 {
 	struct fp_target *t = reg.targets[slot];
 
-	if (!t->exited)	/* an exited target's pidfd left the loop at its exit */
-		epoll_ctl(reg.epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	if (!fp_target__exited(t))	/* an exited target's pidfd left the loop at its exit */
+		epoll_ctl(reg.epfd, EPOLL_CTL_DEL, fp_target__pidfd(t), NULL);
 	unhook_dl(slot);
 	fp_target__free(t);
 	reg.targets[slot] = NULL;
@@ -148,15 +149,16 @@ void fp_registry_exit(struct fp_target *t)
 {
 	int slot = slot_of(t);
 
-	if (slot < 0 || t->exited)
+	if (slot < 0 || fp_target__exited(t))
 		return;
-	epoll_ctl(reg.epfd, EPOLL_CTL_DEL, t->pidfd, NULL);	/* closed with the target */
+	/* closed with the target */
+	epoll_ctl(reg.epfd, EPOLL_CTL_DEL, fp_target__pidfd(t), NULL);
 	if (reg.hooks.exit)
 		reg.hooks.exit(t);
 	fp_target__retire(t);
 	unhook_dl(slot);
-	fp_log(FP_LOG_DEBUG, "pid %d (%s) exited; detached, last figures kept", (int)t->pid,
-	       t->comm);
+	fp_log(FP_LOG_DEBUG, "pid %d (%s) exited; detached, last figures kept",
+	       (int)fp_target__pid(t), fp_target__comm(t));
 	if (reg.hooks.retired)	/* a group's member: figures summed there, slot freed */
 		reg.hooks.retired(t);
 }
@@ -173,34 +175,34 @@ static int watch_exit(struct fp_target *t, int slot)
 	struct epoll_event ev = { .events = EPOLLIN,
 				  .data.u64 = ((uint64_t)slot << 8) | (uint64_t)reg.tag };
 
-	return epoll_ctl(reg.epfd, EPOLL_CTL_ADD, t->pidfd, &ev) ? -errno : 0;
+	return epoll_ctl(reg.epfd, EPOLL_CTL_ADD, fp_target__pidfd(t), &ev) ? -errno : 0;
 }
 
 void fp_registry_exec(struct fp_target *old)
 {
 	int slot = slot_of(old), ret;
-	pid_t pid = old->pid;
+	pid_t pid = fp_target__pid(old);
 	struct fp_target *t;
 	char err[512];
 
-	if (slot < 0 || old->exited)
+	if (slot < 0 || fp_target__exited(old))
 		return;
 	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, NULL, err,
 			   sizeof(err));
 	if (!t) {
 		fp_log(FP_LOG_INFO, "pid %d exec'd a program without regions (%s): the "
-		       "figures of %s are kept as exited", (int)pid, err, old->comm);
+		       "figures of %s are kept as exited", (int)pid, err, fp_target__comm(old));
 		fp_registry_exit(old);
 		return;
 	}
-	t->owner = old->owner;
-	if (fp_target__set_wants(t, &old->wants))
+	fp_target__set_owner(t, fp_target__owner(old));
+	if (fp_target__set_wants(t, fp_target__wants(old)))
 		fp_log(FP_LOG_WARN, "pid %d: out of memory: what was enabled by name is not "
 		       "enabled again", (int)pid);
 	/* the new program's regions asked for by name: as a refresh enables them */
 	else if (fp_target__apply_wants(t, 1, err, sizeof(err)) < 0)
 		fp_log(FP_LOG_WARN, "%s", err);
-	epoll_ctl(reg.epfd, EPOLL_CTL_DEL, old->pidfd, NULL);
+	epoll_ctl(reg.epfd, EPOLL_CTL_DEL, fp_target__pidfd(old), NULL);
 	unhook_dl(slot);	/* the old program's ld.so */
 	fp_target__free(old);
 	reg.targets[slot] = t;
@@ -215,7 +217,7 @@ void fp_registry_exec(struct fp_target *old)
 	}
 	fp_registry_sync_dl_hook(t);
 	fp_log(FP_LOG_INFO, "pid %d exec'd %s: %d regions, %d enabled again", (int)pid,
-	       t->comm, t->cat->nregions, t->attached_sites);
+	       fp_target__comm(t), fp_target__catalog(t)->nregions, fp_target__attached_sites(t));
 }
 
 /* --- attach -------------------------------------------------------------------------- */
@@ -266,8 +268,8 @@ enum fp_status fp_registry_room(const struct fp_peer *peer, char *msg, size_t ms
 	if (fp_peer_privileged(peer))
 		return FP_OK;
 	for (i = 0; i < FP_MAX_TARGETS; i++)
-		mine += reg.targets[i] && !reg.targets[i]->exited &&
-			reg.targets[i]->owner == peer->cred.uid;
+		mine += reg.targets[i] && !fp_target__exited(reg.targets[i]) &&
+			fp_target__owner(reg.targets[i]) == peer->cred.uid;
 	if (mine >= FP_MAX_TARGETS / 4) {
 		snprintf(msg, msglen, "too many targets for uid %u (%d)",
 			 (unsigned)peer->cred.uid, FP_MAX_TARGETS / 4);
@@ -276,15 +278,22 @@ enum fp_status fp_registry_room(const struct fp_peer *peer, char *msg, size_t ms
 	return FP_OK;
 }
 
+/* t (may be NULL) exited and keeps its figures here: a process's target of no group
+ * (a group's members and file target are its own). */
+static bool kept_exited(const struct fp_target *t)
+{
+	return t && fp_target__exited(t) && fp_target__pid(t) && !fp_target__group(t);
+}
+
 /* The target that exited longest ago (not a file's target: its group owns it), or -1. */
 static int oldest_exited(void)
 {
 	int i, best = -1;
 
 	for (i = 0; i < FP_MAX_TARGETS; i++)
-		if (reg.targets[i] && reg.targets[i]->exited && reg.targets[i]->pid &&
-		    !reg.targets[i]->group &&
-		    (best < 0 || reg.targets[i]->exited_ns < reg.targets[best]->exited_ns))
+		if (kept_exited(reg.targets[i]) &&
+		    (best < 0 || fp_target__exited_ns(reg.targets[i]) <
+					 fp_target__exited_ns(reg.targets[best])))
 			best = i;
 	return best;
 }
@@ -303,10 +312,10 @@ void fp_registry_collect_exited(void)
 	for (i = 0; i < FP_MAX_TARGETS; i++) {
 		struct fp_target *t = reg.targets[i];
 
-		if (t && t->exited && t->pid && !t->group &&
-		    now - t->exited_ns > FP_EXITED_KEEP_S * 1000000000ULL) {
+		if (kept_exited(t) &&
+		    now - fp_target__exited_ns(t) > FP_EXITED_KEEP_S * 1000000000ULL) {
 			fp_log(FP_LOG_INFO, "pid %d: exited %d s ago, its figures dropped",
-			       (int)t->pid, FP_EXITED_KEEP_S);
+			       (int)fp_target__pid(t), FP_EXITED_KEEP_S);
 			fp_registry_drop(t);
 		}
 	}
@@ -352,13 +361,14 @@ enum fp_status fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_
 		fp_target__free(t);
 		return FP_E_INTERNAL;
 	}
-	t->owner = fp_owner(pid);
+	fp_target__set_owner(t, fp_owner(pid));
 	reg.targets[slot] = t;
 	reg.refresh_due[slot] = false;
 	if (reg.watch && fp_watch__process(reg.watch, pid, 0))
 		fp_log(FP_LOG_WARN, "pid %d: its exec will not be seen", (int)pid);
-	fp_log(FP_LOG_INFO, "attached pid %d (%s): %d regions, %d features", (int)pid, t->comm,
-	       t->cat->nregions, t->cat->nfeatures);
+	fp_log(FP_LOG_INFO, "attached pid %d (%s): %d regions, %d features", (int)pid,
+	       fp_target__comm(t), fp_target__catalog(t)->nregions,
+	       fp_target__catalog(t)->nfeatures);
 	*out = t;
 	return FP_OK;
 }
@@ -371,11 +381,11 @@ void fp_registry_sync_dl_hook(struct fp_target *t)
 	if (!reg.watch || slot < 0)
 		return;
 	/* nothing enabled, and nothing asked for by name that a library may bring */
-	if (t->exited || (!t->attached_sites && !t->ip_regions && !t->wants.all &&
-			  !t->wants.nfeatures && !t->wants.nregions)) {
+	if (fp_target__exited(t) || (!fp_target__attached_sites(t) && !fp_target__ip_regions(t) &&
+				     fp_wants_empty(fp_target__wants(t)))) {
 		unhook_dl(slot);
 	} else if (reg.dl_links[slot] <= 0) {
-		int fd = fp_watch__dlopen(reg.watch, t->pid, err, sizeof(err));
+		int fd = fp_watch__dlopen(reg.watch, fp_target__pid(t), err, sizeof(err));
 
 		reg.dl_links[slot] = fd > 0 ? fd : 0;
 		if (fd < 0)	/* static executables have no dlopen */
@@ -396,8 +406,8 @@ void fp_registry_refresh(struct fp_target *t)
 	if (n < 0)
 		fp_log(FP_LOG_WARN, "%s", err);
 	else if (n)
-		fp_log(FP_LOG_INFO, "pid %d: %d regions joined (now %d)", (int)t->pid, n,
-		       t->cat->nregions);
+		fp_log(FP_LOG_INFO, "pid %d: %d regions joined (now %d)", (int)fp_target__pid(t), n,
+		       fp_target__catalog(t)->nregions);
 }
 
 void fp_registry_mapped(pid_t pid)
@@ -405,7 +415,7 @@ void fp_registry_mapped(pid_t pid)
 	struct fp_target *t = fp_registry_find(pid);
 	int slot = slot_of(t);
 
-	if (slot >= 0 && !t->exited)
+	if (slot >= 0 && !fp_target__exited(t))
 		reg.refresh_due[slot] = true;	/* once per round, however many segments */
 }
 
@@ -413,7 +423,7 @@ void fp_registry_arena(pid_t pid)
 {
 	struct fp_target *t = fp_registry_find(pid);
 
-	if (t && !t->exited)
+	if (t && !fp_target__exited(t))
 		fp_target__take_arena(t);
 }
 
@@ -424,7 +434,7 @@ void fp_registry_run_refreshes(void)
 	for (i = 0; i < FP_MAX_TARGETS; i++)
 		if (reg.refresh_due[i]) {
 			reg.refresh_due[i] = false;
-			if (reg.targets[i] && !reg.targets[i]->exited)
+			if (reg.targets[i] && !fp_target__exited(reg.targets[i]))
 				fp_registry_refresh(reg.targets[i]);
 		}
 }
@@ -435,7 +445,7 @@ uint64_t fp_registry_name_samples(uint64_t now)
 	int i;
 
 	for (i = 0; i < FP_MAX_TARGETS; i++)
-		any |= reg.targets[i] && reg.targets[i]->nsample_links;
+		any |= reg.targets[i] && fp_target__sampling(reg.targets[i]);
 	if (!any)
 		return UINT64_MAX;
 	if (reg.sample_due_ns <= now) {	/* name sampled ids while targets are readable */
@@ -458,9 +468,15 @@ const struct fp_calibration *fp_registry_cal(const struct fp_target *t)
 {
 	int m = fp_target__attach_points(t);
 
-	if (!t->use_opt || (m == 1 && reg.opts->cal->at[FP_AT_NOP1].valid))
+	if (!fp_target__shielded(t) || (m == 1 && reg.opts->cal->at[FP_AT_NOP1].valid))
 		return &reg.opts->cal->at[FP_AT_NOP1];
 	return &reg.opts->cal->at[FP_AT_NOP5];
+}
+
+/* Which regions are enabled now: none once exited. */
+static const uint8_t *enabled_now(const struct fp_target *t)
+{
+	return fp_target__exited(t) ? NULL : fp_target__enabled(t);
 }
 
 struct json_object *fp_registry_stats(struct fp_target *t)
@@ -470,7 +486,7 @@ struct json_object *fp_registry_stats(struct fp_target *t)
 
 	if (!snap)
 		return NULL;
-	res = fp_report_stats(t->cat, snap, fp_registry_cal(t), t->exited ? NULL : t->enabled);
+	res = fp_report_stats(fp_target__catalog(t), snap, fp_registry_cal(t), enabled_now(t));
 	fp_report_target_keys(res, t, snap);
 	fp_snapshot__free(snap);
 	sr = fp_sample_report(t);
@@ -489,10 +505,10 @@ struct json_object *fp_registry_delta(struct fp_target *t, const struct fp_snaps
 
 	if (!d)
 		return NULL;
-	st = fp_report_stats(t->cat, d, fp_registry_cal(t), t->exited ? NULL : t->enabled);
+	st = fp_report_stats(fp_target__catalog(t), d, fp_registry_cal(t), enabled_now(t));
 	fp_snapshot__free(d);
-	json_object_object_add(st, "pid", json_object_new_int(t->pid));
-	json_object_object_add(st, "comm", json_object_new_string(t->comm));
+	json_object_object_add(st, "pid", json_object_new_int(fp_target__pid(t)));
+	json_object_object_add(st, "comm", json_object_new_string(fp_target__comm(t)));
 	/* the delta's real span: between the two snapshots */
 	json_object_object_add(st, "elapsed_ns", json_object_new_int64(
 				       prev ? (int64_t)(cur->taken_ns - prev->taken_ns) : 0));

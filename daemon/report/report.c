@@ -345,36 +345,35 @@ void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc
 struct json_object *fp_report_enabled(const struct fp_target *t)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	const struct fp_catalog *cat = fp_target__catalog(t);
+	const uint8_t *enabled = fp_target__enabled(t);
+	int sites = fp_target__attached_sites(t), ip = fp_target__ip_regions(t);
 	int r;
 
-	for (r = 0; r < t->cat->nregions; r++)
-		if (t->enabled && t->enabled[r])
-			json_object_array_add(a, json_object_new_string(t->cat->regions[r].name));
-	add(o, "pid", json_object_new_int(t->pid));
+	for (r = 0; enabled && r < cat->nregions; r++)
+		if (enabled[r])
+			json_object_array_add(a, json_object_new_string(cat->regions[r].name));
+	add(o, "pid", json_object_new_int(fp_target__pid(t)));
 	add(o, "enabled_regions", a);
-	add(o, "attached_sites", json_object_new_int(t->attached_sites));
-	add(o, "inprocess_regions", json_object_new_int(t->ip_regions));
+	add(o, "attached_sites", json_object_new_int(sites));
+	add(o, "inprocess_regions", json_object_new_int(ip));
 	/* how its regions are measured: traps, its own runtime, or both */
-	add(o, "mode", json_object_new_string(!t->ip_regions	 ? "trap"
-					       : t->attached_sites ? "mixed"
-								   : "in-process"));
-	add(o, "inprocess_capable", json_object_new_boolean(t->ip != NULL));
+	add(o, "mode", json_object_new_string(!ip ? "trap" : sites ? "mixed" : "in-process"));
+	add(o, "inprocess_capable", json_object_new_boolean(fp_target__inproc(t) != NULL));
 	return o;
 }
 
 void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
 			   const struct fp_snapshot *snap)
 {
-	add(o, "pid", json_object_new_int(t->pid));
-	add(o, "comm", json_object_new_string(t->comm));
-	add(o, "exited", json_object_new_boolean(t->exited));
-	{
-		static const char *const pts[] = { "none", "nop1", "nop5", "mixed" };
+	static const char *const pts[] = { "none", "nop1", "nop5", "mixed" };
+	uint64_t since = fp_target__enabled_at_ns(t);
 
-		add(o, "attach_points", json_object_new_string(pts[fp_target__attach_points(t)]));
-	}
-	add(o, "elapsed_ns", u64(t->enabled_at_ns && snap->taken_ns > t->enabled_at_ns
-					 ? snap->taken_ns - t->enabled_at_ns : 0));
+	add(o, "pid", json_object_new_int(fp_target__pid(t)));
+	add(o, "comm", json_object_new_string(fp_target__comm(t)));
+	add(o, "exited", json_object_new_boolean(fp_target__exited(t)));
+	add(o, "attach_points", json_object_new_string(pts[fp_target__attach_points(t)]));
+	add(o, "elapsed_ns", u64(since && snap->taken_ns > since ? snap->taken_ns - since : 0));
 }
 
 struct json_object *fp_report_target_status(const struct fp_target *t,
@@ -383,10 +382,11 @@ struct json_object *fp_report_target_status(const struct fp_target *t,
 	struct json_object *o = fp_report_enabled(t), *an = json_object_new_object();
 	int k;
 
-	add(o, "comm", json_object_new_string(t->comm));
-	add(o, "exited", json_object_new_boolean(t->exited));
-	add(o, "regions", json_object_new_int(t->cat->nregions));
-	add(o, "site_address", json_object_new_string(t->use_opt ? "shielded-nop5" : "nop1"));
+	add(o, "comm", json_object_new_string(fp_target__comm(t)));
+	add(o, "exited", json_object_new_boolean(fp_target__exited(t)));
+	add(o, "regions", json_object_new_int(fp_target__catalog(t)->nregions));
+	add(o, "site_address",
+	    json_object_new_string(fp_target__shielded(t) ? "shielded-nop5" : "nop1"));
 	for (k = 0; snap && k < FP_AN_MAX; k++)
 		add(an, fp_anomaly_names[k], u64(snap->anomalies[k]));
 	add(o, "anomalies", an);

@@ -93,8 +93,8 @@ static void watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other)
 		fp_registry_mapped((pid_t)tgid);
 	if ((kind == FP_WATCH_FORK || kind == FP_WATCH_EXEC) && other && !t) {
 		fp_group_join((int)other, (pid_t)tgid);
-	} else if (kind == FP_WATCH_EXEC && t && !t->exited) {
-		if (!other && !t->group) {
+	} else if (kind == FP_WATCH_EXEC && t && !fp_target__exited(t)) {
+		if (!other && !fp_target__group(t)) {
 			fp_registry_exec(t);
 			return;
 		}

@@ -200,7 +200,7 @@ static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
 	}
 	ret = fp_may_trace(&c->peer, r->pid, msg, msglen);
 	t = fp_registry_find(r->pid);
-	if (!ret && t && t->pid && fp_start_time(r->pid) != t->start_time) {
+	if (!ret && t && fp_target__pid(t) && fp_start_time(r->pid) != fp_target__start_time(t)) {
 		/* the pid belongs to a new process now: the target was another one's */
 		fp_log(FP_LOG_INFO, "pid %d: reused by a new process; the earlier process's "
 		       "figures are dropped", (int)r->pid);
@@ -208,7 +208,7 @@ static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
 		t = NULL;
 	}
 	if (ret == -ESRCH && t) {	/* an exited target */
-		if (fp_peer_privileged(&c->peer) || t->owner == c->peer.cred.uid)
+		if (fp_peer_privileged(&c->peer) || fp_target__owner(t) == c->peer.cred.uid)
 			return FP_OK;
 		snprintf(msg, msglen, "permission denied: exited target of another user");
 		return FP_E_PERMISSION_DENIED;
@@ -221,16 +221,17 @@ static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
 static enum fp_status select_regions(const struct fp_target *t, const struct fp_wants *names,
 				     uint8_t *sel, char *msg, size_t msglen)
 {
+	int pid = (int)fp_target__pid(t);
 	const char *unknown;
 	char cut[201];
 	bool region;
 
-	if (!fp_wants_select(names, t->cat, sel, &unknown, &region, fp_target__pending_feature,
-			     t))
+	if (!fp_wants_select(names, fp_target__catalog(t), sel, &unknown, &region,
+			     fp_target__pending_feature, t))
 		return FP_OK;
 	fp_utf8_cut(cut, sizeof(cut), unknown);
-	snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof list %d)", (int)t->pid,
-		 region ? "region" : "feature", cut, (int)t->pid);
+	snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof list %d)", pid,
+		 region ? "region" : "feature", cut, pid);
 	return FP_E_UNKNOWN_NAME;
 }
 
@@ -252,9 +253,9 @@ static enum fp_status do_list(struct fp_client *c, struct request *r,
 	struct fp_proc *proc;
 
 	if (t) {
-		if (!t->exited)	/* objects mapped since (dlopen) */
+		if (!fp_target__exited(t))	/* objects mapped since (dlopen) */
 			fp_registry_refresh(t);
-		*res = fp_catalog__to_json(t->cat);
+		*res = fp_catalog__to_json(fp_target__catalog(t));
 		return FP_OK;
 	}
 	if (fp_proc__read(r->pid, &proc, msg, msglen))
@@ -300,7 +301,7 @@ static enum fp_status do_attach(struct fp_client *c, struct request *r,
 	enum fp_status st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
 
 	if (st == FP_OK)
-		*res = fp_catalog__to_json(r->t->cat);
+		*res = fp_catalog__to_json(fp_target__catalog(r->t));
 	return st;
 }
 
@@ -322,7 +323,7 @@ static enum fp_status toggle_target(struct fp_client *c, struct request *r, bool
 		*created = !st;
 		return st;
 	}
-	if (r->t->exited) {
+	if (fp_target__exited(r->t)) {
 		snprintf(msg, msglen, "pid %d has exited; its last figures stay until detach",
 			 (int)r->pid);
 		return FP_E_NO_SUCH_PROCESS;
@@ -341,7 +342,7 @@ static enum fp_status toggle_target(struct fp_client *c, struct request *r, bool
 static enum fp_status set_regions(struct fp_target *t, const struct fp_wants *names, bool on,
 				  char *msg, size_t msglen)
 {
-	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
+	uint8_t *sel = calloc((size_t)fp_target__catalog(t)->nregions + 1, 1);
 	enum fp_status st;
 
 	if (!sel) {
@@ -350,11 +351,11 @@ static enum fp_status set_regions(struct fp_target *t, const struct fp_wants *na
 	}
 	st = select_regions(t, names, sel, msg, msglen);
 	if (st == FP_OK && fp_target__set_regions(t, sel, on, msg, msglen))
-		st = fp_registry_exited_meanwhile(t->pid, FP_E_INTERNAL, msg, msglen);
+		st = fp_registry_exited_meanwhile(fp_target__pid(t), FP_E_INTERNAL, msg, msglen);
 	free(sel);
-	if (st == FP_OK && fp_wants_update(&t->wants, names, on))
+	if (st == FP_OK && fp_target__update_wants(t, names, on))
 		fp_log(FP_LOG_WARN, "pid %d: out of memory: regions that appear later do not "
-		       "join what was enabled by name", (int)t->pid);
+		       "join what was enabled by name", (int)fp_target__pid(t));
 	return st;
 }
 
@@ -395,7 +396,7 @@ static enum fp_status toggle(struct fp_client *c, struct request *r, struct json
 	}
 	fp_registry_sync_dl_hook(r->t);
 	fp_log(FP_LOG_INFO, "pid %d: %s, %d sites attached (%.3f ms)", (int)r->pid,
-	       on ? "enable" : "disable", r->t->attached_sites,
+	       on ? "enable" : "disable", fp_target__attached_sites(r->t),
 	       (double)(fp_mono_ns() - t0) / 1e6);
 	*res = fp_report_enabled(r->t);
 	return FP_OK;
@@ -426,7 +427,7 @@ static enum fp_status do_reset(struct fp_client *c, struct request *r,
 {
 	int ret = fp_target__reset(r->t);
 
-	if (!ret && r->t->nsample_links)
+	if (!ret && fp_target__sampling(r->t))
 		ret = fp_target__sample_reset(r->t);
 	if (ret)
 		snprintf(msg, msglen, "pid %d: cannot reset the figures: %s", (int)r->pid,
@@ -461,8 +462,8 @@ static enum fp_status do_status(struct fp_client *c, struct request *r,
 
 	while ((t = fp_registry_next(&i))) {
 		if (!fp_peer_privileged(&c->peer) &&
-		    (t->exited ? t->owner != c->peer.cred.uid
-			       : fp_may_trace(&c->peer, t->pid, why, sizeof(why))))
+		    (fp_target__exited(t) ? fp_target__owner(t) != c->peer.cred.uid
+			       : fp_may_trace(&c->peer, fp_target__pid(t), why, sizeof(why))))
 			continue;
 		more = realloc(ts, sizeof(*ts) * (size_t)(nt + 1));
 		ts = more ? more : ts;
@@ -474,7 +475,7 @@ static enum fp_status do_status(struct fp_client *c, struct request *r,
 			break;
 		ts[nt] = t;
 		snaps[nt] = fp_target__snapshot(t);
-		strays[nt++] = t->exited ? -1 : fp_group_strays(t);
+		strays[nt++] = fp_target__exited(t) ? -1 : fp_group_strays(t);
 	}
 	*res = fp_report_status(ts, snaps, strays, nt,
 				fp_peer_privileged(&c->peer) ? fp_groups_status() : NULL, &n,
@@ -581,7 +582,7 @@ static enum fp_status do_sample(struct fp_client *c, struct request *r,
 		st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
 	if (st)
 		return st;
-	if (r->t->exited) {
+	if (fp_target__exited(r->t)) {
 		snprintf(msg, msglen, "pid %d: exited", (int)r->pid);
 		return FP_E_NO_SUCH_PROCESS;
 	}

@@ -94,7 +94,7 @@ void fp_recording_free(struct fp_recording *rc, struct fp_target *t)
 {
 	if (!rc)
 		return;
-	if (t && t->rec_fd >= 0)
+	if (t && fp_target__recording(t))
 		fp_target__record_stop(t);
 	fp_snapshot__free(rc->start);
 	fp_snapshot__free(rc->end_snap);
@@ -105,11 +105,12 @@ void fp_recording_free(struct fp_recording *rc, struct fp_target *t)
 static struct json_object *start_reply(const struct fp_target *t, uint32_t bytes)
 {
 	struct json_object *res = json_object_new_object(), *names = json_object_new_array();
+	const struct fp_catalog *cat = fp_target__catalog(t);
 	int i;
 
 	json_object_object_add(res, "ring_bytes", json_object_new_int64(bytes));
-	for (i = 0; i < t->cat->nregions; i++)
-		json_object_array_add(names, json_object_new_string(t->cat->regions[i].name));
+	for (i = 0; i < cat->nregions; i++)
+		json_object_array_add(names, json_object_new_string(cat->regions[i].name));
 	json_object_object_add(res, "regions", names);
 	return res;
 }
@@ -118,17 +119,18 @@ struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_m
 					struct json_object **res, enum fp_status *st, char *msg,
 					size_t msglen)
 {
+	int pid = (int)fp_target__pid(t);
 	struct fp_recording *rc;
 	uint32_t bytes;
 	int ret;
 
-	if (t->exited || !t->attached_sites) {
-		snprintf(msg, msglen, "pid %d: %s", (int)t->pid,
-			 t->exited	    ? "exited"
-			 : t->ip_regions ? "its enabled regions time themselves in the process, "
-					   "which records no timeline (enable them with --trap to "
-					   "record)"
-					 : "no region enabled (enable a feature first)");
+	if (fp_target__exited(t) || !fp_target__attached_sites(t)) {
+		snprintf(msg, msglen, "pid %d: %s", pid,
+			 fp_target__exited(t) ? "exited"
+			 : fp_target__ip_regions(t)
+				 ? "its enabled regions time themselves in the process, which "
+				   "records no timeline (enable them with --trap to record)"
+				 : "no region enabled (enable a feature first)");
 		*st = FP_E_BAD_REQUEST;
 		return NULL;
 	}
@@ -140,14 +142,14 @@ struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_m
 		return NULL;
 	}
 	rc->start = fp_target__snapshot(t);
-	bytes = ring_bytes(rc->start, t->enabled_at_ns, duration_ms);
+	bytes = ring_bytes(rc->start, fp_target__enabled_at_ns(t), duration_ms);
 	if (!rc->start) {
-		snprintf(msg, msglen, "pid %d: cannot read figures", (int)t->pid);
+		snprintf(msg, msglen, "pid %d: cannot read figures", pid);
 		fp_recording_free(rc, NULL);
 		return NULL;
 	}
 	if ((ret = fp_target__record_start(t, bytes, rec_event, rc, msg, msglen))) {
-		if (t->rec_fd >= 0)	/* another recording has the ring */
+		if (fp_target__recording(t))	/* another recording has the ring */
 			*st = FP_E_BUSY;
 		else if (ret == -EOPNOTSUPP)
 			*st = FP_E_UNSUPPORTED;
@@ -156,8 +158,7 @@ struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_m
 	}
 	rc->end_ns = fp_mono_ns() + (uint64_t)duration_ms * 1000000ULL;
 	*res = start_reply(t, bytes);
-	fp_log(FP_LOG_INFO, "pid %d: recording %u ms, ring %u bytes", (int)t->pid, duration_ms,
-	       bytes);
+	fp_log(FP_LOG_INFO, "pid %d: recording %u ms, ring %u bytes", pid, duration_ms, bytes);
 	return rc;
 }
 
@@ -219,15 +220,16 @@ static void record_done(struct fp_recording *rc, struct fp_target *t, struct fp_
 		json_object_object_add(o, "stats", st);
 	}
 	fp_client_send(c, o);
-	fp_log(FP_LOG_INFO, "pid %d: recorded %llu events, %llu dropped", (int)t->pid,
+	fp_log(FP_LOG_INFO, "pid %d: recorded %llu events, %llu dropped", (int)fp_target__pid(t),
 	       (unsigned long long)rc->events, (unsigned long long)dropped);
 }
 
 uint64_t fp_recording_tick(struct fp_recording *rc, struct fp_target *t, struct fp_client *c,
 			   int id)
 {
-	if (!t || t->exited || t->rec_fd < 0) {	/* exit was pushed; a detach is not */
-		if (!t || !t->exited) {
+	/* exit was pushed; a detach is not */
+	if (!t || fp_target__exited(t) || !fp_target__recording(t)) {
+		if (!t || !fp_target__exited(t)) {
 			struct json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "record", json_object_new_int(id));

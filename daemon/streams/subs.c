@@ -74,7 +74,7 @@ enum fp_status fp_subs_pid(struct fp_client *c, struct fp_target *t, unsigned in
 
 	if (!sb)
 		return FP_E_BUSY;
-	sb->pid = t->pid;
+	sb->pid = fp_target__pid(t);
 	sb->prev = fp_target__snapshot(t);
 	nsubs++;
 	*id = sb->id;
@@ -110,7 +110,7 @@ enum fp_status fp_subs_record(struct fp_client *c, struct fp_target *t, unsigned
 	sb->rec = fp_recording_start(t, duration_ms, res, &st, msg, msglen);
 	if (!sb->rec)
 		return st;
-	sb->pid = t->pid;
+	sb->pid = fp_target__pid(t);
 	sb->due_ns = fp_mono_ns();	/* its first drain sets the pace */
 	nsubs++;
 	json_object_object_add(*res, "record", json_object_new_int(sb->id));
@@ -155,9 +155,9 @@ void fp_subs_target_exit(struct fp_target *t)
 {
 	int i;
 
-	push_event(t->pid, "exit");
+	push_event(fp_target__pid(t), "exit");
 	for (i = 0; i < nsubs; i++)	/* a recording ends with an error: the exit */
-		if (subs[i].rec && subs[i].pid == t->pid) {
+		if (subs[i].rec && subs[i].pid == fp_target__pid(t)) {
 			subs[i].dead = true;
 			fp_recording_free(subs[i].rec, t);	/* before the object goes */
 			subs[i].rec = NULL;
@@ -166,7 +166,7 @@ void fp_subs_target_exit(struct fp_target *t)
 
 void fp_subs_target_exec(struct fp_target *t)
 {
-	push_event(t->pid, "exec");
+	push_event(fp_target__pid(t), "exec");
 }
 
 void fp_subs_target_drop(struct fp_target *t)
@@ -174,7 +174,7 @@ void fp_subs_target_drop(struct fp_target *t)
 	int i;
 
 	for (i = 0; i < nsubs; i++)
-		if (subs[i].pid == t->pid) {
+		if (subs[i].pid == fp_target__pid(t)) {
 			subs[i].dead = true;
 			fp_recording_free(subs[i].rec, t);	/* t is about to go */
 			subs[i].rec = NULL;
@@ -190,7 +190,7 @@ static void pid_tick(struct sub *sb)
 	struct fp_snapshot *cur;
 	struct json_object *st, *sr;
 
-	if (!t || t->exited)
+	if (!t || fp_target__exited(t))
 		return;
 	st = fp_registry_interval(t, sb->prev, &cur);
 	if (!cur)

@@ -79,7 +79,7 @@
 #include "ip_calibrate.h"
 #include "log.h"
 #include "maps.h"
-#include "target.h"
+#include "target_impl.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434

@@ -41,7 +41,7 @@
 #include "journal.h"
 #include "log.h"
 #include "strays.h"
-#include "target.h"
+#include "target_impl.h"
 #include "uprobe.h"
 
 static int jfd = -1;

@@ -42,7 +42,7 @@
 #include "kernel.h"
 #include "pool.h"
 #include "stats.h"
-#include "target.h"
+#include "target_impl.h"
 #include "uprobe.h"
 
 #define POOL_FIRST 256

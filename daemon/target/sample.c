@@ -40,6 +40,7 @@
 #include "log.h"
 #include "pool.h"
 #include "sample.h"
+#include "target_impl.h"
 #include "sample_elf.h"
 #include "sample_dwarf.h"
 #include "sample_stacks.h"

@@ -23,7 +23,7 @@
 #include "notes.h"
 #include "sample_elf.h"
 #include "sample.skel.h"
-#include "target.h"
+#include "target_impl.h"
 
 /* The executable's TLS ABI note must say what this daemon reads: checked before any
  * read of the target's memory. A gated build's gate site and semaphore: *gate_off and

@@ -22,6 +22,7 @@
 #include "featprof.h"
 #include "inproc.h"
 #include "sample.h"
+#include "target_impl.h"
 #include "sample_dwarf.h"
 #include "sample_stacks.h"
 #include "sample.skel.h"

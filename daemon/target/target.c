@@ -46,7 +46,7 @@
 #include "sample.skel.h"
 #include "sample_dwarf.h"
 #include "sample_stacks.h"
-#include "target.h"
+#include "target_impl.h"
 #include "target_links.h"
 #include "journal.h"
 #include "strays.h"
@@ -655,4 +655,112 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
 	if (ret < 0)	/* not applied: not kept */
 		fp_regdefs__truncate(&t->own_defs, n0);
 	return ret;
+}
+
+/* --- what modules above read (target.h) ---------------------------------------------- */
+
+pid_t fp_target__pid(const struct fp_target *t)
+{
+	return t->pid;
+}
+
+const char *fp_target__comm(const struct fp_target *t)
+{
+	return t->comm;
+}
+
+const struct fp_catalog *fp_target__catalog(const struct fp_target *t)
+{
+	return t->cat;
+}
+
+bool fp_target__exited(const struct fp_target *t)
+{
+	return t->exited;
+}
+
+uint64_t fp_target__exited_ns(const struct fp_target *t)
+{
+	return t->exited_ns;
+}
+
+unsigned long long fp_target__start_time(const struct fp_target *t)
+{
+	return t->start_time;
+}
+
+int fp_target__pidfd(const struct fp_target *t)
+{
+	return t->pidfd;
+}
+
+int fp_target__group(const struct fp_target *t)
+{
+	return t->group;
+}
+
+uid_t fp_target__owner(const struct fp_target *t)
+{
+	return t->owner;
+}
+
+void fp_target__set_owner(struct fp_target *t, uid_t owner)
+{
+	t->owner = owner;
+}
+
+int fp_target__attached_sites(const struct fp_target *t)
+{
+	return t->attached_sites;
+}
+
+int fp_target__ip_regions(const struct fp_target *t)
+{
+	return t->ip_regions;
+}
+
+const uint8_t *fp_target__enabled(const struct fp_target *t)
+{
+	return t->enabled;
+}
+
+uint64_t fp_target__enabled_at_ns(const struct fp_target *t)
+{
+	return t->enabled_at_ns;
+}
+
+bool fp_target__shielded(const struct fp_target *t)
+{
+	return t->use_opt;
+}
+
+bool fp_target__recording(const struct fp_target *t)
+{
+	return t->rec_fd >= 0;
+}
+
+bool fp_target__sampling(const struct fp_target *t)
+{
+	return t->nsample_links > 0;
+}
+
+struct fp_inproc *fp_target__inproc(const struct fp_target *t)
+{
+	return t->ip;
+}
+
+const struct fp_wants *fp_target__wants(const struct fp_target *t)
+{
+	return &t->wants;
+}
+
+
+int fp_target__update_wants(struct fp_target *t, const struct fp_wants *names, bool on)
+{
+	return fp_wants_update(&t->wants, names, on);
+}
+
+void fp_target__set_file_skips_ip(struct fp_target *t, bool skip)
+{
+	t->file_skips_ip = skip;
 }

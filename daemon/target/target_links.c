@@ -19,7 +19,7 @@
 #include "inproc.h"
 #include "journal.h"
 #include "log.h"
-#include "target.h"
+#include "target_impl.h"
 #include "target_links.h"
 #include "uprobe.h"
 

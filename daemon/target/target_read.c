@@ -17,7 +17,7 @@
 #include "inproc.h"
 #include "kernel.h"
 #include "strays.h"
-#include "target.h"
+#include "target_impl.h"
 
 /* The per-CPU region figures, summed into s. */
 static void read_regions(struct fp_target *t, struct fp_snapshot *s,
