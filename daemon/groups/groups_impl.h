@@ -95,7 +95,11 @@ struct json_object *fp_group__stats(struct exe_group *g);	/* the group's figures
 /* The figures of the file's targets, this one and earlier ones; NULL: none. */
 struct json_object *fp_group__file_stats(struct exe_group *g);
 
-/* groups_report.c: the enable and sample replies. */
+/* groups_report.c: the replies of enable, sample and runs. */
+/* A run's replies: its first process attached (own: a target of its own), its end (the
+ * group's figures and the run's pid). */
+struct json_object *fp_group__run_attach_reply(bool own);
+struct json_object *fp_group__run_reply(struct exe_group *g);
 struct json_object *fp_group__enable_reply(const struct exe_group *g, const char *path,
 					   bool ended);
 struct json_object *fp_group__sample_reply(const struct exe_group *g, bool on, int started,

@@ -126,3 +126,20 @@ struct json_object *fp_group__sample_reply(const struct exe_group *g, bool on, i
 	json_object_object_add(o, "processes_not_sampled", json_object_new_int(failed));
 	return o;
 }
+
+struct json_object *fp_group__run_attach_reply(bool own)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "own_target", json_object_new_boolean(own));
+	return o;
+}
+
+struct json_object *fp_group__run_reply(struct exe_group *g)
+{
+	struct json_object *o = fp_group__stats(g);
+
+	if (o)
+		json_object_object_add(o, "run_pid", json_object_new_int(g->run_pid));
+	return o;
+}

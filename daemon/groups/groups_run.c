@@ -158,9 +158,7 @@ enum fp_status fp_group_run_attach(int group, const struct fp_client *c,
 	 * them yet) */
 	if (fp_group__is_member(t, gi))
 		fp_registry_refresh(t);
-	*res = json_object_new_object();
-	json_object_object_add(*res, "own_target",
-			       json_object_new_boolean(fp_group__is_member(t, gi)));
+	*res = fp_group__run_attach_reply(fp_group__is_member(t, gi));
 	return FP_OK;
 }
 
@@ -189,8 +187,7 @@ enum fp_status fp_group_run_finish(int group, const struct fp_client *c,
 		return FP_E_NOT_ATTACHED;
 	reap_exited(fp_group_tab[gi]);
 	/* read while the regions are enabled (a table says "off" after); run_free ends it */
-	*res = fp_group__stats(fp_group_tab[gi]);
-	json_object_object_add(*res, "run_pid", json_object_new_int(fp_group_tab[gi]->run_pid));
+	*res = fp_group__run_reply(fp_group_tab[gi]);
 	run_free(gi);
 	return FP_OK;
 }

@@ -729,19 +729,24 @@ static enum fp_status do_run_start(struct fp_client *c, struct request *r,
 	return st;
 }
 
-/* run_attach: the run's first process stopped at its exec gets its own target; run_finish:
- * the run's figures once that process has exited, and the run ends. */
-static enum fp_status do_run_step(struct fp_client *c, struct request *r,
-				  struct json_object **res, char *msg, size_t msglen)
+/* run_attach: the run's first process stopped at its exec gets its own target. */
+static enum fp_status do_run_attach(struct fp_client *c, struct request *r,
+				    struct json_object **res, char *msg, size_t msglen)
 {
 	int64_t g;
 	enum fp_status st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, msg, msglen);
 
-	if (st)
-		return st;
-	if (strcmp(json_object_get_string(json_object_object_get(r->obj, "verb")), "run_attach"))
-		return fp_group_run_finish((int)g, c, res, msg, msglen);
-	return fp_group_run_attach((int)g, c, res, msg, msglen);
+	return st ? st : fp_group_run_attach((int)g, c, res, msg, msglen);
+}
+
+/* run_finish: the run's figures once that process has exited, and the run ends. */
+static enum fp_status do_run_finish(struct fp_client *c, struct request *r,
+				    struct json_object **res, char *msg, size_t msglen)
+{
+	int64_t g;
+	enum fp_status st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, msg, msglen);
+
+	return st ? st : fp_group_run_finish((int)g, c, res, msg, msglen);
 }
 
 static const struct verb verbs[] = {
@@ -766,8 +771,8 @@ static const struct verb verbs[] = {
 	{ "exe_sample", do_exe_sample, V_PRIV },
 	{ "repair", do_repair, V_PID | V_PRIV },
 	{ "run_start", do_run_start, V_PID },
-	{ "run_attach", do_run_step, 0 },
-	{ "run_finish", do_run_step, 0 },
+	{ "run_attach", do_run_attach, 0 },
+	{ "run_finish", do_run_finish, 0 },
 };
 
 /* The checks a verb's flags ask for, in order. */

@@ -40,6 +40,7 @@
 #include "log.h"
 #include "pool.h"
 #include "sample.h"
+#include "sample_impl.h"
 #include "target_impl.h"
 #include "sample_elf.h"
 #include "sample_dwarf.h"
@@ -66,9 +67,9 @@ int fp_target__sample_reset(struct fp_target *t)
 	struct fp_sample_key k;
 	__u32 a;
 
-	if (!t->sskel)
+	if (!t->smp || !t->smp->skel)
 		return 0;
-	mfd = bpf_map__fd(t->sskel->maps.samples);
+	mfd = bpf_map__fd(t->smp->skel->maps.samples);
 	while (!bpf_map_get_next_key(mfd, NULL, &k))
 		if (bpf_map_delete_elem(mfd, &k))
 			return -errno;	/* else the same key would come back forever */
@@ -76,28 +77,28 @@ int fp_target__sample_reset(struct fp_target *t)
 		uint64_t zero[ncpu > 0 ? ncpu : 1];
 
 		memset(zero, 0, sizeof(zero));
-		ret = bpf_map__update_elem(t->sskel->maps.sample_anomalies, &a, sizeof(a), zero,
+		ret = bpf_map__update_elem(t->smp->skel->maps.sample_anomalies, &a, sizeof(a), zero,
 					   sizeof(zero), BPF_ANY);
 		if (ret)
 			return ret;
 	}
-	if (t->sskel_stacks) {	/* the stacks go with the samples that named them */
+	if (t->smp->skel_unwind) {	/* the stacks go with the samples that named them */
 		__u32 id;
 
-		mfd = bpf_map__fd(t->sskel->maps.ustacks);
+		mfd = bpf_map__fd(t->smp->skel->maps.ustacks);
 		while (!bpf_map_get_next_key(mfd, NULL, &id))
 			if (bpf_map_delete_elem(mfd, &id))
 				return -errno;
 	}
-	fp_stacks__free(t->stacks);
-	t->stacks = NULL;
-	if (t->dwarf)	/* copies of before the reset: not this session's */
-		fp_dwarf__drain(t->dwarf, NULL, NULL);
-	if (t->sample_stacks &&
-	    !(t->stacks = fp_stacks__new(t->sample_stacks == FP_UNWIND_FP ? FP_STACK_IDS : 0)))
+	fp_stacks__free(t->smp->stacks);
+	t->smp->stacks = NULL;
+	if (t->smp->dwarf)	/* copies of before the reset: not this session's */
+		fp_dwarf__drain(t->smp->dwarf, NULL, NULL);
+	if (t->smp->unwind &&
+	    !(t->smp->stacks = fp_stacks__new(t->smp->unwind == FP_UNWIND_FP ? FP_STACK_IDS : 0)))
 		return -ENOMEM;
-	t->sskel->bss->sample_session++;	/* threads' unmatched counts start again */
-	t->sample_start_ns = fp_mono_ns();
+	t->smp->skel->bss->sample_session++;	/* threads' unmatched counts start again */
+	t->smp->start_ns = fp_mono_ns();
 	return 0;
 }
 
@@ -115,26 +116,26 @@ static int remote_start(struct fp_target *t, int hz, char *err, size_t errlen)
 		snprintf(err, errlen, "pid %d: cannot start the sampler thread", (int)t->pid);
 		return -EAGAIN;
 	}
-	t->sample_links = calloc(2, sizeof(*t->sample_links));
-	if (!t->sample_links)
+	t->smp->links = calloc(2, sizeof(*t->smp->links));
+	if (!t->smp->links)
 		return -ENOMEM;
 	if (!fp_sampler_realtime())
 		fp_log(FP_LOG_WARN, "pid %d: the sampler thread is not SCHED_FIFO (no "
 		       "CAP_SYS_NICE): samples on a CPU shared with a busy target thread wait "
 		       "for it",
 		       (int)t->pid);
-	t->sskel->bss->sampler_tid = (uint32_t)tid;
-	t->sample_links[0] = bpf_program__attach(t->sskel->progs.fp_sample_switch);
-	if (!t->sample_links[0])
+	t->smp->skel->bss->sampler_tid = (uint32_t)tid;
+	t->smp->links[0] = bpf_program__attach(t->smp->skel->progs.fp_sample_switch);
+	if (!t->smp->links[0])
 		goto fail;
-	t->nsample_links = 1;
-	it = bpf_program__attach_iter(t->sskel->progs.fp_sample_remote, &io);
+	t->smp->nlinks = 1;
+	it = bpf_program__attach_iter(t->smp->skel->progs.fp_sample_remote, &io);
 	if (!it)
 		goto fail;
-	t->sample_links[t->nsample_links++] = it;
-	t->sampler = fp_sampler_add(bpf_link__fd(it),
-				    (volatile uint64_t *)t->sskel->bss->sample_cpus, hz);
-	if (!t->sampler)
+	t->smp->links[t->smp->nlinks++] = it;
+	t->smp->sampler = fp_sampler_add(bpf_link__fd(it),
+				    (volatile uint64_t *)t->smp->skel->bss->sample_cpus, hz);
+	if (!t->smp->sampler)
 		goto fail;
 	return 0;
 fail:
@@ -154,10 +155,10 @@ fail:
  */
 static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 {
-	struct bpf_program *prog = t->sample_src == FP_SRC_TLS ? t->sskel->progs.fp_sample
-				   : t->sample_src == FP_SRC_INPROC ? t->sskel->progs.fp_sample_ip
-				   : t->ts_map ? t->sskel->progs.fp_sample_tm
-					       : t->sskel->progs.fp_sample_ts;
+	struct bpf_program *prog = t->smp->src == FP_SRC_TLS ? t->smp->skel->progs.fp_sample
+				   : t->smp->src == FP_SRC_INPROC ? t->smp->skel->progs.fp_sample_ip
+				   : t->ts_map ? t->smp->skel->progs.fp_sample_tm
+					       : t->smp->skel->progs.fp_sample_ts;
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
@@ -194,10 +195,10 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 				 "%ld: %s", (int)t->pid, tid, strerror(errno));
 			break;
 		}
-		g = realloc(t->sample_links, (size_t)(t->nsample_links + 1) * sizeof(*g));
+		g = realloc(t->smp->links, (size_t)(t->smp->nlinks + 1) * sizeof(*g));
 		l = g ? bpf_program__attach_perf_event(prog, pfd) : NULL;
 		if (g)
-			t->sample_links = g;
+			t->smp->links = g;
 		if (!l) {
 			ret = g ? -errno : -ENOMEM;
 			close(pfd);
@@ -205,7 +206,7 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 				 (int)t->pid, tid, strerror(-ret));
 			break;
 		}
-		t->sample_links[t->nsample_links++] = l;	/* owns pfd */
+		t->smp->links[t->smp->nlinks++] = l;	/* owns pfd */
 	}
 	closedir(dir);
 	return ret;
@@ -222,7 +223,7 @@ static int gate_start(struct fp_target *t, uint64_t gate_off, uint64_t sem_off, 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
 	fd = fp_uprobe_gate(t->multi, path, gate_off, sem_off, t->pid);
 	if (fd > 0) {
-		t->sample_gate = fd;
+		t->smp->gate = fd;
 		return 0;
 	}
 	snprintf(err, errlen, "pid %d: cannot raise its sampling gate: %s", (int)t->pid,
@@ -242,21 +243,21 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 			 strerror(-ret));
 		return ret;
 	}
-	json_object_put(t->sample_last);
-	t->sample_last = NULL;
-	free(t->sample_ids);
-	t->sample_ids = NULL;
-	t->nsample_ids = 0;
-	t->sskel->bss->sample_tls_off = off;
-	t->sskel->bss->sample_gated = gated;
-	t->sskel->bss->sample_session++;
-	t->sskel->bss->sample_stacks = t->sample_stacks;
-	if (t->sample_src == FP_SRC_KERNEL) {	/* whose thread states are the target's */
-		t->sskel->bss->sample_slot = (uint32_t)t->slot;
-		t->sskel->bss->sample_owner = t->skel->bss->owner[t->slot];
-		t->sskel->bss->sample_rbase = (uint32_t)t->rbase;
+	json_object_put(t->smp->last);
+	t->smp->last = NULL;
+	free(t->smp->ids);
+	t->smp->ids = NULL;
+	t->smp->nids = 0;
+	t->smp->skel->bss->sample_tls_off = off;
+	t->smp->skel->bss->sample_gated = gated;
+	t->smp->skel->bss->sample_session++;
+	t->smp->skel->bss->sample_stacks = t->smp->unwind;
+	if (t->smp->src == FP_SRC_KERNEL) {	/* whose thread states are the target's */
+		t->smp->skel->bss->sample_slot = (uint32_t)t->slot;
+		t->smp->skel->bss->sample_owner = t->skel->bss->owner[t->slot];
+		t->smp->skel->bss->sample_rbase = (uint32_t)t->rbase;
 	}
-	t->sample_gated = gated;
+	t->smp->gated = gated;
 	fp_sample_probe_sites(t);
 	return 0;
 }
@@ -270,18 +271,19 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
 static int sample_object(struct fp_target *t, char *err, size_t errlen)
 {
 	const struct fp_kernel_caps *k = fp_kernel_caps();
-	bool kern = t->sample_src == FP_SRC_KERNEL, ip = t->sample_src == FP_SRC_INPROC;
+	struct fp_sampling *sm = t->smp;
+	bool kern = sm->src == FP_SRC_KERNEL, ip = sm->src == FP_SRC_INPROC;
 	struct sample_bpf *s;
 	char buf[128];
 	int ret = 0;
 
-	if (t->sskel && t->sskel_stacks == t->sample_stacks && t->sskel_src == t->sample_src)
+	if (sm->skel && sm->skel_unwind == sm->unwind && sm->skel_src == sm->src)
 		return 0;
-	if (t->sskel) {	/* between sessions: no link holds it; the stop kept the figures */
-		fp_dwarf__free(t->dwarf);
-		t->dwarf = NULL;
-		sample_bpf__destroy(t->sskel);
-		t->sskel = NULL;
+	if (sm->skel) {	/* between sessions: no link holds it; the stop kept the figures */
+		fp_dwarf__free(sm->dwarf);
+		sm->dwarf = NULL;
+		sample_bpf__destroy(sm->skel);
+		sm->skel = NULL;
 	}
 	s = sample_bpf__open();
 	if (!s) {
@@ -297,9 +299,9 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 	bpf_program__set_autoload(s->progs.fp_sample_tm, kern && t->ts_map);
 	bpf_map__set_autocreate(s->maps.tstate, kern && !t->ts_map);
 	bpf_map__set_autocreate(s->maps.tstate_map, kern && t->ts_map);
-	if (t->sample_stacks == FP_UNWIND_FP)
+	if (t->smp->unwind == FP_UNWIND_FP)
 		ret = bpf_map__set_max_entries(s->maps.ustacks, FP_STACK_IDS);
-	if (t->sample_stacks == FP_UNWIND_DWARF)
+	if (t->smp->unwind == FP_UNWIND_DWARF)
 		ret = bpf_map__set_max_entries(s->maps.stack_copies, FP_STACK_RING);
 	if (!ret && kern)
 		ret = bpf_map__reuse_fd(t->ts_map ? s->maps.tstate_map : s->maps.tstate,
@@ -330,13 +332,13 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 		sample_bpf__destroy(s);
 		return ret;
 	}
-	t->sskel = s;
-	t->sskel_stacks = t->sample_stacks;
-	t->sskel_src = t->sample_src;
-	if (t->sample_stacks == FP_UNWIND_DWARF &&
-	    !(t->dwarf = fp_dwarf__new(t->pid, bpf_map__fd(s->maps.stack_copies), err, errlen))) {
+	t->smp->skel = s;
+	t->smp->skel_unwind = t->smp->unwind;
+	t->smp->skel_src = t->smp->src;
+	if (t->smp->unwind == FP_UNWIND_DWARF &&
+	    !(sm->dwarf = fp_dwarf__new(t->pid, bpf_map__fd(s->maps.stack_copies), err, errlen))) {
 		sample_bpf__destroy(s);
-		t->sskel = NULL;
+		t->smp->skel = NULL;
 		return -ENOENT;
 	}
 	return 0;
@@ -365,14 +367,14 @@ static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
 	int ret = fp_sample_tls_abi(t->pid, gate_off, sem_off, err, errlen);
 
 	if (!ret) {
-		t->sample_src = FP_SRC_TLS;
+		t->smp->src = FP_SRC_TLS;
 		ret = fp_sample_tls_offset(t->pid, off, err, errlen);
 		return ret ? ret : fp_sample_one_stack(t, err, errlen);
 	}
 	if (ret != -ENOENT)
 		return ret;
 	if (!trapped_regions(t) && t->ip_regions) {	/* all timed in the process */
-		t->sample_src = FP_SRC_INPROC;
+		t->smp->src = FP_SRC_INPROC;
 		*off = 0;
 		return 0;
 	}
@@ -388,7 +390,7 @@ static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
 			 "--remote", (int)t->pid);
 		return -EOPNOTSUPP;
 	}
-	t->sample_src = FP_SRC_KERNEL;
+	t->smp->src = FP_SRC_KERNEL;
 	*off = 0;
 	return 0;
 }
@@ -404,7 +406,7 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, int unwind,
 		snprintf(err, errlen, "pid %d: exited", (int)t->pid);
 		return -ESRCH;
 	}
-	if (t->nsample_links) {
+	if (fp_target__sampling(t)) {
 		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
 		return -EBUSY;
 	}
@@ -418,36 +420,40 @@ int fp_target__sample_start(struct fp_target *t, int hz, int remote, int unwind,
 			 "stack: sample without --remote");
 		return -EOPNOTSUPP;
 	}
+	if (!t->smp && !(t->smp = calloc(1, sizeof(*t->smp)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	ret = choose_source(t, remote, &gate_off, &sem_off, &off, err, errlen);
-	t->sample_stacks = unwind;
+	t->smp->unwind = unwind;
 	if (!ret)
 		ret = sample_object(t, err, errlen);
 	if (!ret)
 		ret = session_start(t, off, gate_off != 0, err, errlen);
 	if (ret)
 		return ret;
-	__atomic_store_n(&t->sskel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->smp->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
 	if (gate_off && (ret = gate_start(t, gate_off, sem_off, err, errlen))) {
-		__atomic_store_n(&t->sskel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&t->smp->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
 		return ret;
 	}
-	t->sample_remote = remote;
-	t->sample_ticks = t->sample_missed = 0;
+	t->smp->remote = remote;
+	t->smp->ticks = t->smp->missed = 0;
 	ret = remote ? remote_start(t, hz, err, errlen) : clock_start(t, hz, err, errlen);
 	if (ret) {
-		if (!t->sample_links)	/* nothing to stop */
+		if (!t->smp->links)	/* nothing to stop */
 			return ret;
-		t->sample_hz = hz;
+		t->smp->hz = hz;
 		fp_target__sample_stop(t);
-		json_object_put(t->sample_last);	/* not a round that ran */
-		t->sample_last = NULL;
-		t->sample_hz = 0;
+		json_object_put(t->smp->last);	/* not a round that ran */
+		t->smp->last = NULL;
+		t->smp->hz = 0;
 		return ret;
 	}
-	t->sample_hz = hz;
-	t->sample_tls_off = off;
-	t->sample_start_ns = fp_mono_ns();
-	t->sample_stop_ns = 0;
+	t->smp->hz = hz;
+	t->smp->tls_off = off;
+	t->smp->start_ns = fp_mono_ns();
+	t->smp->stop_ns = 0;
 	return 0;
 }
 
@@ -455,35 +461,65 @@ void fp_target__sample_stop(struct fp_target *t)
 {
 	int i;
 
-	if (!t->sample_links)
+	if (!t->smp || !t->smp->links)
 		return;
-	if (t->sampler) {	/* no tick after this */
-		fp_sampler_counts(t->sampler, &t->sample_ticks, &t->sample_missed);
-		fp_sampler_remove(t->sampler);
-		t->sampler = NULL;
+	if (t->smp->sampler) {	/* no tick after this */
+		fp_sampler_counts(t->smp->sampler, &t->smp->ticks, &t->smp->missed);
+		fp_sampler_remove(t->smp->sampler);
+		t->smp->sampler = NULL;
 	}
-	if (t->sskel && !t->sample_last)
-		t->sample_last = fp_sample_report(t);	/* the figures outlive the object */
-	if (t->sample_gate > 0 && (t->exited || fp_closer_deferring()))	/* by the pool */
-		fp_close_later(t->sample_gate);
-	else if (t->sample_gate > 0)
-		close(t->sample_gate);	/* the gate falls: the stack drains */
-	t->sample_gate = 0;
-	for (i = 0; i < t->nsample_links; i++)
-		bpf_link__destroy(t->sample_links[i]);
-	free(t->sample_links);
-	t->sample_links = NULL;
-	t->nsample_links = 0;
-	t->sample_stop_ns = fp_mono_ns();
-	if (t->sskel)
-		__atomic_store_n(&t->sskel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
-	if (t->sample_last)	/* the report was taken before the stop: fix its span */
-		json_object_object_add(t->sample_last, "active", json_object_new_boolean(0));
+	if (t->smp->skel && !t->smp->last)
+		t->smp->last = fp_sample_report(t);	/* the figures outlive the object */
+	if (t->smp->gate > 0 && (t->exited || fp_closer_deferring()))	/* by the pool */
+		fp_close_later(t->smp->gate);
+	else if (t->smp->gate > 0)
+		close(t->smp->gate);	/* the gate falls: the stack drains */
+	t->smp->gate = 0;
+	for (i = 0; i < t->smp->nlinks; i++)
+		bpf_link__destroy(t->smp->links[i]);
+	free(t->smp->links);
+	t->smp->links = NULL;
+	t->smp->nlinks = 0;
+	t->smp->stop_ns = fp_mono_ns();
+	if (t->smp->skel)
+		__atomic_store_n(&t->smp->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
+	if (t->smp->last)	/* the report was taken before the stop: fix its span */
+		json_object_object_add(t->smp->last, "active", json_object_new_boolean(0));
 }
 
 const char *fp_target__sample_source(const struct fp_target *t)
 {
-	return t->sample_src == FP_SRC_TLS	  ? "its TLS region stack"
-	       : t->sample_src == FP_SRC_INPROC ? "its in-process runtime's blocks"
-						: "the regions traced";
+	int src = t->smp ? t->smp->src : FP_SRC_KERNEL;
+
+	return src == FP_SRC_TLS      ? "its TLS region stack"
+	       : src == FP_SRC_INPROC ? "its in-process runtime's blocks"
+				      : "the regions traced";
+}
+
+bool fp_target__sampling(const struct fp_target *t)
+{
+	return t->smp && t->smp->nlinks > 0;
+}
+
+void fp_target__sample_release(struct fp_target *t)
+{
+	if (!t->smp)
+		return;
+	fp_target__sample_stop(t);
+	fp_dwarf__free(t->smp->dwarf);	/* its ring is the object's */
+	t->smp->dwarf = NULL;
+	sample_bpf__destroy(t->smp->skel);
+	t->smp->skel = NULL;
+}
+
+void fp_target__sample_free(struct fp_target *t)
+{
+	if (!t->smp)
+		return;
+	fp_target__sample_release(t);
+	json_object_put(t->smp->last);
+	free(t->smp->ids);
+	fp_stacks__free(t->smp->stacks);
+	free(t->smp);
+	t->smp = NULL;
 }

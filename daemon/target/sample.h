@@ -19,8 +19,13 @@ const char *fp_target__sample_source(const struct fp_target *t);
 void fp_target__sample_name(struct fp_target *t);
 /* Zeroes the sampled figures (reset). 0 or -errno. */
 int fp_target__sample_reset(struct fp_target *t);
-/* Stops it; the figures so far stay (t->sample_last). */
+/* Stops it; the figures so far stay (sample_impl.h's last). */
 void fp_target__sample_stop(struct fp_target *t);
+/* The target leaves its object (exit, detach): the session stopped, its object and
+ * unwinder freed; the figures stay. */
+void fp_target__sample_release(struct fp_target *t);
+/* Frees all of it (the target's end). */
+void fp_target__sample_free(struct fp_target *t);
 /* The sampled figures (a new reference), or NULL when t never sampled. */
 struct json_object *fp_sample_report(struct fp_target *t);
 /* The same without its call stacks (sample --stacks: stacks, each figure's functions),

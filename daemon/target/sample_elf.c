@@ -23,6 +23,7 @@
 #include "notes.h"
 #include "sample_elf.h"
 #include "sample.skel.h"
+#include "sample_impl.h"
 #include "target_impl.h"
 
 /* The executable's TLS ABI note must say what this daemon reads: checked before any
@@ -213,7 +214,7 @@ out:
  * then counts what it can. */
 void fp_sample_probe_sites(struct fp_target *t)
 {
-	int fd = bpf_map__fd(t->sskel->maps.sample_sites), nv, o, k;
+	int fd = bpf_map__fd(t->smp->skel->maps.sample_sites), nv, o, k;
 	struct fp_vma *v = NULL;
 	uint8_t one = 1;
 
@@ -235,5 +236,5 @@ void fp_sample_probe_sites(struct fp_target *t)
 	}
 out:
 	fp_free_maps(v, nv);
-	t->sskel->bss->sample_sites_on = 1;
+	t->smp->skel->bss->sample_sites_on = 1;
 }

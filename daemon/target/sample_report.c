@@ -22,6 +22,7 @@
 #include "featprof.h"
 #include "inproc.h"
 #include "sample.h"
+#include "sample_impl.h"
 #include "target_impl.h"
 #include "sample_dwarf.h"
 #include "sample_stacks.h"
@@ -36,12 +37,12 @@ static int region_of(struct fp_target *t, uint64_t id)
 	struct iovec local = { name, sizeof(name) - 1 }, remote = { (void *)id, sizeof(name) - 1 };
 	int i, r;
 
-	if (t->sample_src == FP_SRC_KERNEL)
+	if (t->smp->src == FP_SRC_KERNEL)
 		return id < (uint64_t)t->cat->nregions ? (int)id : -1;
-	for (i = 0; i < t->nsample_ids; i++)
-		if (t->sample_ids[i].id == id)
-			return t->sample_ids[i].region;
-	if (t->sample_src == FP_SRC_INPROC) {	/* the arena's name of the runtime's id */
+	for (i = 0; i < t->smp->nids; i++)
+		if (t->smp->ids[i].id == id)
+			return t->smp->ids[i].region;
+	if (t->smp->src == FP_SRC_INPROC) {	/* the arena's name of the runtime's id */
 		r = t->ip ? fp_inproc__region_of_id(t->ip, id) : -1;
 		if (r < 0)
 			return r;	/* not named yet: asked again */
@@ -56,16 +57,16 @@ static int region_of(struct fp_target *t, uint64_t id)
 	name[sizeof(name) - 1] = 0;
 	r = name[0] ? fp_catalog__region(t->cat, name) : -1;
 keep:
-	if (t->nsample_ids % 64 == 0) {
-		struct fp_sample_id *g = realloc(t->sample_ids, (size_t)(t->nsample_ids + 64) *
+	if (t->smp->nids % 64 == 0) {
+		struct fp_sample_id *g = realloc(t->smp->ids, (size_t)(t->smp->nids + 64) *
 							       sizeof(*g));
 
 		if (!g)
 			return r;
-		t->sample_ids = g;
+		t->smp->ids = g;
 	}
-	t->sample_ids[t->nsample_ids].id = id;
-	t->sample_ids[t->nsample_ids++].region = r;
+	t->smp->ids[t->smp->nids].id = id;
+	t->smp->ids[t->smp->nids++].region = r;
 	return r;
 }
 
@@ -76,7 +77,7 @@ static void drop_gone(const struct fp_target *t, struct fp_sample_key *k)
 {
 	uint32_t i, n = 0, r, gf, gn;
 
-	if (t->sample_src != FP_SRC_KERNEL)
+	if (t->smp->src != FP_SRC_KERNEL)
 		return;
 	for (i = 0; i < k->depth && i < FP_TLS_SLOTS; i++) {
 		r = (uint32_t)(k->ids[i] & 0xffff);
@@ -99,15 +100,16 @@ static void on_unwound(void *arg, const struct fp_sample_key *key, const uint64_
 	int32_t id;
 
 	drop_gone(t, &k);
-	id = n ? fp_stacks__add(t->stacks, t->pid, t->proc, ips, n, truncated) : FP_USTACK_LOST;
-	fp_stacks__count(t->stacks, &k, id);
+	id = n ? fp_stacks__add(t->smp->stacks, t->pid, t->proc, ips, n, truncated)
+	       : FP_USTACK_LOST;
+	fp_stacks__count(t->smp->stacks, &k, id);
 }
 
 /* --unwind dwarf: the copies waiting, unwound. */
 static void drain(struct fp_target *t)
 {
-	if (t->dwarf && t->stacks)
-		fp_dwarf__drain(t->dwarf, on_unwound, t);
+	if (t->smp->dwarf && t->smp->stacks)
+		fp_dwarf__drain(t->smp->dwarf, on_unwound, t);
 }
 
 void fp_target__sample_name(struct fp_target *t)
@@ -115,17 +117,17 @@ void fp_target__sample_name(struct fp_target *t)
 	struct fp_sample_key key, prev;
 	int mfd, have, k;
 
-	if (!t->sskel || !t->nsample_links)
+	if (!fp_target__sampling(t) || !t->smp->skel)
 		return;
 	drain(t);
-	mfd = bpf_map__fd(t->sskel->maps.samples);
+	mfd = bpf_map__fd(t->smp->skel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
 		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
 			region_of(t, key.ids[k]);
-		if (t->stacks && key.ustack >= 0)
-			fp_stacks__get(t->stacks, bpf_map__fd(t->sskel->maps.ustacks), key.ustack,
-				       t->pid, t->proc);
+		if (t->smp->stacks && key.ustack >= 0)
+			fp_stacks__get(t->smp->stacks, bpf_map__fd(t->smp->skel->maps.ustacks),
+				       key.ustack, t->pid, t->proc);
 	}
 }
 
@@ -146,7 +148,7 @@ static struct json_object *figure(uint64_t c, uint64_t n, double period)
  * sampled: in a gated build, chiefly the regions that were open when the gate rose. */
 static uint64_t unmatched(struct fp_target *t)
 {
-	int mfd = bpf_map__fd(t->sskel->maps.sample_threads), have = 0;
+	int mfd = bpf_map__fd(t->smp->skel->maps.sample_threads), have = 0;
 	struct fp_sample_thread v;
 	uint32_t k, prev = 0;
 	uint64_t n = 0;
@@ -155,7 +157,7 @@ static uint64_t unmatched(struct fp_target *t)
 		have = 1;
 		prev = k;
 		if (!bpf_map_lookup_elem(mfd, &k, &v) &&
-		    v.session == t->sskel->bss->sample_session && v.last > v.base)
+		    v.session == t->smp->skel->bss->sample_session && v.last > v.base)
 			n += v.last - v.base;
 	}
 	return n;
@@ -236,31 +238,31 @@ static void tally_key(struct fp_target *t, struct tally *tl, const struct fp_sam
 /* The session's rate and clock, its duration and sample count. */
 static void report_session(struct fp_target *t, struct json_object *o, const struct tally *tl)
 {
-	json_object_object_add(o, "active", json_object_new_boolean(t->nsample_links > 0));
-	json_object_object_add(o, "hz", json_object_new_int(t->sample_hz));
+	json_object_object_add(o, "active", json_object_new_boolean(t->smp->nlinks > 0));
+	json_object_object_add(o, "hz", json_object_new_int(t->smp->hz));
 	json_object_object_add(o, "period_ns", json_object_new_double(tl->period));
 	json_object_object_add(o, "clock", json_object_new_string(
-				  t->sample_remote ? "remote" : "cpu-clock"));
-	if (t->sample_remote) {
-		uint64_t ticks = t->sample_ticks, missed = t->sample_missed;
+				  t->smp->remote ? "remote" : "cpu-clock"));
+	if (t->smp->remote) {
+		uint64_t ticks = t->smp->ticks, missed = t->smp->missed;
 
-		if (t->sampler)
-			fp_sampler_counts(t->sampler, &ticks, &missed);
+		if (t->smp->sampler)
+			fp_sampler_counts(t->smp->sampler, &ticks, &missed);
 		json_object_object_add(o, "ticks", json_object_new_int64((int64_t)ticks));
 		json_object_object_add(o, "ticks_missed", json_object_new_int64((int64_t)missed));
 		json_object_object_add(o, "sampler_realtime", json_object_new_boolean(
 						  fp_sampler_realtime()));
 	}
 	json_object_object_add(o, "duration_ns", json_object_new_int64(
-				  (int64_t)((t->sample_stop_ns ? t->sample_stop_ns : fp_mono_ns()) -
-					    t->sample_start_ns)));
+				  (int64_t)((t->smp->stop_ns ? t->smp->stop_ns : fp_mono_ns()) -
+					    t->smp->start_ns)));
 	json_object_object_add(o, "samples", json_object_new_int64((int64_t)tl->n));
-	json_object_object_add(o, "tls_offset", json_object_new_int64(t->sample_tls_off));
+	json_object_object_add(o, "tls_offset", json_object_new_int64(t->smp->tls_off));
 	json_object_object_add(o, "regions_from", json_object_new_string(
-				       t->sample_src == FP_SRC_TLS      ? "tls"
-				       : t->sample_src == FP_SRC_INPROC ? "inprocess"
+				       t->smp->src == FP_SRC_TLS      ? "tls"
+				       : t->smp->src == FP_SRC_INPROC ? "inprocess"
 									: "kernel"));
-	json_object_object_add(o, "stack", json_object_new_string(t->sample_gated ? "gated"
+	json_object_object_add(o, "stack", json_object_new_string(t->smp->gated ? "gated"
 										    : "always"));
 }
 
@@ -317,7 +319,7 @@ static void report_anomalies(struct fp_target *t, struct json_object *o,
 	for (a = 0; a < FP_SA_MAX; a++) {
 		uint64_t v[ncpu > 0 ? ncpu : 1];
 
-		if (!bpf_map__lookup_elem(t->sskel->maps.sample_anomalies, &a, sizeof(a), v,
+		if (!bpf_map__lookup_elem(t->smp->skel->maps.sample_anomalies, &a, sizeof(a), v,
 					  sizeof(v), 0))
 			for (k = 0; k < ncpu; k++)
 				an[a] += v[k];
@@ -373,10 +375,10 @@ static void report_unwinding(struct fp_target *t, struct json_object *o)
 	if (!s)
 		return;
 	json_object_object_add(s, "unwind", json_object_new_string(
-				       t->dwarf ? "dwarf" : "frame pointers"));
-	if (!t->dwarf)
+				       t->smp->dwarf ? "dwarf" : "frame pointers"));
+	if (!t->smp->dwarf)
 		return;
-	fp_dwarf__counts(t->dwarf, &copies, &truncated, &cpu_ns, &frames);
+	fp_dwarf__counts(t->smp->dwarf, &copies, &truncated, &cpu_ns, &frames);
 	json_object_object_add(s, "copy_bytes", json_object_new_int(FP_STACK_COPY));
 	json_object_object_add(s, "copies_unwound", json_object_new_int64((int64_t)copies));
 	json_object_object_add(s, "unwind_cpu_ns", json_object_new_int64((int64_t)cpu_ns));
@@ -416,8 +418,8 @@ static int dwarf_keys(struct fp_target *t, struct keys *k, struct fp_sample_key 
 	int i, j;
 	uint64_t c;
 
-	for (i = 0; i < fp_stacks__naggs(t->stacks); i++) {
-		const struct fp_sample_key *a = fp_stacks__agg(t->stacks, i, &c);
+	for (i = 0; i < fp_stacks__naggs(t->smp->stacks); i++) {
+		const struct fp_sample_key *a = fp_stacks__agg(t->smp->stacks, i, &c);
 
 		if (keys_add(t, k, a, c))
 			return -ENOMEM;
@@ -425,8 +427,8 @@ static int dwarf_keys(struct fp_target *t, struct keys *k, struct fp_sample_key 
 	for (j = 0; j < nw; j++) {
 		uint64_t got = 0;
 
-		for (i = 0; i < fp_stacks__naggs(t->stacks); i++) {
-			struct fp_sample_key a = *fp_stacks__agg(t->stacks, i, &c);
+		for (i = 0; i < fp_stacks__naggs(t->smp->stacks); i++) {
+			struct fp_sample_key a = *fp_stacks__agg(t->smp->stacks, i, &c);
 
 			a.ustack = w[j].ustack;
 			got += memcmp(&a, &w[j], sizeof(a)) ? 0 : c;
@@ -468,16 +470,18 @@ static int dwarf_key(struct fp_sample_key **w, uint64_t **wc, int *nw,
  * named, interned or tallied at all then (a subscription's push every interval). */
 static struct json_object *report(struct fp_target *t, bool with_stacks)
 {
-	struct tally tl = { .period = t->sample_hz ? 1e9 / t->sample_hz : 0 };
+	struct tally tl = { .period = t->smp && t->smp->hz ? 1e9 / t->smp->hz : 0 };
 	struct fp_sample_key key, prev, *w = NULL;
 	struct json_object *o = NULL;
 	struct keys k = { 0 };
 	int mfd, have, nw = 0, bad = 0;
 	uint64_t c, *wc = NULL;
 
-	if (t->sample_last)
-		return json_object_get(t->sample_last);
-	if (!t->sskel || !t->sample_hz)
+	if (!t->smp)
+		return NULL;	/* never sampled */
+	if (t->smp->last)
+		return json_object_get(t->smp->last);
+	if (!t->smp->skel || !t->smp->hz)
 		return NULL;
 	drain(t);	/* the copies still in the ring */
 	tl.incl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.incl));
@@ -485,7 +489,7 @@ static struct json_object *report(struct fp_target *t, bool with_stacks)
 	tl.paths = json_object_new_array();
 	if (!tl.incl || !tl.excl || !tl.paths)
 		goto out;
-	mfd = bpf_map__fd(t->sskel->maps.samples);
+	mfd = bpf_map__fd(t->smp->skel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
 		struct fp_sample_key kk = key;	/* key stays the map's: the next follows it */
@@ -494,14 +498,14 @@ static struct json_object *report(struct fp_target *t, bool with_stacks)
 			continue;
 		drop_gone(t, &kk);
 		tally_key(t, &tl, &kk, c);
-		if (!t->stacks || !with_stacks)
+		if (!t->smp->stacks || !with_stacks)
 			continue;
 		if (kk.ustack == FP_USTACK_DWARF)
 			bad |= dwarf_key(&w, &wc, &nw, &kk, c);
 		else
 			bad |= keys_add(t, &k, &kk, c);
 	}
-	if (t->stacks && t->dwarf && with_stacks)
+	if (t->smp->stacks && t->smp->dwarf && with_stacks)
 		bad |= dwarf_keys(t, &k, w, wc, nw);
 	if (bad)
 		goto out;
@@ -509,9 +513,10 @@ static struct json_object *report(struct fp_target *t, bool with_stacks)
 	report_session(t, o, &tl);
 	report_figures(t, o, &tl);
 	report_anomalies(t, o, &tl);
-	if (t->stacks && with_stacks) {
-		fp_stacks__report(t->stacks, t->dwarf ? -1 : bpf_map__fd(t->sskel->maps.ustacks),
-				  t->pid, t->proc, t->cat, k.v, k.n, o);
+	if (t->smp->stacks && with_stacks) {
+		int fd = t->smp->dwarf ? -1 : bpf_map__fd(t->smp->skel->maps.ustacks);
+
+		fp_stacks__report(t->smp->stacks, fd, t->pid, t->proc, t->cat, k.v, k.n, o);
 		report_unwinding(t, o);
 	}
 out:
@@ -545,9 +550,9 @@ struct json_object *fp_sample_report_brief(struct fp_target *t)
 	struct json_object *r, *o, *a, *b;
 	size_t i;
 
-	if (!t->sample_last)	/* a live session: its figures without the stacks */
+	if (!t->smp || !t->smp->last)	/* a live session: without the stacks */
 		return report(t, false);
-	r = json_object_get(t->sample_last);	/* an ended one's, kept whole: stripped */
+	r = json_object_get(t->smp->last);	/* an ended one's, kept whole: stripped */
 	if (!json_object_object_get_ex(r, "stacks", NULL))
 		return r;
 	o = json_object_new_object();

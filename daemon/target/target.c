@@ -78,14 +78,9 @@ void fp_target__release(struct fp_target *t)
 		t->points_kept = fp_target__attach_points(t);
 		memset(t->enabled, 0, (size_t)t->cat->nregions);
 	}
-	if (t->skel) {
+	if (t->skel)
 		fp_target__record_stop(t);
-		fp_target__sample_stop(t);
-	}
-	fp_dwarf__free(t->dwarf);	/* its ring is the object's */
-	t->dwarf = NULL;
-	sample_bpf__destroy(t->sskel);
-	t->sskel = NULL;
+	fp_target__sample_release(t);
 	fp_pool__leave(t);
 }
 
@@ -129,7 +124,7 @@ void fp_target__free(struct fp_target *t)
 	if (!t)
 		return;
 	fp_target__release(t);
-	free(t->links);
+	fp_links__free(t);
 	fp_inproc__free(t->ip);
 	free(t->ip_on);
 	fp_catalog__free(t->cat);
@@ -137,9 +132,7 @@ void fp_target__free(struct fp_target *t)
 	fp_snapshot__free(t->last);
 	fp_regdefs__clear(&t->own_defs);
 	fp_wants_clear(&t->wants);
-	json_object_put(t->sample_last);
-	free(t->sample_ids);
-	fp_stacks__free(t->stacks);
+	fp_target__sample_free(t);
 	free(t->enabled);
 	free(t->region_mask);
 	if (t->pidfd >= 0)
@@ -320,9 +313,10 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 	t->cap_regions = region_capacity(t->cat->nregions);
 	t->enabled = calloc((size_t)t->cap_regions, 1);
 	t->region_mask = calloc((size_t)t->cap_regions, sizeof(*t->region_mask));
-	t->links = calloc((size_t)t->cap_regions, sizeof(*t->links));
 	t->ip_on = calloc((size_t)t->cap_regions, 1);
-	if (!t->enabled || !t->region_mask || !t->links || !t->ip_on) {
+	/* no attach cookie: a trampoline per region and point, made at its attach */
+	if (!t->enabled || !t->region_mask || !t->ip_on ||
+	    fp_links__new(t, !fp_kernel_caps()->cookie)) {
 		snprintf(err, errlen, "%s: out of memory", who);
 		return -ENOMEM;
 	}
@@ -335,13 +329,6 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: cannot fill the region map: %s", who,
 				 strerror(-ret));
 			return ret;
-		}
-	}
-	if (!fp_kernel_caps()->cookie) {	/* per region and point, made at its attach */
-		t->tramp_fds = calloc((size_t)t->cap_regions * 4, sizeof(*t->tramp_fds));
-		if (!t->tramp_fds) {
-			snprintf(err, errlen, "%s: out of memory", who);
-			return -ENOMEM;
 		}
 	}
 	/* objects built with FEATPROF_INPROCESS: their regions can time themselves */
@@ -367,7 +354,6 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 	t->pid = pid;
 	t->use_opt = use_opt;
 	t->defs = defs;
-	t->rec_fd = -1;
 	t->paths_fd = t->nodes_fd = -1;
 	t->start_time = fp_start_time(pid);
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -410,7 +396,6 @@ struct fp_target *fp_target__new_file(int fd, const char *path, int group, int u
 		goto fail;
 	}
 	t->pidfd = -1;
-	t->rec_fd = -1;
 	t->paths_fd = t->nodes_fd = -1;
 	t->use_opt = use_opt;
 	t->defs = defs;
@@ -732,16 +717,6 @@ uint64_t fp_target__enabled_at_ns(const struct fp_target *t)
 bool fp_target__shielded(const struct fp_target *t)
 {
 	return t->use_opt;
-}
-
-bool fp_target__recording(const struct fp_target *t)
-{
-	return t->rec_fd >= 0;
-}
-
-bool fp_target__sampling(const struct fp_target *t)
-{
-	return t->nsample_links > 0;
 }
 
 struct fp_inproc *fp_target__inproc(const struct fp_target *t)

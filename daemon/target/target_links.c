@@ -23,6 +23,52 @@
 #include "target_links.h"
 #include "uprobe.h"
 
+/* The uprobes of one enabled region: multi-uprobe link fds, or per-site links. */
+struct fp_rlinks {
+	int *fds;
+	int nfds;
+	struct bpf_link **links;
+	int nlinks;
+};
+
+/* A target's attachments. */
+struct fp_linkset {
+	struct fp_rlinks *regions;	/* per region (of the capacity), per-site mode */
+	int *tramp_fds;			/* no attach cookie: per (region, point, end) the
+					 * trampoline (daemon/kern/uprobe.c), 0: not made yet */
+	int *set_fds;			/* multi mode: the current link set, one per object */
+	int nset_fds;
+	unsigned gen;			/* generation of the current link set */
+};
+
+int fp_links__new(struct fp_target *t, bool trampolines)
+{
+	struct fp_linkset *ls = calloc(1, sizeof(*ls));
+
+	if (!ls)
+		return -ENOMEM;
+	ls->regions = calloc((size_t)t->cap_regions, sizeof(*ls->regions));
+	if (trampolines)
+		ls->tramp_fds = calloc((size_t)t->cap_regions * 4, sizeof(*ls->tramp_fds));
+	if (!ls->regions || (trampolines && !ls->tramp_fds)) {
+		free(ls->regions);
+		free(ls);
+		return -ENOMEM;
+	}
+	t->links = ls;
+	return 0;
+}
+
+void fp_links__free(struct fp_target *t)
+{
+	if (!t->links)
+		return;
+	fp_links__release(t);
+	free(t->links->regions);
+	free(t->links);
+	t->links = NULL;
+}
+
 /* later: closed by daemon/util/closer.c (a gone process's, or at shutdown), else here, now. */
 static void detach_links(struct fp_rlinks *l, bool later)
 {
@@ -69,7 +115,7 @@ static int attach_trampoline(struct fp_target *t, uint64_t cookie, const char *p
 
 	if (k >= (uint64_t)t->cap_regions * 4)
 		return -EINVAL;
-	fd = &t->tramp_fds[k];
+	fd = &t->links->tramp_fds[k];
 	if (*fd <= 0)
 		*fd = fp_cookie_trampoline(cookie, bpf_map__fd(t->skel->maps.site_cookie),
 					   bpf_map__fd(t->skel->maps.site_prog));
@@ -105,7 +151,7 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		opts.ref_ctr_offset = site->sem_off;
 		/* a function's end: the return probe of the function at its entry */
 		opts.retprobe = reg->sites[s].func && reg->sites[s].kind == FP_KIND_END;
-		if (t->tramp_fds) {	/* no attach cookie: the site's trampoline */
+		if (t->links->tramp_fds) {	/* no attach cookie: the site's trampoline */
 			int fd = attach_trampoline(t, opts.bpf_cookie, obj->host_path, off,
 						   site->sem_off, opts.retprobe);
 
@@ -375,20 +421,21 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 		}
 		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
 	}
-	n = count_sites(t, want) ? build_set(t, want, t->gen + 1, &fds, err, errlen) : 0;
+	n = count_sites(t, want) ? build_set(t, want, t->links->gen + 1, &fds, err, errlen) : 0;
 	if (n < 0) {
 		if (!on)	/* nothing changed: the regions stay enabled on the old set */
 			set_enabled_flags(t, sel, 1);
 		free(want);
 		return n;
 	}
-	t->gen++;
-	__atomic_store_n(&t->skel->bss->link_gen[t->slot], t->gen & 1, __ATOMIC_SEQ_CST);
+	t->links->gen++;
+	__atomic_store_n(&t->skel->bss->link_gen[t->slot], t->links->gen & 1, __ATOMIC_SEQ_CST);
 	if (on && (ret = set_enabled_flags(t, sel, 1)))	/* attached, but not counted */
 		log_warn(t, "cannot enable regions in the map", ret);
-	close_set(t->set_fds, t->nset_fds, false);	/* the one grace-period wait */
-	t->set_fds = fds;
-	t->nset_fds = n;
+	/* the one grace-period wait */
+	close_set(t->links->set_fds, t->links->nset_fds, false);
+	t->links->set_fds = fds;
+	t->links->nset_fds = n;
 	for (r = 0; r < t->cat->nregions; r++)
 		t->enabled[r] = want[r] || t->ip_on[r];
 	t->attached_sites = count_sites(t, want);
@@ -410,7 +457,7 @@ static int set_region_links(struct fp_target *t, int region, int on, char *err, 
 	struct fp_rlinks *l;
 	int ret;
 
-	l = &t->links[region];
+	l = &t->links->regions[region];
 	if (on) {
 		ret = attach_per_site(t, region, l, err, errlen);
 		if (ret) {
@@ -474,21 +521,23 @@ void fp_links__release(struct fp_target *t)
 	int r, journal = t->attached_sites > 0;
 	bool later = t->exited || fp_closer_deferring();
 
+	if (!t->links)
+		return;
 	if (journal)
 		fp_journal__begin(t);
-	close_set(t->set_fds, t->nset_fds, later);
-	t->set_fds = NULL;
-	t->nset_fds = 0;
-	if (t->links && t->cat)
+	close_set(t->links->set_fds, t->links->nset_fds, later);
+	t->links->set_fds = NULL;
+	t->links->nset_fds = 0;
+	if (t->cat)
 		for (r = 0; r < t->cat->nregions; r++)
-			detach_links(&t->links[r], later);
+			detach_links(&t->links->regions[r], later);
 	if (journal)
 		fp_journal__end();
-	if (t->tramp_fds)
+	if (t->links->tramp_fds)
 		for (r = 0; r < 4 * t->cap_regions; r++)
-			if (t->tramp_fds[r] > 0)
-				close(t->tramp_fds[r]);
-	free(t->tramp_fds);
-	t->tramp_fds = NULL;
+			if (t->links->tramp_fds[r] > 0)
+				close(t->links->tramp_fds[r]);
+	free(t->links->tramp_fds);
+	t->links->tramp_fds = NULL;
 	t->attached_sites = 0;
 }

@@ -3,11 +3,17 @@
 #ifndef FP_TARGET_LINKS_H
 #define FP_TARGET_LINKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct fp_target;
 
+/* The target's link set, for its capacity of regions (trampolines: one per region,
+ * point and end where the kernel has no attach cookie). 0 or -ENOMEM. */
+int fp_links__new(struct fp_target *t, bool trampolines);
+/* Releases and frees it. */
+void fp_links__free(struct fp_target *t);
 /* Attaches (on) or detaches the sites of the regions with sel[r] set, journaled; force:
  * rebuild the link set even when no region changes (a region gained sites). 0 or -errno
  * (err filled); on error nothing changed. */

@@ -203,15 +203,38 @@ int fp_target__reset(struct fp_target *t)
 
 /* --- recording --------------------------------------------------------------------- */
 
+/* A recording: the ring swapped into the object, drained by the daemon. */
+struct fp_rec {
+	struct ring_buffer *rb;
+	int fd;			/* the ring map */
+	uint64_t dropped;	/* events lost to a full ring, read at the halt */
+};
+
+static void rec_free(struct fp_rec *rec)
+{
+	if (!rec)
+		return;
+	ring_buffer__free(rec->rb);
+	if (rec->fd >= 0)
+		close(rec->fd);
+	free(rec);
+}
+
+bool fp_target__recording(const struct fp_target *t)
+{
+	return t->rec != NULL;
+}
+
 int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
 			    size_t errlen)
 {
 	__u32 key = (__u32)t->slot;
 	int ret, ncpu = libbpf_num_possible_cpus();
+	struct fp_rec *rec;
 	uint64_t *zero;
 
-	if (!t->skel || t->rec_fd >= 0) {
+	if (!t->skel || t->rec) {
 		snprintf(err, errlen, "pid %d: %s", (int)t->pid,
 			 t->skel ? "already recording" : "exited");
 		return -EBUSY;
@@ -221,28 +244,30 @@ int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 			 "which this kernel refuses");
 		return -EOPNOTSUPP;
 	}
-	t->rec_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "fp_record", 0, 0, bytes, NULL);
-	if (t->rec_fd < 0) {
+	rec = calloc(1, sizeof(*rec));
+	if (!rec) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rec->fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "fp_record", 0, 0, bytes, NULL);
+	if (rec->fd < 0) {
 		ret = -errno;
-		t->rec_fd = -1;
 		snprintf(err, errlen, "pid %d: cannot create a %u-byte ring: %s", (int)t->pid,
 			 bytes, strerror(-ret));
+		free(rec);
 		return ret;
 	}
-	t->rec_rb = ring_buffer__new(t->rec_fd, cb, ctx, NULL);
-	ret = t->rec_rb ? bpf_map__update_elem(t->skel->maps.record_rb, &key, sizeof(key),
-					       &t->rec_fd, sizeof(t->rec_fd), BPF_ANY)
-			: -errno;
+	rec->rb = ring_buffer__new(rec->fd, cb, ctx, NULL);
+	ret = rec->rb ? bpf_map__update_elem(t->skel->maps.record_rb, &key, sizeof(key), &rec->fd,
+					     sizeof(rec->fd), BPF_ANY)
+		      : -errno;
 	if (ret) {
 		snprintf(err, errlen, "pid %d: cannot install the ring: %s", (int)t->pid,
 			 strerror(-ret));
-		ring_buffer__free(t->rec_rb);
-		t->rec_rb = NULL;
-		close(t->rec_fd);
-		t->rec_fd = -1;
+		rec_free(rec);
 		return ret;
 	}
-	t->rec_dropped = 0;
+	t->rec = rec;
 	zero = calloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zero));
 	if (zero)
 		bpf_map__update_elem(t->skel->maps.record_dropped, &key, sizeof(key), zero,
@@ -254,7 +279,7 @@ int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 
 int fp_target__record_drain(struct fp_target *t)
 {
-	return t->rec_rb ? ring_buffer__consume(t->rec_rb) : 0;
+	return t->rec ? ring_buffer__consume(t->rec->rb) : 0;
 }
 
 /* Events the ring had no room for, summed over CPUs. */
@@ -277,29 +302,27 @@ uint64_t fp_target__record_halt(struct fp_target *t)
 {
 	__u32 key = (__u32)t->slot;
 
-	if (t->rec_fd < 0)
+	if (!t->rec)
 		return 0;
 	if (t->skel && __atomic_load_n(&t->skel->bss->record_on[t->slot], __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&t->skel->bss->record_on[t->slot], 0, __ATOMIC_SEQ_CST);
 		/* a program that saw record_on may still be writing to the ring it looked
 		 * up: it stays mapped here, and later drains take those events too */
 		bpf_map__delete_elem(t->skel->maps.record_rb, &key, sizeof(key), 0);
-		t->rec_dropped = record_dropped(t);
+		t->rec->dropped = record_dropped(t);
 	}
-	return t->rec_dropped;
+	return t->rec->dropped;
 }
 
 uint64_t fp_target__record_stop(struct fp_target *t)
 {
 	uint64_t dropped;
 
-	if (t->rec_fd < 0)
+	if (!t->rec)
 		return 0;
 	dropped = fp_target__record_halt(t);
-	ring_buffer__free(t->rec_rb);
-	t->rec_rb = NULL;
-	close(t->rec_fd);
-	t->rec_fd = -1;
+	rec_free(t->rec);
+	t->rec = NULL;
 	return dropped;
 }
 
