@@ -330,7 +330,7 @@ $(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/groups/merg
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_JSON)
 
 $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/elf.c common/proc.c \
-	common/notes.h common/seterr.h common/maps.c common/maps.h common/symbols.c \
+	common/notes.h common/err.h common/maps.c common/maps.h common/symbols.c \
 	common/symbols.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
@@ -339,7 +339,7 @@ $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/elf.c 
 		common/proc.c common/maps.c common/symbols.c \
 		-o $@ $(LIBS_NOTES)
 
-$(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h common/seterr.h
+$(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h common/err.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -15,11 +15,11 @@
 
 int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd)
 {
-	char err[1024];
+	struct fp_err err = { 0 };
 
-	if (fp_regdefs__load_dir(defs, fp_regdefs__default_dir(), err, sizeof(err)) ||
-	    (file && fp_regdefs__load_file(defs, file, err, sizeof(err)))) {
-		fprintf(stderr, "featprof %s: %s\n", cmd, err);
+	if (fp_regdefs__load_dir(defs, fp_regdefs__default_dir(), &err) ||
+	    (file && fp_regdefs__load_file(defs, file, &err))) {
+		fprintf(stderr, "featprof %s: %s\n", cmd, err.msg);
 		fp_regdefs__clear(defs);
 		return 1;
 	}
@@ -30,13 +30,14 @@ struct json_object *cli_definitions(const char *path)
 {
 	struct fp_regdefs check = { 0 };
 	struct json_object *o;
-	char err[1024], *text;
+	struct fp_err err = { 0 };
+	char *text;
 	size_t len = 0;
 	FILE *f;
 
 	/* checked here for a message that names the file; the daemon checks again */
-	if (fp_regdefs__load_file(&check, path, err, sizeof(err))) {
-		fprintf(stderr, "featprof: %s\n", err);
+	if (fp_regdefs__load_file(&check, path, &err)) {
+		fprintf(stderr, "featprof: %s\n", err.msg);
 		return NULL;
 	}
 	fp_regdefs__clear(&check);
@@ -62,7 +63,7 @@ int cli_request_defs(const struct cli_opts *o, struct json_object **out)
 {
 	struct json_object *arr, *file = NULL, *fn;
 	struct fp_regdefs check = { 0 };
-	char err[1024];
+	struct fp_err err = { 0 };
 
 	*out = NULL;
 	if (!o->defs_file && !o->func_text)
@@ -70,9 +71,8 @@ int cli_request_defs(const struct cli_opts *o, struct json_object **out)
 	if (o->defs_file && !(file = cli_definitions(o->defs_file)))
 		return 1;
 	if (o->func_text &&
-	    fp_regdefs__parse(&check, o->func_text, strlen(o->func_text), "--function", err,
-			      sizeof(err))) {
-		fprintf(stderr, "featprof: %s\n", err);
+	    fp_regdefs__parse(&check, o->func_text, strlen(o->func_text), "--function", &err)) {
+		fprintf(stderr, "featprof: %s\n", err.msg);
 		json_object_put(file);
 		return 1;
 	}
@@ -269,7 +269,8 @@ int cmd_list(int argc, char **argv)
 	struct fp_object *single = NULL, **objs = NULL;
 	struct fp_proc *proc = NULL;
 	struct fp_catalog *cat = NULL;
-	char err[1024], what[300];
+	struct fp_err err = { 0 };
+	char what[300];
 	int json = 0, nobjs = 0, ret = 1, i, traps;
 	struct fp_regdefs defs = { 0 };
 	const char *target = NULL;
@@ -295,15 +296,15 @@ int cmd_list(int argc, char **argv)
 	target = o.pos[0];
 	if (cli_load_defs(&defs, o.defs_file, "list") ||
 	    (o.func_text && fp_regdefs__parse(&defs, o.func_text, strlen(o.func_text),
-					      "--function", err, sizeof(err)) &&
-	     fprintf(stderr, "featprof: list: %s\n", err))) {
+					      "--function", &err) &&
+	     fprintf(stderr, "featprof: list: %s\n", err.msg))) {
 		fp_regdefs__clear(&defs);
 		cli_opts_free(&o);
 		return 1;
 	}
 
 	if (parse_pid(target, &pid) == 0) {
-		int r = fp_proc__read((pid_t)pid, &proc, err, sizeof(err));
+		int r = fp_proc__read((pid_t)pid, &proc, &err);
 
 		if (r == -EACCES || r == -EPERM) {
 			fprintf(stderr, "featprof: list: pid %ld: permission denied (you can list "
@@ -311,7 +312,7 @@ int cmd_list(int argc, char **argv)
 			return 1;
 		}
 		if (r) {
-			fprintf(stderr, "featprof: list: %s\n", err);
+			fprintf(stderr, "featprof: list: %s\n", err.msg);
 			return 1;
 		}
 		for (i = 0; i < proc->nerrors; i++)
@@ -320,8 +321,8 @@ int cmd_list(int argc, char **argv)
 		nobjs = proc->nobjs;
 		snprintf(what, sizeof(what), "pid %ld", pid);
 	} else {
-		if (fp_object__read(target, target, &single, err, sizeof(err))) {
-			fprintf(stderr, "featprof: list: %s\n", err);
+		if (fp_object__read(target, target, &single, &err)) {
+			fprintf(stderr, "featprof: list: %s\n", err.msg);
 			return 1;
 		}
 		objs = &single;
@@ -335,19 +336,16 @@ int cmd_list(int argc, char **argv)
 	}
 	cat = fp_catalog__new(objs, nobjs, &defs);
 	for (i = 0; cat && (o.defs_file || o.func_text) && i < defs.ndefs; i++) {
-		const char *origin = defs.defs[i].origin, *m;
-		char msg[1200];
+		const char *origin = defs.defs[i].origin;
+		struct fp_err e = { 0 };
 		int mine = !strncmp(origin, "--function:", 11) ||
 			   (o.defs_file && !strncmp(origin, o.defs_file, strlen(o.defs_file)) &&
 			    origin[strlen(o.defs_file)] == ':');
 
 		/* the definitions named on the command line must fit the target: a typo
 		 * shows */
-		m = mine ? fp_regdef__missing_msg(objs, nobjs, &defs.defs[i], what, msg,
-						  sizeof(msg))
-			 : NULL;
-		if (m) {
-			fprintf(stderr, "featprof: list: %s\n", m);
+		if (mine && fp_regdef__check(objs, nobjs, &defs.defs[i], what, &e)) {
+			fprintf(stderr, "featprof: list: %s\n", e.msg);
 			goto out;
 		}
 	}

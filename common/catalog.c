@@ -160,19 +160,19 @@ static int probe_in(const struct fp_site *site, const struct fp_probe_name *p, i
 
 struct fp_symbols *fp_object__symbols(struct fp_object *o)
 {
-	char err[600];
+	struct fp_err e = { 0 };
 	int fd = o->fd, own = -1;
 
 	if (o->syms_read)
 		return o->syms;
 	o->syms_read = 1;
 	if (fd < 0 && (fd = own = open(o->host_path, O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(err, sizeof(err), "%s: %s", o->path, strerror(errno));
-		o->syms_err = strdup(err);
+		fp_fail(&e, errno, "%s: %s", o->path, strerror(errno));
+		o->syms_err = strdup(e.msg);
 		return NULL;
 	}
-	if (fp_symbols__read(fd, o->path, o->root ? o->root : "", &o->syms, err, sizeof(err)))
-		o->syms_err = strdup(err);
+	if (fp_symbols__read(fd, o->path, o->root ? o->root : "", &o->syms, &e))
+		o->syms_err = strdup(e.msg);
 	if (own >= 0)
 		close(own);
 	return o->syms;
@@ -394,30 +394,24 @@ const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, in
 	return NULL;
 }
 
-const char *fp_regdef__missing_msg(struct fp_object *const *objs, int nobjs,
-				   const struct fp_regdef *d, const char *what, char *buf,
-				   size_t len)
+int fp_regdef__check(struct fp_object *const *objs, int nobjs, const struct fp_regdef *d,
+		     const char *what, struct fp_err *e)
 {
 	const struct fp_probe_name *p = fp_regdef__missing(objs, nobjs, d);
 	int n;
 
-	if (p && d->nfuncs) {
-		snprintf(buf, len, "%s: %s has no function matching %s%s%s that can be measured "
-			 "(featprof list --functions shows which can)", d->origin, what,
-			 p->provider ? p->provider : "", p->provider ? ":" : "", p->probe);
-		return buf;
-	}
-	if (p) {
-		snprintf(buf, len, "%s: %s has no probe %s:%s", d->origin, what, p->provider,
-			 p->probe);
-		return buf;
-	}
-	if (d->nfuncs && (n = func_hits(objs, nobjs, d, -1, NULL, 0)) > FP_FUNC_REGIONS_MAX) {
-		snprintf(buf, len, "%s: %d functions of %s match; at most %d regions from one "
-			 "definition", d->origin, n, what, FP_FUNC_REGIONS_MAX);
-		return buf;
-	}
-	return NULL;
+	if (p && d->nfuncs)
+		return fp_fail(e, ENOENT, "%s: %s has no function matching %s%s%s that can be "
+			       "measured (featprof list --functions shows which can)", d->origin,
+			       what, p->provider ? p->provider : "", p->provider ? ":" : "",
+			       p->probe);
+	if (p)
+		return fp_fail(e, ENOENT, "%s: %s has no probe %s:%s", d->origin, what,
+			       p->provider, p->probe);
+	if (d->nfuncs && (n = func_hits(objs, nobjs, d, -1, NULL, 0)) > FP_FUNC_REGIONS_MAX)
+		return fp_fail(e, ENOENT, "%s: %d functions of %s match; at most %d regions from "
+			       "one definition", d->origin, n, what, FP_FUNC_REGIONS_MAX);
+	return 0;
 }
 
 int fp_catalog__extend(struct fp_catalog *cat, struct fp_object **objs, int nobjs,

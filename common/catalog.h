@@ -67,10 +67,10 @@ void fp_catalog__free(struct fp_catalog *cat);
  * function definition the first pattern that matches no measurable function. */
 const struct fp_probe_name *fp_regdef__missing(struct fp_object *const *objs, int nobjs,
 					       const struct fp_regdef *d);
-/* One line: what d lacks in what ("pid 12", a path), or NULL when nothing. */
-const char *fp_regdef__missing_msg(struct fp_object *const *objs, int nobjs,
-				   const struct fp_regdef *d, const char *what, char *buf,
-				   size_t len);
+/* Whether d fits what ("pid 12", a path): 0, or -ENOENT with one line in e on what it
+ * lacks (or its functions too many). */
+int fp_regdef__check(struct fp_object *const *objs, int nobjs, const struct fp_regdef *d,
+		     const char *what, struct fp_err *e);
 /* The object's functions (read on first use), or NULL with o->syms_err set. */
 struct fp_symbols *fp_object__symbols(struct fp_object *o);
 /* At most this many functions become regions by one definition. */

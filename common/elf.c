@@ -20,7 +20,7 @@
 
 #include "maps.h"
 #include "notes.h"
-#include "seterr.h"
+#include "err.h"
 
 static const uint8_t shield_bytes[FP_SHIELD_LEN] = {
 	0x90,				    /* nop */
@@ -60,7 +60,7 @@ static int cmp_pc(const void *a, const void *b)
 }
 
 /* Moves catalog entries onto their stapsdt sites (same pc), checks name and kind agree. */
-static int merge_catalog(struct fp_object *obj, char *err, size_t errlen)
+static int merge_catalog(struct fp_object *obj, struct fp_err *e)
 {
 	int i;
 
@@ -74,19 +74,19 @@ static int merge_catalog(struct fp_object *obj, char *err, size_t errlen)
 			continue;	/* a gate is no site of a region */
 		c = obj->ncat ? bsearch(&key, obj->cat, (size_t)obj->ncat, sizeof(key), cmp_pc)
 			      : NULL;
-		if (!c || !c->region) {
-			seterr(err, errlen, "%s: featprof note at offset 0x%llx has no catalog "
-			       "entry", obj->path, (unsigned long long)s->note_off);
-			return -EINVAL;
-		}
+		if (!c || !c->region)
+			return fp_fail(e, EINVAL,
+				       "%s: featprof note at offset 0x%llx has no catalog "
+				       "entry",
+				       obj->path, (unsigned long long)s->note_off);
 		rl = strlen(c->region);
 		if (strncmp(s->name, c->region, rl) ||
 		    strcmp(s->name + rl, c->kind == FP_KIND_BEGIN ? "__begin" : "__end")) {
-			seterr(err, errlen, "%s: featprof note at offset 0x%llx: name '%s' does "
-			       "not match catalog entry at 0x%llx", obj->path,
-			       (unsigned long long)s->note_off, s->name,
-			       (unsigned long long)c->note_off);
-			return -EINVAL;
+			return fp_fail(e, EINVAL,
+				       "%s: featprof note at offset 0x%llx: name '%s' does "
+				       "not match catalog entry at 0x%llx",
+				       obj->path, (unsigned long long)s->note_off, s->name,
+				       (unsigned long long)c->note_off);
 		}
 		s->kind = c->kind;
 		s->shape = c->shape;
@@ -106,7 +106,7 @@ static int merge_catalog(struct fp_object *obj, char *err, size_t errlen)
 	return 0;
 }
 
-static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
+static int read_elf(Elf *elf, struct fp_object *obj, struct fp_err *e)
 {
 	const uint8_t *image;
 	size_t shstrndx, image_sz, nph, i;
@@ -116,27 +116,22 @@ static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
 	struct segs sg = { 0 };
 	GElf_Ehdr eh;
 
-	if (elf_kind(elf) != ELF_K_ELF) {
-		seterr(err, errlen, "%s: not an ELF file", obj->path);
-		return -ENOEXEC;
-	}
+	if (elf_kind(elf) != ELF_K_ELF)
+		return fp_fail(e, ENOEXEC, "%s: not an ELF file", obj->path);
 	if (!gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB) {
-		seterr(err, errlen, "%s: not a 64-bit little-endian ELF file", obj->path);
-		return -ENOEXEC;
+		return fp_fail(e, ENOEXEC, "%s: not a 64-bit little-endian ELF file", obj->path);
 	}
 	image = (const uint8_t *)elf_rawfile(elf, &image_sz);
 	if (!image || eh.e_shoff > image_sz ||
 	    (uint64_t)eh.e_shnum * eh.e_shentsize > image_sz - eh.e_shoff ||
 	    eh.e_phoff > image_sz ||
 	    (uint64_t)eh.e_phnum * eh.e_phentsize > image_sz - eh.e_phoff) {
-		seterr(err, errlen, "%s: truncated ELF file (headers past its end)", obj->path);
-		return -EINVAL;
+		return fp_fail(e, EINVAL, "%s: truncated ELF file (headers past its end)",
+			       obj->path);
 	}
-	if (elf_getshdrstrndx(elf, &shstrndx) || elf_getphdrnum(elf, &nph)) {
-		seterr(err, errlen, "%s: bad ELF headers: %s", obj->path, elf_errmsg(-1));
-		return -EINVAL;
-	}
+	if (elf_getshdrstrndx(elf, &shstrndx) || elf_getphdrnum(elf, &nph))
+		return fp_fail(e, EINVAL, "%s: bad ELF headers: %s", obj->path, elf_errmsg(-1));
 	if (nph > 65535)
 		nph = 0;
 	sg.ph = calloc(nph ? nph : 1, sizeof(*sg.ph));
@@ -169,18 +164,17 @@ static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
 			continue;
 		data = elf_rawdata(scn, NULL);
 		if (!data || !data->d_buf) {
-			seterr(err, errlen, "%s: section %s at offset 0x%llx cannot be read: %s",
-			       obj->path, name, (unsigned long long)sh.sh_offset, elf_errmsg(-1));
-			ret = -EINVAL;
+			ret = fp_fail(e, EINVAL, "%s: section %s at offset 0x%llx cannot be "
+				      "read: %s", obj->path, name, (unsigned long long)sh.sh_offset,
+				      elf_errmsg(-1));
 			goto out;
 		}
-		ret = fp_notes_parse(obj, data->d_buf, data->d_size, sh.sh_offset, fps, err,
-				     errlen);
+		ret = fp_notes_parse(obj, data->d_buf, data->d_size, sh.sh_offset, fps, e);
 		if (ret)
 			goto out;
 	}
 
-	ret = merge_catalog(obj, err, errlen);
+	ret = merge_catalog(obj, e);
 	if (ret)
 		goto out;
 	if (obj->ip_version) {
@@ -189,9 +183,10 @@ static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
 		if (obj->ip_base && have_base)
 			ctl += base_addr - obj->ip_base;
 		if (vaddr_to_off(&sg, ctl, 0, &obj->ip_ctl_off)) {
-			seterr(err, errlen, "%s: in-process note: control block 0x%llx is not in "
-			       "the file's loaded data", obj->path, (unsigned long long)ctl);
-			ret = -EINVAL;
+			ret = fp_fail(e, EINVAL,
+				      "%s: in-process note: control block 0x%llx is not in "
+				      "the file's loaded data",
+				      obj->path, (unsigned long long)ctl);
 			goto out;
 		}
 	}
@@ -206,18 +201,19 @@ static int read_elf(Elf *elf, struct fp_object *obj, char *err, size_t errlen)
 				sem += base_addr - s->base;
 		}
 		if (vaddr_to_off(&sg, pc, 1, &s->loc_off)) {
-			seterr(err, errlen, "%s: stapsdt note at offset 0x%llx: location 0x%llx is "
-			       "not in an executable segment", obj->path,
-			       (unsigned long long)s->note_off, (unsigned long long)pc);
-			ret = -EINVAL;
+			ret = fp_fail(e, EINVAL,
+				      "%s: stapsdt note at offset 0x%llx: location 0x%llx is "
+				      "not in an executable segment",
+				      obj->path, (unsigned long long)s->note_off,
+				      (unsigned long long)pc);
 			goto out;
 		}
 		if (sem && vaddr_to_off(&sg, sem, 0, &s->sem_off)) {
-			seterr(err, errlen,
-			       "%s: stapsdt note at offset 0x%llx: semaphore 0x%llx is "
-			       "not in a loaded segment",
-			       obj->path, (unsigned long long)s->note_off, (unsigned long long)sem);
-			ret = -EINVAL;
+			ret = fp_fail(e, EINVAL,
+				      "%s: stapsdt note at offset 0x%llx: semaphore 0x%llx "
+				      "is not in a loaded segment",
+				      obj->path, (unsigned long long)s->note_off,
+				      (unsigned long long)sem);
 			goto out;
 		}
 		if (s->kind && s->shape == FP_SHAPE_SHIELDED && image &&
@@ -248,7 +244,7 @@ static struct fp_object *object_new(const char *host_path, const char *path)
 }
 
 int fp_object__read_mem(const void *image, size_t size, const char *path,
-			struct fp_object **out, char *err, size_t errlen)
+			struct fp_object **out, struct fp_err *e)
 {
 	struct fp_object *obj;
 	Elf *elf;
@@ -261,11 +257,10 @@ int fp_object__read_mem(const void *image, size_t size, const char *path,
 		return -ENOMEM;
 	elf = elf_memory((char *)image, size);
 	if (!elf) {
-		seterr(err, errlen, "%s: not an ELF file", path);
 		fp_object__free(obj);
-		return -ENOEXEC;
+		return fp_fail(e, ENOEXEC, "%s: not an ELF file", path);
 	}
-	ret = read_elf(elf, obj, err, errlen);
+	ret = read_elf(elf, obj, e);
 	elf_end(elf);
 	if (ret) {
 		fp_object__free(obj);
@@ -276,7 +271,7 @@ int fp_object__read_mem(const void *image, size_t size, const char *path,
 }
 
 int fp_object__read_fd(int fd, const char *host_path, const char *path,
-		       struct fp_object **out, char *err, size_t errlen)
+		       struct fp_object **out, struct fp_err *e)
 {
 	struct fp_object *obj;
 	Elf *elf;
@@ -289,10 +284,9 @@ int fp_object__read_fd(int fd, const char *host_path, const char *path,
 		return -ENOMEM;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
-		seterr(err, errlen, "%s: not an ELF file", path);
-		ret = -ENOEXEC;
+		ret = fp_fail(e, ENOEXEC, "%s: not an ELF file", path);
 	} else {
-		ret = read_elf(elf, obj, err, errlen);
+		ret = read_elf(elf, obj, e);
 		elf_end(elf);
 	}
 	if (ret) {
@@ -304,7 +298,7 @@ int fp_object__read_fd(int fd, const char *host_path, const char *path,
 }
 
 int fp_object__read(const char *host_path, const char *path, struct fp_object **out,
-		    char *err, size_t errlen)
+		    struct fp_err *e)
 {
 	int fd, ret;
 
@@ -312,10 +306,9 @@ int fp_object__read(const char *host_path, const char *path, struct fp_object **
 	fd = open(host_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return ret;
+		return fp_fail(e, -ret, "%s: cannot open: %s", path, strerror(errno));
 	}
-	ret = fp_object__read_fd(fd, host_path, path, out, err, errlen);
+	ret = fp_object__read_fd(fd, host_path, path, out, e);
 	close(fd);
 	return ret;
 }

@@ -33,7 +33,7 @@
 
 #include "notes.h"
 #include "symbols.h"
-#include "seterr.h"
+#include "err.h"
 
 #define NT_STAPSDT 3
 
@@ -146,30 +146,27 @@ static struct fp_site *push_site(struct fp_site **arr, int *n)
 }
 
 static int parse_stapsdt(struct fp_object *obj, const uint8_t *d, size_t dsz, uint64_t off,
-			 char *err, size_t errlen)
+			 struct fp_err *e)
 {
 	const char *prov, *name, *args;
 	struct fp_site *s;
 	size_t pos = 24;
 
-	if (dsz < 24) {
-		seterr(err, errlen, "%s: stapsdt note at offset 0x%llx: descriptor of %zu bytes, "
-		       "need 24", obj->path, (unsigned long long)off, dsz);
-		return -EINVAL;
-	}
+	if (dsz < 24)
+		return fp_fail(e, EINVAL,
+			       "%s: stapsdt note at offset 0x%llx: descriptor of %zu bytes, "
+			       "need 24",
+			       obj->path, (unsigned long long)off, dsz);
 	prov = take_str(d, dsz, &pos);
 	name = prov ? take_str(d, dsz, &pos) : NULL;
 	args = name ? take_str(d, dsz, &pos) : NULL;
-	if (!args) {
-		seterr(err, errlen, "%s: stapsdt note at offset 0x%llx: provider, name or "
-		       "arguments not terminated", obj->path, (unsigned long long)off);
-		return -EINVAL;
-	}
+	if (!args)
+		return fp_fail(e, EINVAL, "%s: stapsdt note at offset 0x%llx: provider, name or "
+			       "arguments not terminated", obj->path, (unsigned long long)off);
 	if (!*prov || !*name || !is_printable(prov) || !is_printable(name) ||
 	    !is_printable(args)) {
-		seterr(err, errlen, "%s: stapsdt note at offset 0x%llx: empty or unprintable "
-		       "provider or name", obj->path, (unsigned long long)off);
-		return -EINVAL;
+		return fp_fail(e, EINVAL, "%s: stapsdt note at offset 0x%llx: empty or unprintable "
+			       "provider or name", obj->path, (unsigned long long)off);
 	}
 	s = push_site(&obj->sites, &obj->nsites);
 	if (!s)
@@ -209,28 +206,25 @@ int fp_site_is_gate(const struct fp_site *s, size_t *region_len)
  * FEATPROF_INPROCESS; they must agree (one control block per object).
  */
 static int parse_ip(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64_t off,
-		    char *err, size_t errlen)
+		    struct fp_err *e)
 {
-	if (n < 24) {
-		seterr(err, errlen, "%s: in-process note at offset 0x%llx: %llu bytes, 24 "
-		       "expected", obj->path, (unsigned long long)off, (unsigned long long)n);
-		return -EINVAL;
-	}
-	if (obj->ip_version && (obj->ip_version != rd32(d) || obj->ip_ctl != rd64(d + 8))) {
-		seterr(err, errlen, "%s: in-process note at offset 0x%llx disagrees with an "
-		       "earlier one: translation units built with different headers", obj->path,
-		       (unsigned long long)off);
-		return -EINVAL;
-	}
+	if (n < 24)
+		return fp_fail(e, EINVAL,
+			       "%s: in-process note at offset 0x%llx: %llu bytes, 24 "
+			       "expected",
+			       obj->path, (unsigned long long)off, (unsigned long long)n);
+	if (obj->ip_version && (obj->ip_version != rd32(d) || obj->ip_ctl != rd64(d + 8)))
+		return fp_fail(e, EINVAL,
+			       "%s: in-process note at offset 0x%llx disagrees with an "
+			       "earlier one: translation units built with different headers",
+			       obj->path, (unsigned long long)off);
 	obj->ip_version = rd32(d);
 	obj->ip_thread_size = rd32(d + 4);
 	obj->ip_ctl = rd64(d + 8);
 	obj->ip_base = rd64(d + 16);
-	if (!obj->ip_version) {
-		seterr(err, errlen, "%s: in-process note at offset 0x%llx: version 0", obj->path,
-		       (unsigned long long)off);
-		return -EINVAL;
-	}
+	if (!obj->ip_version)
+		return fp_fail(e, EINVAL, "%s: in-process note at offset 0x%llx: version 0",
+			       obj->path, (unsigned long long)off);
 	return 0;
 }
 
@@ -239,24 +233,22 @@ static int parse_ip(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64_
  * per translation unit built with FEATPROF_SAMPLING; they must agree.
  */
 static int parse_tls(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64_t off,
-		     char *err, size_t errlen)
+		     struct fp_err *e)
 {
 	uint32_t v, depth, magic;
 
-	if (n < 12) {
-		seterr(err, errlen, "%s: TLS note at offset 0x%llx: %llu bytes, 12 expected",
-		       obj->path, (unsigned long long)off, (unsigned long long)n);
-		return -EINVAL;
-	}
+	if (n < 12)
+		return fp_fail(e, EINVAL, "%s: TLS note at offset 0x%llx: %llu bytes, 12 expected",
+			       obj->path, (unsigned long long)off, (unsigned long long)n);
 	v = rd32(d);
 	depth = rd32(d + 4);
 	magic = rd32(d + 8);
 	if (obj->tls_version && (obj->tls_version != v || obj->tls_depth != depth ||
 				 obj->tls_magic != magic)) {
-		seterr(err, errlen, "%s: TLS note at offset 0x%llx disagrees with an earlier "
-		       "one (version %u/%u): translation units built with different headers",
-		       obj->path, (unsigned long long)off, v, obj->tls_version);
-		return -EINVAL;
+		return fp_fail(e, EINVAL, "%s: TLS note at offset 0x%llx disagrees with an "
+			       "earlier one (version %u/%u): translation units built with "
+			       "different headers", obj->path, (unsigned long long)off, v,
+			       obj->tls_version);
 	}
 	obj->tls_version = v;
 	obj->tls_depth = depth;
@@ -265,31 +257,28 @@ static int parse_tls(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64
 }
 
 static int parse_catalog(struct fp_object *obj, const uint8_t *d, size_t dsz, uint64_t off,
-			 char *err, size_t errlen)
+			 struct fp_err *e)
 {
 	const char *region, *file, *f;
 	struct fp_site *s;
 	size_t pos = 24;
 	char **feats;
 
-	if (dsz < 24) {
-		seterr(err, errlen, "%s: featprof note at offset 0x%llx: descriptor of %zu "
-		       "bytes, need 24", obj->path, (unsigned long long)off, dsz);
-		return -EINVAL;
-	}
+	if (dsz < 24)
+		return fp_fail(e, EINVAL, "%s: featprof note at offset 0x%llx: descriptor of %zu "
+			       "bytes, need 24", obj->path, (unsigned long long)off, dsz);
 	region = take_str(d, dsz, &pos);
 	file = region ? take_str(d, dsz, &pos) : NULL;
-	if (!file) {
-		seterr(err, errlen, "%s: featprof note at offset 0x%llx: region or file not "
-		       "terminated", obj->path, (unsigned long long)off);
-		return -EINVAL;
-	}
+	if (!file)
+		return fp_fail(e, EINVAL, "%s: featprof note at offset 0x%llx: region or file not "
+			       "terminated", obj->path, (unsigned long long)off);
 	if (!is_ident(region) || !is_printable(file) ||
 	    (d[20] != FP_KIND_BEGIN && d[20] != FP_KIND_END) ||
 	    (d[21] != FP_SHAPE_NOP1 && d[21] != FP_SHAPE_SHIELDED)) {
-		seterr(err, errlen, "%s: featprof note at offset 0x%llx: bad region name, kind "
-		       "%u or shape %u", obj->path, (unsigned long long)off, d[20], d[21]);
-		return -EINVAL;
+		return fp_fail(e, EINVAL,
+			       "%s: featprof note at offset 0x%llx: bad region name, kind "
+			       "%u or shape %u",
+			       obj->path, (unsigned long long)off, d[20], d[21]);
 	}
 	s = push_site(&obj->cat, &obj->ncat);
 	if (!s)
@@ -306,19 +295,17 @@ static int parse_catalog(struct fp_object *obj, const uint8_t *d, size_t dsz, ui
 		return -ENOMEM;
 	for (;;) {
 		f = take_str(d, dsz, &pos);
-		if (!f) {
-			seterr(err, errlen, "%s: featprof note at offset 0x%llx: feature list not "
-			       "terminated", obj->path, (unsigned long long)off);
-			return -EINVAL;
-		}
+		if (!f)
+			return fp_fail(e, EINVAL,
+				       "%s: featprof note at offset 0x%llx: feature list not "
+				       "terminated",
+				       obj->path, (unsigned long long)off);
 		if (!*f)
 			break;
-		if (!is_printable(f) || s->nfeatures >= 64) {
-			seterr(err, errlen, "%s: featprof note at offset 0x%llx: unprintable "
-			       "feature name or more than 64 features", obj->path,
-			       (unsigned long long)off);
-			return -EINVAL;
-		}
+		if (!is_printable(f) || s->nfeatures >= 64)
+			return fp_fail(e, EINVAL, "%s: featprof note at offset 0x%llx: unprintable "
+				       "feature name or more than 64 features", obj->path,
+				       (unsigned long long)off);
 		feats = realloc(s->features, sizeof(*feats) * (size_t)(s->nfeatures + 1));
 		if (!feats)
 			return -ENOMEM;
@@ -328,16 +315,14 @@ static int parse_catalog(struct fp_object *obj, const uint8_t *d, size_t dsz, ui
 			return -ENOMEM;
 		s->nfeatures++;
 	}
-	if (s->kind == FP_KIND_END && s->nfeatures) {
-		seterr(err, errlen, "%s: featprof note at offset 0x%llx: an end site with "
-		       "features", obj->path, (unsigned long long)off);
-		return -EINVAL;
-	}
+	if (s->kind == FP_KIND_END && s->nfeatures)
+		return fp_fail(e, EINVAL, "%s: featprof note at offset 0x%llx: an end site with "
+			       "features", obj->path, (unsigned long long)off);
 	return 0;
 }
 
 int fp_notes_parse(struct fp_object *obj, const uint8_t *buf, size_t size, uint64_t sec_off,
-		   int featprof_section, char *err, size_t errlen)
+		   int featprof_section, struct fp_err *e)
 {
 	size_t pos = 0;
 	int ret;
@@ -346,42 +331,40 @@ int fp_notes_parse(struct fp_object *obj, const uint8_t *buf, size_t size, uint6
 		uint64_t namesz, descsz, type, name_end, desc_off, desc_end;
 		uint64_t off = sec_off + pos;
 
-		if (size - pos < 12) {
-			seterr(err, errlen, "%s: note at offset 0x%llx: truncated header",
-			       obj->path, (unsigned long long)off);
-			return -EINVAL;
-		}
+		if (size - pos < 12)
+			return fp_fail(e, EINVAL, "%s: note at offset 0x%llx: truncated header",
+				       obj->path, (unsigned long long)off);
 		namesz = rd32(buf + pos);
 		descsz = rd32(buf + pos + 4);
 		type = rd32(buf + pos + 8);
 		name_end = pos + 12 + namesz;
 		desc_off = (name_end + 3) & ~3ULL;
 		desc_end = desc_off + descsz;
-		if (desc_end > size) {
-			seterr(err, errlen, "%s: note at offset 0x%llx: name of %llu and "
-			       "descriptor of %llu bytes overrun the section (%zu bytes)",
-			       obj->path, (unsigned long long)off, (unsigned long long)namesz,
-			       (unsigned long long)descsz, size - pos);
-			return -EINVAL;
-		}
+		if (desc_end > size)
+			return fp_fail(e, EINVAL,
+				       "%s: note at offset 0x%llx: name of %llu and "
+				       "descriptor of %llu bytes overrun the section (%zu bytes)",
+				       obj->path, (unsigned long long)off,
+				       (unsigned long long)namesz, (unsigned long long)descsz,
+				       size - pos);
 		if (!featprof_section && type == NT_STAPSDT && namesz == 8 &&
 		    !memcmp(buf + pos + 12, "stapsdt", 8)) {
-			ret = parse_stapsdt(obj, buf + desc_off, descsz, off, err, errlen);
+			ret = parse_stapsdt(obj, buf + desc_off, descsz, off, e);
 			if (ret)
 				return ret;
 		} else if (featprof_section && type == FP_NOTE_TYPE_SITE && namesz == 9 &&
 			   !memcmp(buf + pos + 12, "featprof", 9)) {
-			ret = parse_catalog(obj, buf + desc_off, descsz, off, err, errlen);
+			ret = parse_catalog(obj, buf + desc_off, descsz, off, e);
 			if (ret)
 				return ret;
 		} else if (featprof_section && type == FP_NOTE_TYPE_TLS && namesz == 9 &&
 			   !memcmp(buf + pos + 12, "featprof", 9)) {
-			ret = parse_tls(obj, buf + desc_off, descsz, off, err, errlen);
+			ret = parse_tls(obj, buf + desc_off, descsz, off, e);
 			if (ret)
 				return ret;
 		} else if (featprof_section && type == FP_NOTE_TYPE_IP && namesz == 9 &&
 			   !memcmp(buf + pos + 12, "featprof", 9)) {
-			ret = parse_ip(obj, buf + desc_off, descsz, off, err, errlen);
+			ret = parse_ip(obj, buf + desc_off, descsz, off, e);
 			if (ret)
 				return ret;
 		}

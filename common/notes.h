@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
 #include "featprof.h"	/* the probe ABI: note type, site kinds and shapes */
 
 /* One stapsdt note, with featprof's catalog entry when it is a featprof site. */
@@ -64,17 +65,17 @@ struct fp_object {
 };
 
 /*
- * Reads the notes of one ELF file. Returns 0, or -errno with a one-line message in err
+ * Reads the notes of one ELF file. Returns 0, or -errno with a one-line message in e
  * (naming the file and, for a corrupt note, its offset). -ENOEXEC: not an ELF file.
  */
 int fp_object__read(const char *host_path, const char *path, struct fp_object **out,
-		    char *err, size_t errlen);
+		    struct fp_err *e);
 /* The same from the file open at fd (not closed here). */
 int fp_object__read_fd(int fd, const char *host_path, const char *path,
-		       struct fp_object **out, char *err, size_t errlen);
+		       struct fp_object **out, struct fp_err *e);
 /* The same on an ELF image in memory (fuzzing, tests). */
 int fp_object__read_mem(const void *image, size_t size, const char *path,
-			struct fp_object **out, char *err, size_t errlen);
+			struct fp_object **out, struct fp_err *e);
 void fp_object__free(struct fp_object *obj);
 
 /* All executable file mappings of a process that carry stapsdt notes. */
@@ -97,10 +98,10 @@ struct fp_proc {
  * /proc/PID/root/PATH when that is still the mapped inode; a file that is neither gets
  * a line in errors. The file stays open (obj->fd) and host_path names the descriptor.
  */
-int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen);
+int fp_proc__read(pid_t pid, struct fp_proc **out, struct fp_err *e);
 /* Reads the mappings again: files not seen before are appended to objs (existing ones
  * keep their indices). Returns the number of objects added or -errno. */
-int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen);
+int fp_proc__refresh(struct fp_proc *proc, struct fp_err *e);
 void fp_proc__free(struct fp_proc *proc);
 
 /* Is s a gate (the sampling gate, a region's in-process gate, the in-process runtime's
@@ -113,6 +114,6 @@ int fp_strv_add(char ***arr, int *n, const char *s);
 
 /* Parses one note section's bytes; exposed for the fuzzer. */
 int fp_notes_parse(struct fp_object *obj, const uint8_t *buf, size_t size, uint64_t sec_off,
-		   int featprof_section, char *err, size_t errlen);
+		   int featprof_section, struct fp_err *e);
 
 #endif

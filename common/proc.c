@@ -18,7 +18,7 @@
 
 #include "maps.h"
 #include "notes.h"
-#include "seterr.h"
+#include "err.h"
 
 #define MAX_PROC_OBJECTS 4096
 
@@ -54,60 +54,55 @@ int fp_strv_add(char ***arr, int *n, const char *s)
 
 /*
  * Opens the file of one mapping: map_files first, else the path through the process's
- * root if that is the mapped inode. The fd, or -errno with err filled.
+ * root if that is the mapped inode. The fd, or -errno with e filled.
  */
 static int open_mapping(pid_t pid, unsigned long long start, unsigned long long end,
-			const char *path, int deleted, uint64_t dev, uint64_t ino, char *err,
-			size_t errlen)
+			const char *path, int deleted, uint64_t dev, uint64_t ino, struct fp_err *e)
 {
 	char p[4200];
 	struct stat st;
-	int fd, e;
+	int fd, no;
 
 	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
-	e = errno;
+	no = errno;
 	if (fd >= 0)	/* the mapped file itself */
 		return fd;
-	if (e != EPERM && e != EACCES) {
-		seterr(err, errlen, "%s: cannot open %s: %s", path, p, strerror(e));
-		return -e;
-	}
+	if (no != EPERM && no != EACCES)
+		return fp_fail(e, no, "%s: cannot open %s: %s", path, p, strerror(no));
 	if (!deleted) {
 		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
 		fd = open(p, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			e = errno;
-			seterr(err, errlen, "%s: cannot open: %s", path, strerror(e));
-			return -e;
+			no = errno;
+			return fp_fail(e, no, "%s: cannot open: %s", path, strerror(no));
 		}
 	}
 	if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_ino != ino ||
 	    (uint64_t)makedev(major(st.st_dev), minor(st.st_dev)) != dev) {
 		if (fd >= 0)
 			close(fd);
-		seterr(err, errlen,
-		       "%s: %s since it was mapped; reading the mapped file needs "
-		       "/proc/%d/map_files (CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)",
-		       path, deleted ? "deleted" : "replaced on disk", (int)pid);
-		return -EPERM;
+		return fp_fail(e, EPERM, "%s: %s since it was mapped; reading the mapped file "
+			       "needs /proc/%d/map_files (CAP_SYS_ADMIN or "
+			       "CAP_CHECKPOINT_RESTORE)",
+			       path, deleted ? "deleted" : "replaced on disk", (int)pid);
 	}
 	return fd;
 }
 
-int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
+int fp_proc__refresh(struct fp_proc *proc, struct fp_err *e)
 {
 	int ret = 0, added = 0, i, k, nv;
 	struct fp_vma *v = NULL;
 
 	nv = fp_read_maps(proc->pid, &v);
-	if (nv < 0) {
-		seterr(err, errlen, "pid %d: %s", (int)proc->pid,
-		       nv == -ENOENT ? "no such process" : strerror(-nv));
-		return nv;
-	}
+	if (nv == -ENOENT)	/* /proc/PID is gone */
+		return fp_fail(e, ESRCH, "pid %d: no such process", (int)proc->pid);
+	if (nv < 0)
+		return fp_fail(e, -nv, "pid %d: %s", (int)proc->pid, strerror(-nv));
 	for (k = 0; k < nv && !ret; k++) {
-		char host[64], oerr[600], *path = v[k].path;
+		struct fp_err oe = { 0 };	/* this object's: a line in errors */
+		char host[64], *path = v[k].path;
 		struct fp_object *obj, **objs;
 		struct fp_file_id *seen;
 		int dup = 0, deleted = 0, fd;
@@ -135,13 +130,13 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 		proc->seen = seen;
 		seen[proc->nseen++] = (struct fp_file_id){ v[k].dev, v[k].ino };
 		fd = open_mapping(proc->pid, v[k].start, v[k].end, path, deleted, v[k].dev,
-				  v[k].ino, oerr, sizeof(oerr));
+				  v[k].ino, &oe);
 		if (fd < 0) {
-			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
+			ret = fp_strv_add(&proc->errors, &proc->nerrors, oe.msg);
 			continue;
 		}
 		snprintf(host, sizeof(host), "/proc/self/fd/%d", fd);
-		ret = fp_object__read_fd(fd, host, path, &obj, oerr, sizeof(oerr));
+		ret = fp_object__read_fd(fd, host, path, &obj, &oe);
 		if (ret == -ENOEXEC) {
 			close(fd);
 			ret = 0;
@@ -149,7 +144,7 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 		}
 		if (ret) {
 			close(fd);
-			ret = fp_strv_add(&proc->errors, &proc->nerrors, oerr);
+			ret = fp_strv_add(&proc->errors, &proc->nerrors, oe.msg);
 			continue;
 		}
 		/* kept with no notes too: its functions may be regions (common/catalog.c) */
@@ -173,28 +168,24 @@ int fp_proc__refresh(struct fp_proc *proc, char *err, size_t errlen)
 		added++;
 	}
 	fp_free_maps(v, nv);
-	if (ret) {
-		seterr(err, errlen, "pid %d: %s", (int)proc->pid, strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return fp_fail(e, -ret, "pid %d: %s", (int)proc->pid, strerror(-ret));
 	return added;
 }
 
-int fp_proc__read(pid_t pid, struct fp_proc **out, char *err, size_t errlen)
+int fp_proc__read(pid_t pid, struct fp_proc **out, struct fp_err *e)
 {
 	struct fp_proc *proc;
 	int ret;
 
 	*out = NULL;
-	if (pid <= 0) {
-		seterr(err, errlen, "pid %d: not a process id", (int)pid);
-		return -EINVAL;
-	}
+	if (pid <= 0)
+		return fp_fail(e, EINVAL, "pid %d: not a process id", (int)pid);
 	proc = calloc(1, sizeof(*proc));
 	if (!proc)
-		return -ENOMEM;
+		return fp_fail(e, ENOMEM, "out of memory");
 	proc->pid = pid;
-	ret = fp_proc__refresh(proc, err, errlen);
+	ret = fp_proc__refresh(proc, e);
 	if (ret < 0) {
 		fp_proc__free(proc);
 		return ret;

@@ -124,6 +124,8 @@
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H
 
+#include <errno.h>
+
 #define FP_PROTO_VERSION 1
 #define FP_MAX_LINE 65536
 #define FP_DEFAULT_SOCKET "/run/featprof/featprofd.sock"
@@ -174,6 +176,40 @@ static inline const char *fp_status_name(enum fp_status st)
 	};
 
 	return (unsigned)st < FP_E_MAX ? names[st] : "internal";
+}
+
+/* The status of a failure's code (common/err.h, which says what each code means): the
+ * one place an errno becomes a protocol error. */
+static inline enum fp_status fp_status_of(int code)
+{
+	switch (code < 0 ? -code : code) {
+	case 0:
+		return FP_OK;
+	case EINVAL:
+		return FP_E_BAD_REQUEST;
+	case EBADRQC:
+		return FP_E_UNKNOWN_VERB;
+	case EMSGSIZE:
+		return FP_E_TOO_LONG;
+	case ESRCH:
+		return FP_E_NO_SUCH_PROCESS;
+	case EPERM:
+	case EACCES:
+		return FP_E_PERMISSION_DENIED;
+	case ENODATA:
+		return FP_E_NO_PROBES;
+	case ENOENT:
+		return FP_E_UNKNOWN_NAME;
+	case ENOTCONN:
+		return FP_E_NOT_ATTACHED;
+	case EBUSY:
+	case EUSERS:
+		return FP_E_BUSY;
+	case EOPNOTSUPP:
+		return FP_E_UNSUPPORTED;
+	default:
+		return FP_E_INTERNAL;
+	}
 }
 
 #endif

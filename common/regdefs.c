@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "regdefs.h"
-#include "seterr.h"
+#include "err.h"
 
 #ifndef FP_REGIONS_DIR
 #define FP_REGIONS_DIR "/usr/local/share/featprof/regions.d"
@@ -314,17 +314,15 @@ static int parse_line(char *line, struct fp_regdef *d, const char **why)
 }
 
 int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, const char *fname,
-		      char *err, size_t errlen)
+		      struct fp_err *e)
 {
 	struct fp_regdef *added = NULL;
 	int nadded = 0, lineno = 0, ret = 0, i;
 	size_t pos = 0;
 	char *buf;
 
-	if (len > FP_REGDEF_MAX_FILE) {
-		seterr(err, errlen, "%s: larger than %d bytes", fname, FP_REGDEF_MAX_FILE);
-		return -E2BIG;
-	}
+	if (len > FP_REGDEF_MAX_FILE)
+		return fp_fail(e, E2BIG, "%s: larger than %d bytes", fname, FP_REGDEF_MAX_FILE);
 	buf = malloc(len + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -340,16 +338,15 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 		buf[n] = 0;
 		pos += n + (nl ? 1 : 0);
 		if (strlen(buf) != n) {
-			seterr(err, errlen, "%s:%d: a NUL byte in the text", fname, lineno);
-			ret = -EINVAL;
+			ret = fp_fail(e, EINVAL, "%s:%d: a NUL byte in the text", fname, lineno);
 			break;
 		}
 		ret = parse_line(buf, &d, &why);
 		if (ret <= 0) {
 			if (ret == -EINVAL)
-				seterr(err, errlen, "%s:%d: %s", fname, lineno, why);
+				fp_fail(e, EINVAL, "%s:%d: %s", fname, lineno, why);
 			else if (ret)
-				seterr(err, errlen, "%s:%d: %s", fname, lineno, strerror(-ret));
+				fp_fail(e, -ret, "%s:%d: %s", fname, lineno, strerror(-ret));
 			def_free(&d);
 			continue;
 		}
@@ -361,9 +358,8 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 			if (!strcmp(o->name, d.name) && fp_regdef__equal(o, &d)) {
 				ret = 1;	/* already there, as it is */
 			} else if (!strcmp(o->name, d.name) && strcmp(d.name, "*")) {
-				seterr(err, errlen, "%s:%d: region '%s' already defined at %s",
-				       fname, lineno, d.name, o->origin);
-				ret = -EINVAL;
+				ret = fp_fail(e, EINVAL, "%s:%d: region '%s' already defined at %s",
+					      fname, lineno, d.name, o->origin);
 			}
 		}
 		if (ret == 1) {
@@ -372,9 +368,8 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 			continue;
 		}
 		if (!ret && defs->ndefs + nadded >= FP_REGDEF_MAX) {
-			seterr(err, errlen, "%s:%d: more than %d definitions", fname, lineno,
-			       FP_REGDEF_MAX);
-			ret = -E2BIG;
+			ret = fp_fail(e, E2BIG, "%s:%d: more than %d definitions", fname, lineno,
+				      FP_REGDEF_MAX);
 		}
 		snprintf(origin, sizeof(origin), "%s:%d", fname, lineno);
 		if (!ret && !(d.origin = strdup(origin)))
@@ -389,7 +384,7 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 		if (ret)
 			def_free(&d);
 		if (ret == -ENOMEM)
-			seterr(err, errlen, "%s: out of memory", fname);
+			fp_fail(e, ENOMEM, "%s: out of memory", fname);
 	}
 	free(buf);
 	if (!ret && nadded) {
@@ -397,8 +392,7 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 						sizeof(*all) * (size_t)(defs->ndefs + nadded));
 
 		if (!all) {
-			ret = -ENOMEM;
-			seterr(err, errlen, "%s: out of memory", fname);
+			ret = fp_fail(e, ENOMEM, "%s: out of memory", fname);
 		} else {
 			memcpy(all + defs->ndefs, added, sizeof(*all) * (size_t)nadded);
 			defs->defs = all;
@@ -412,7 +406,7 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 	return ret;
 }
 
-int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, char *err, size_t errlen)
+int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, struct fp_err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 	size_t len = 0;
@@ -422,13 +416,11 @@ int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, char *err, 
 
 	if (fd < 0) {
 		ret = -errno;
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return ret;
+		return fp_fail(e, -ret, "%s: %s", path, strerror(errno));
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		seterr(err, errlen, "%s: not a regular file", path);
-		return -EINVAL;
+		return fp_fail(e, EINVAL, "%s: not a regular file", path);
 	}
 	text = malloc(FP_REGDEF_MAX_FILE + 1);
 	if (!text) {
@@ -441,12 +433,11 @@ int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, char *err, 
 	ret = n < 0 ? -errno : 0;
 	close(fd);
 	if (ret)
-		seterr(err, errlen, "%s: %s", path, strerror(-ret));
+		fp_fail(e, -ret, "%s: %s", path, strerror(-ret));
 	else if (n > 0)
-		seterr(err, errlen, "%s: larger than %d bytes", path, FP_REGDEF_MAX_FILE),
-			ret = -E2BIG;
+		ret = fp_fail(e, E2BIG, "%s: larger than %d bytes", path, FP_REGDEF_MAX_FILE);
 	else
-		ret = fp_regdefs__parse(defs, text, len, path, err, errlen);
+		ret = fp_regdefs__parse(defs, text, len, path, e);
 	free(text);
 	return ret;
 }
@@ -456,24 +447,23 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, char *err, size_t errlen)
+int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, struct fp_err *e)
 {
 	DIR *d = opendir(dir);
 	char **names = NULL, path[PATH_MAX];
-	struct dirent *e;
-	int n = 0, i, ret = 0;
+	struct dirent *de;
+	int n = 0, i, ret = 0, no = errno;
 
 	if (!d)
-		return errno == ENOENT ? 0 : (seterr(err, errlen, "%s: %s", dir, strerror(errno)),
-					      -errno);
-	while ((e = readdir(d))) {
-		size_t l = strlen(e->d_name);
+		return no == ENOENT ? 0 : fp_fail(e, no, "%s: %s", dir, strerror(no));
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
 		char **a;
 
-		if (l < 9 || strcmp(e->d_name + l - 8, ".regions") || e->d_name[0] == '.')
+		if (l < 9 || strcmp(de->d_name + l - 8, ".regions") || de->d_name[0] == '.')
 			continue;
 		a = realloc(names, sizeof(*a) * (size_t)(n + 1));
-		if (!a || !(a[n] = strdup(e->d_name))) {
+		if (!a || !(a[n] = strdup(de->d_name))) {
 			names = a ? a : names;
 			ret = -ENOMEM;
 			break;
@@ -487,7 +477,7 @@ int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, char *err, si
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (!ret)
-			ret = fp_regdefs__load_file(defs, path, err, errlen);
+			ret = fp_regdefs__load_file(defs, path, e);
 		free(names[i]);
 	}
 	free(names);

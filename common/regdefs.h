@@ -24,6 +24,8 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 #define FP_REGDEF_MAX_FILE (1 << 20)	/* bytes of one definition text */
 #define FP_REGDEF_MAX 4096		/* definitions in one set */
 #define FP_REGDEF_MAX_PROBES 16		/* per side of one definition */
@@ -59,15 +61,15 @@ struct fp_regdefs {
 
 /*
  * Parses text (len bytes, not necessarily NUL-terminated) named fname and appends its
- * definitions to *defs. All or nothing: on error nothing is appended and err holds one
+ * definitions to *defs. All or nothing: on error nothing is appended and e holds one
  * line "FNAME:LINE: what". 0 or -EINVAL / -E2BIG / -ENOMEM.
  */
 int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, const char *fname,
-		      char *err, size_t errlen);
+		      struct fp_err *e);
 /* Reads one file (at most FP_REGDEF_MAX_FILE bytes) and parses it. */
-int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, char *err, size_t errlen);
+int fp_regdefs__load_file(struct fp_regdefs *defs, const char *path, struct fp_err *e);
 /* Every *.regions file of dir, in name order; a missing dir is not an error. */
-int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, char *err, size_t errlen);
+int fp_regdefs__load_dir(struct fp_regdefs *defs, const char *dir, struct fp_err *e);
 /* The installed definitions' directory: $FEATPROF_REGIONS_DIR, else usdt/regions.d of
  * the source tree when the running program is in its build/, else the compiled-in one. */
 const char *fp_regdefs__default_dir(void);

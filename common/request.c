@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "err.h"
 #include "request.h"
 
 int fp_utf8_valid(const char *s, size_t len)
@@ -100,7 +101,7 @@ static const char *raw_check(const char *s, size_t n)
 }
 
 struct json_object *fp_request_parse(const char *line, size_t len, long long *id, int *id_ok,
-				     char *msg, size_t msglen)
+				     struct fp_err *e)
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *o = NULL, *v;
@@ -111,38 +112,38 @@ struct json_object *fp_request_parse(const char *line, size_t len, long long *id
 	if (!why && !fp_utf8_valid(line, len))	/* json-c's own check lets 0xf5.. through */
 		why = "not valid UTF-8";
 	if (why) {
-		snprintf(msg, msglen, "malformed request: %s", why);
+		fp_fail(e, EINVAL, "malformed request: %s", why);
 		return NULL;
 	}
 	tok = json_tokener_new();
 	if (!tok) {
-		snprintf(msg, msglen, "out of memory");
+		fp_fail(e, ENOMEM, "out of memory");
 		return NULL;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, line, (int)len);
 	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len) {
-		snprintf(msg, msglen, "malformed JSON%s", fp_utf8_valid(line, len) ? ""
-						       : " (not valid UTF-8)");
+		fp_fail(e, EINVAL, "malformed JSON%s",
+			fp_utf8_valid(line, len) ? "" : " (not valid UTF-8)");
 		goto bad;
 	}
 	if (!json_object_is_type(o, json_type_object)) {
-		snprintf(msg, msglen, "a request is a JSON object");
+		fp_fail(e, EINVAL, "a request is a JSON object");
 		goto bad;
 	}
 	if (!json_object_object_get_ex(o, "id", &v) || !json_object_is_type(v, json_type_int) ||
 	    (n = json_object_get_int64(v)) > FP_MAX_ID || n < -FP_MAX_ID ||
 	    /* json-c keeps values past INT64_MAX as uint64; get_int64 then clamps */
 	    (json_object_get_uint64(v) > (uint64_t)FP_MAX_ID && n >= 0)) {
-		snprintf(msg, msglen, "'id' must be an integer of magnitude below 2^53");
+		fp_fail(e, EINVAL, "'id' must be an integer of magnitude below 2^53");
 		goto bad;
 	}
 	*id = n;
 	*id_ok = 1;
 	if (!json_object_object_get_ex(o, "verb", &v) ||
 	    !json_object_is_type(v, json_type_string)) {
-		snprintf(msg, msglen, "'verb' must be a string");
+		fp_fail(e, EINVAL, "'verb' must be a string");
 		goto bad;
 	}
 	json_tokener_free(tok);

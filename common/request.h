@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 struct json_object;
 
 /* Ids are integers of magnitude below 2^53: exact in every JSON implementation. */
@@ -21,7 +23,7 @@ struct json_object;
  * message may be answered with the request's id, which *id then holds).
  */
 struct json_object *fp_request_parse(const char *line, size_t len, long long *id, int *id_ok,
-				     char *msg, size_t msglen);
+				     struct fp_err *e);
 
 /* 1 when s[0..len) is valid UTF-8 (no overlongs, no surrogates, at most U+10FFFF). */
 int fp_utf8_valid(const char *s, size_t len);

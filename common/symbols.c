@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "seterr.h"
+#include "err.h"
 #include "symbols.h"
 
 #define MAX_FUNCS (1 << 22)	/* symbols kept per file */
@@ -449,7 +449,7 @@ static void set_offsets(Elf *elf, struct fp_symbols *s)
 
 /* The functions of elf (ended here), a file named path seen under root. */
 static int read_elf(Elf *elf, const char *path, const char *root, struct fp_symbols **out,
-		    char *err, size_t errlen)
+		    struct fp_err *e)
 {
 	struct fp_symbols *s = calloc(1, sizeof(*s));
 	char found[8400];
@@ -464,8 +464,7 @@ static int read_elf(Elf *elf, const char *path, const char *root, struct fp_symb
 		return -ENOMEM;
 	}
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		seterr(err, errlen, "%s: not an ELF file", path);
-		ret = -ENOEXEC;
+		ret = fp_fail(e, ENOEXEC, "%s: not an ELF file", path);
 		goto out;
 	}
 	s->go = section_named(elf, ".go.buildinfo") || section_named(elf, ".note.go.buildid");
@@ -495,7 +494,7 @@ static int read_elf(Elf *elf, const char *path, const char *root, struct fp_symb
 		s->source = ret > 0 ? FP_SYM_DYNSYM : FP_SYM_NONE;
 	}
 	if (ret < 0) {
-		seterr(err, errlen, "%s: reading its symbols: %s", path, strerror(-ret));
+		fp_fail(e, -ret, "%s: reading its symbols: %s", path, strerror(-ret));
 		goto out;
 	}
 	ret = 0;
@@ -530,15 +529,15 @@ out:
 }
 
 int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
-		     char *err, size_t errlen)
+		     struct fp_err *e)
 {
 	elf_version(EV_CURRENT);
-	return read_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), path, root, out, err, errlen);
+	return read_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), path, root, out, e);
 }
 
 int fp_symbols__read_mem(const void *image, size_t size, const char *path, const char *root,
-			 struct fp_symbols **out, char *err, size_t errlen)
+			 struct fp_symbols **out, struct fp_err *e)
 {
 	elf_version(EV_CURRENT);
-	return read_elf(elf_memory((char *)image, size), path, root, out, err, errlen);
+	return read_elf(elf_memory((char *)image, size), path, root, out, e);
 }

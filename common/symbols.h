@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 enum fp_sym_source {
 	FP_SYM_NONE,		/* no symbol table at all */
 	FP_SYM_SYMTAB,		/* the file's own .symtab */
@@ -55,10 +57,10 @@ struct fp_symbols {
  * host), for debug files. 0, or -errno with one line in err.
  */
 int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
-		     char *err, size_t errlen);
+		     struct fp_err *e);
 /* The same from an ELF image in memory (the fuzzer). */
 int fp_symbols__read_mem(const void *image, size_t size, const char *path, const char *root,
-			 struct fp_symbols **out, char *err, size_t errlen);
+			 struct fp_symbols **out, struct fp_err *e);
 void fp_symbols__free(struct fp_symbols *s);
 /* The function whose code holds file offset off: the one whose [off, off + size)
  * contains it, or, among symbols without a size (.dynsym of some assembly), the nearest

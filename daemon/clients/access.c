@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "err.h"
 
 #ifndef CAP_SYS_PTRACE
 #define CAP_SYS_PTRACE 19
@@ -139,7 +140,7 @@ static int yama_scope(void)
 	return v;
 }
 
-int fp_may_trace(const struct fp_peer *p, pid_t pid, char *why, size_t whylen)
+int fp_may_trace(const struct fp_peer *p, pid_t pid, struct fp_err *e)
 {
 	struct ask a = { .pid = pid, .uid = p->cred.uid, .gid = p->cred.gid, .err = EPERM };
 	struct proc_status st;
@@ -150,8 +151,7 @@ int fp_may_trace(const struct fp_peer *p, pid_t pid, char *why, size_t whylen)
 	if (pidfd < 0 || proc_status(pid, &st)) {
 		if (pidfd >= 0)
 			close(pidfd);
-		snprintf(why, whylen, "pid %d: no such process", (int)pid);
-		return -ESRCH;
+		return fp_fail(e, ESRCH, "pid %d: no such process", (int)pid);
 	}
 	if (fp_peer_privileged(p)) {
 		close(pidfd);
@@ -161,14 +161,11 @@ int fp_may_trace(const struct fp_peer *p, pid_t pid, char *why, size_t whylen)
 		pthread_join(th, NULL);
 	alive = !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0);
 	close(pidfd);
-	if (!alive) {
-		snprintf(why, whylen, "pid %d: no such process", (int)pid);
-		return -ESRCH;
-	}
+	if (!alive)
+		return fp_fail(e, ESRCH, "pid %d: no such process", (int)pid);
 	if (!a.err)
 		return 0;
-	snprintf(why, whylen, "pid %d: permission denied: you may profile only processes you "
-		 "could ptrace (%s%s)", (int)pid, strerror(a.err),
-		 yama_scope() ? "; Yama ptrace_scope allows root only" : "");
-	return -EPERM;
+	return fp_fail(e, EPERM, "pid %d: permission denied: you may profile only processes you "
+		       "could ptrace (%s%s)", (int)pid, strerror(a.err),
+		       yama_scope() ? "; Yama ptrace_scope allows root only" : "");
 }

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "err.h"
+
 struct fp_peer {
 	struct ucred cred;	/* SO_PEERCRED */
 	int cap_ptrace;		/* CAP_SYS_PTRACE in the peer's effective set */
@@ -19,9 +21,9 @@ int fp_peer_privileged(const struct fp_peer *p);
 /*
  * Whether the peer could ptrace pid: privileged, or the same real, effective and saved
  * uid as the target's with the target dumpable. 0, -ESRCH (no such process) or -EPERM;
- * why gets a one-line reason.
+ * e gets a one-line reason.
  */
-int fp_may_trace(const struct fp_peer *p, pid_t pid, char *why, size_t whylen);
+int fp_may_trace(const struct fp_peer *p, pid_t pid, struct fp_err *e);
 /* The one unprivileged uid that could ptrace pid now (same real, effective and saved uid,
  * dumpable), or (uid_t)-1 when only the privileged could. */
 uid_t fp_owner(pid_t pid);

@@ -174,20 +174,21 @@ void fp_client_send(struct fp_client *c, struct json_object *obj)
 	json_object_put(obj);
 }
 
-void fp_client_reply(struct fp_client *c, struct json_object *id, enum fp_status st,
-		     const char *msg, struct json_object *result)
+void fp_client_reply(struct fp_client *c, struct json_object *id, const struct fp_err *err,
+		     struct json_object *result)
 {
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "id", id ? json_object_get(id) : NULL);
-	if (st == FP_OK) {
+	if (!err || !err->code) {
 		json_object_object_add(o, "result", result ? result : json_object_new_object());
-	} else {
+	} else {	/* the one place a failure's code becomes the protocol's */
 		struct json_object *e = json_object_new_object();
+		enum fp_status st = fp_status_of(err->code);
 
 		json_object_put(result);
 		json_object_object_add(e, "code", json_object_new_string(fp_status_name(st)));
-		json_object_object_add(e, "message", json_object_new_string(msg));
+		json_object_object_add(e, "message", json_object_new_string(err->msg));
 		json_object_object_add(o, "error", e);
 	}
 	fp_client_send(c, o);
@@ -401,11 +402,10 @@ static void read_client(struct fp_client *c)
 	while (!c->dead && !handle_lines(c)) {
 		if (c->inlen == FP_MAX_LINE) {	/* no newline in a full buffer */
 			if (!c->discarding) {
-				char msg[64];
+				struct fp_err e = { 0 };
 
-				snprintf(msg, sizeof(msg), "request longer than %d bytes",
-					 FP_MAX_LINE);
-				fp_client_reply(c, NULL, FP_E_TOO_LONG, msg, NULL);
+				fp_fail(&e, EMSGSIZE, "request longer than %d bytes", FP_MAX_LINE);
+				fp_client_reply(c, NULL, &e, NULL);
 			}
 			c->discarding = true;
 			c->inlen = 0;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "access.h"
+#include "err.h"
 #include "protocol.h"
 
 #define FP_MAX_BACKLOG (16u << 20)
@@ -63,10 +64,11 @@ int fp_clients_count(void);
 
 /* Queues one JSON line to c (consumes obj); a dead client drops it. */
 void fp_client_send(struct fp_client *c, struct json_object *obj);
-/* The reply envelope: {"id":ID,"result":RESULT} or {"id":ID,"error":{"code","message"}}.
- * Consumes result; id is not consumed (NULL: null). */
-void fp_client_reply(struct fp_client *c, struct json_object *id, enum fp_status st,
-		     const char *msg, struct json_object *result);
+/* The reply envelope: {"id":ID,"result":RESULT}, or where err holds a failure
+ * {"id":ID,"error":{"code","message"}}, its code the protocol status of err's
+ * (fp_status_of). Consumes result; id is not consumed (NULL: null). */
+void fp_client_reply(struct fp_client *c, struct json_object *id, const struct fp_err *err,
+		     struct json_object *result);
 /* A push: {"subscription":SUB[,"pid":PID][,"exe":EXE],KEY:VAL} (pid 0, exe NULL: none).
  * Consumes val. */
 void fp_client_push(struct fp_client *c, int sub, int pid, const char *exe, const char *key,

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "err.h"
 #include "featprof_bpf.h"
 #include "groups_impl.h"
 #include "access.h"
@@ -87,13 +88,13 @@ static int find_group(const char *path)
 	return -1;
 }
 
-int fp_group_find(const char *path, char *msg, size_t msglen)
+int fp_group_find(const char *path, struct fp_err *e)
 {
 	int gi = find_group(path);
 
 	if (gi < 0)
-		snprintf(msg, msglen, "%s is not profiled as an executable", path);
-	return gi + 1;	/* 0: none */
+		return fp_fail(e, ENOTCONN, "%s is not profiled as an executable", path);
+	return gi + 1;
 }
 
 const char *fp_group_path(int group)
@@ -158,15 +159,12 @@ static int add_pid(pid_t **v, int *n, pid_t pid)
 }
 
 /* The group's wants into t (a member or the file's target), enabled (on) or the regions
- * no longer wanted disabled. 0 or -errno (err filled). */
-static int take_wants(const struct exe_group *g, struct fp_target *t, bool on, char *err,
-		      size_t errlen)
+ * no longer wanted disabled. 0 or -errno (e filled). */
+static int take_wants(const struct exe_group *g, struct fp_target *t, bool on, struct fp_err *e)
 {
-	if (fp_target__set_wants(t, &g->wants)) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	return fp_target__apply_wants(t, on, err, errlen);
+	if (fp_target__set_wants(t, &g->wants))
+		return fp_fail(e, ENOMEM, "out of memory");
+	return fp_target__apply_wants(t, on, e);
 }
 
 /* The group's wants into t, its regions enabled, its sampling started. */
@@ -174,7 +172,7 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 {
 	int pid = (int)fp_target__pid(t);
 	__u32 key = (__u32)pid, own = ((__u32)gi + 1) | FP_MEMBER_OWN;
-	char msg[512];
+	struct fp_err e = { 0 };
 	int ret;
 
 	fp_target__join_group(t, gi + 1);
@@ -183,16 +181,16 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 	/* measured by the file's link until the map says this object's turn (below) */
 	if (g->file && !fp_target__exited(g->file))
 		fp_target__set_member_group(t, own);
-	ret = take_wants(g, t, true, msg, sizeof(msg));
+	ret = take_wants(g, t, true, &e);
 	if (ret < 0)	/* the file's link, if any, keeps measuring it */
-		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, pid, msg);
+		fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, pid, e.msg);
 	else if (fp_target__member_group(t) &&
 		 bpf_map_update_elem(fp_group__watch_map("watched"), &key, &own, BPF_EXIST))
 		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, pid);
 	fp_registry_sync_dl_hook(t);
-	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, 0, msg,
-						    sizeof(msg)) < 0)
-		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, pid, msg);
+	fp_err_clear(&e);
+	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, 0, &e) < 0)
+		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, pid, e.msg);
 }
 
 /* Attaches pid as a member of group gi with the group's wanted regions. */
@@ -200,8 +198,8 @@ int fp_group__own(int gi, pid_t pid)
 {
 	struct exe_group *g = fp_group_tab[gi];
 	struct fp_target *t = fp_registry_find(pid);
-	enum fp_status st;
-	char msg[512];
+	struct fp_err e = { 0 };
+	int ret;
 
 	if (fp_group__is_member(t, gi))
 		return 0;	/* already a member (the scan met a forked child, say) */
@@ -215,19 +213,20 @@ int fp_group__own(int gi, pid_t pid)
 	struct fp_regdefs more = { 0 };
 
 	/* the group's client definitions (function regions, say), for this member */
-	st = fp_wants_defs(&g->wants, &more, msg, sizeof(msg)) ? FP_E_BAD_REQUEST
-	     : fp_registry_attach(pid, &more, &t, msg, sizeof(msg));
+	ret = fp_wants_defs(&g->wants, &more, &e);
+	if (!ret)
+		ret = fp_registry_attach(pid, &more, &t, &e);
 	fp_regdefs__clear(&more);
-	if (st == FP_E_NO_SUCH_PROCESS) {
+	if (ret == -ESRCH) {
 		g->missed++;
 		g->ip_lost += g->run_ip;	/* the file's link has not its in-process regions */
-		fp_log(FP_LOG_DEBUG, "%s: pid %d not joined: %s", g->path, (int)pid, msg);
+		fp_log(FP_LOG_DEBUG, "%s: pid %d not joined: %s", g->path, (int)pid, e.msg);
 		return -ESRCH;
 	}
-	if (st != FP_OK) {	/* no room (targets, descriptors): the file's link has it */
+	if (ret) {	/* no room (targets, descriptors): the file's link has it */
 		g->summed++;
 		fp_log(FP_LOG_INFO, "%s: pid %d measured in the sum only: %s", g->path,
-		       (int)pid, msg);
+		       (int)pid, e.msg);
 		return -ENOSPC;
 	}
 	member_start(g, gi, t);
@@ -403,26 +402,23 @@ void fp_group_member_retired(struct fp_target *t)
  */
 static void file_wants(struct exe_group *g, bool on)
 {
-	char err[512];
+	struct fp_err e = { 0 };
 
-	if (g->file && !fp_target__exited(g->file) &&
-	    take_wants(g, g->file, on, err, sizeof(err)) < 0)
-		fp_log(FP_LOG_WARN, "%s: %s", g->path, err);
+	if (g->file && !fp_target__exited(g->file) && take_wants(g, g->file, on, &e) < 0)
+		fp_log(FP_LOG_WARN, "%s: %s", g->path, e.msg);
 }
 
 void fp_group__file_start(int gi)
 {
 	struct exe_group *g = fp_group_tab[gi];
 	const struct fp_server_opts *o = fp_registry_opts();
-	char err[512];
-
+	struct fp_err e = { 0 };
 	int r;
 
-	g->file = fp_target__new_file(g->fd, g->path, gi + 1, o->cal->optimized, &o->defs, err,
-				      sizeof(err));
+	g->file = fp_target__new_file(g->fd, g->path, gi + 1, o->cal->optimized, &o->defs, &e);
 	if (!g->file) {	/* its regions are all in libraries, say: per process only */
 		fp_log(FP_LOG_INFO, "%s: no link for the file (%s): processes are measured "
-		       "from their own attach on", g->path, err);
+		       "from their own attach on", g->path, e.msg);
 		return;
 	}
 	/* a run whose processes are attached before they run: in-process regions are
@@ -486,29 +482,24 @@ static int watch_file(int gi)
 }
 
 /* A disabled group followed again. */
-static enum fp_status group_again(int gi, const struct fp_wants *names, char *msg,
-				  size_t msglen)
+static int group_again(int gi, const struct fp_wants *names, struct fp_err *e)
 {
 	struct exe_group *g = fp_group_tab[gi];
 	int ret;
 
-	if (fp_wants_update(&g->wants, names, true)) {
-		snprintf(msg, msglen, "out of memory");
-		return FP_E_INTERNAL;
-	}
+	if (fp_wants_update(&g->wants, names, true))
+		return fp_fail(e, ENOMEM, "out of memory");
 	ret = watch_file(gi);
-	if (ret) {
-		snprintf(msg, msglen, "%s: cannot watch its exec: %s", g->path, strerror(-ret));
-		return FP_E_INTERNAL;
-	}
+	if (ret)
+		return fp_fail(e, EIO, "%s: cannot watch its exec: %s", g->path, strerror(-ret));
 	g->ended = false;
 	file_restart(gi);
 	scan(gi);
-	return FP_OK;
+	return 0;
 }
 
-/* The file at path, opened for a new group: fd, or -1 with msg. */
-static int open_file(const char *path, struct stat *sb, char *msg, size_t msglen)
+/* The file at path, opened for a new group: fd, or -ESRCH with e filled. */
+static int open_file(const char *path, struct stat *sb, struct fp_err *e)
 {
 	/* non-blocking: a FIFO named here would block every client until a writer came;
 	 * it is refused below as not a regular file */
@@ -516,30 +507,28 @@ static int open_file(const char *path, struct stat *sb, char *msg, size_t msglen
 
 	errno = fd < 0 ? errno : 0;
 	if (fd < 0 || fstat(fd, sb) || !S_ISREG(sb->st_mode)) {
-		snprintf(msg, msglen, "%s: %s", path, errno ? strerror(errno)
-							     : "not a regular file");
+		fp_fail(e, ESRCH, "%s: %s", path, errno ? strerror(errno) : "not a regular file");
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return -ESRCH;
 	}
 	return fd;
 }
 
 /* A new group for path in the table, not yet followed; *gi its index, sb the file's. */
-enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
-				  struct stat *sb, char *msg, size_t msglen)
+int fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
+		    struct stat *sb, struct fp_err *e)
 {
 	struct exe_group *g;
-	int fd = open_file(path, sb, msg, msglen);
+	int fd = open_file(path, sb, e);
 
 	if (fd < 0)
-		return FP_E_NO_SUCH_PROCESS;
+		return fd;
 	for (*gi = 0; *gi < FP_MAX_GROUPS && fp_group_tab[*gi]; (*gi)++)
 		;
 	if (*gi == FP_MAX_GROUPS) {
 		close(fd);
-		snprintf(msg, msglen, "too many executables (%d)", FP_MAX_GROUPS);
-		return FP_E_BUSY;
+		return fp_fail(e, EBUSY, "too many executables (%d)", FP_MAX_GROUPS);
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g || !(g->path = strdup(path)) || fp_wants_copy(&g->wants, names)) {
@@ -547,8 +536,7 @@ enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, i
 			free(g->path);
 		free(g);
 		close(fd);
-		snprintf(msg, msglen, "out of memory");
-		return FP_E_INTERNAL;
+		return fp_fail(e, ENOMEM, "out of memory");
 	}
 	g->fd = fd;
 	g->dev = sb->st_dev;
@@ -556,15 +544,15 @@ enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, i
 	g->exited = json_object_new_object();
 	g->exited_procs = json_object_new_array();
 	fp_group_tab[*gi] = g;
-	return FP_OK;
+	return 0;
 }
 
 /* A new group for path, followed; *gi its index. */
-static enum fp_status group_new(const char *path, const struct fp_wants *names, int *gi,
-				char *msg, size_t msglen)
+static int group_new(const char *path, const struct fp_wants *names, int *gi,
+		     struct fp_err *e)
 {
 	struct stat sb;
-	enum fp_status st = fp_group__alloc(path, names, gi, &sb, msg, msglen);
+	int st = fp_group__alloc(path, names, gi, &sb, e);
 	struct exe_group *g;
 	int ret;
 
@@ -573,40 +561,38 @@ static enum fp_status group_new(const char *path, const struct fp_wants *names, 
 	g = fp_group_tab[*gi];
 	ret = watch_file(*gi);
 	if (ret) {
-		snprintf(msg, msglen, "%s: cannot watch its exec: %s", path, strerror(-ret));
 		fp_group_tab[*gi] = NULL;
 		fp_group__free(g);
-		return FP_E_INTERNAL;
+		return fp_fail(e, -ret, "%s: cannot watch its exec: %s", path, strerror(-ret));
 	}
 	fp_group__file_start(*gi);	/* before the scan: no member's start is missed */
 	scan(*gi);
 	fp_log(FP_LOG_INFO, "%s: profiled as an executable, %d processes now (%llu in the sum "
 	       "only)", path, g->nlive + g->npending, (unsigned long long)g->summed);
-	return FP_OK;
+	return 0;
 }
 
 /* What names asks for, on or off, in the file's target and every member. */
-static enum fp_status group_update(struct exe_group *g, const struct fp_wants *names,
-				   bool on, char *msg, size_t msglen)
+static int group_update(struct exe_group *g, const struct fp_wants *names,
+			bool on, struct fp_err *e)
 {
 	int i;
 
-	if (fp_wants_update(&g->wants, names, on)) {
-		snprintf(msg, msglen, "out of memory");
-		return FP_E_INTERNAL;
-	}
+	if (fp_wants_update(&g->wants, names, on))
+		return fp_fail(e, ENOMEM, "out of memory");
 	file_wants(g, on);
 	for (i = 0; i < g->nlive; i++) {
 		struct fp_target *t = fp_registry_find(g->live[i]);
-		char err[512];
+		struct fp_err te = { 0 };	/* one member's: logged, the others go on */
 
 		if (!t || fp_target__exited(t))
 			continue;
-		if (take_wants(g, t, on, err, sizeof(err)) < 0)
-			fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)fp_target__pid(t), err);
+		if (take_wants(g, t, on, &te) < 0)
+			fp_log(FP_LOG_WARN, "%s: pid %d: %s", g->path, (int)fp_target__pid(t),
+			       te.msg);
 		fp_registry_sync_dl_hook(t);
 	}
-	return FP_OK;
+	return 0;
 }
 
 /* Threads the file's object held for group number gn (bpf/featprof.bpf.c "Handover")
@@ -655,29 +641,25 @@ void fp_group__end(struct exe_group *g)
 	fp_log(FP_LOG_INFO, "%s: no longer followed", g->path);
 }
 
-enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, bool on,
-			       struct json_object **res, char *msg, size_t msglen)
+int fp_group_enable(const char *path, const struct fp_wants *names, bool on,
+		    struct json_object **res, struct fp_err *e)
 {
 	int gi = find_group(path);
-	enum fp_status st;
+	int st;
 	struct exe_group *g;
 	bool ended;
 
-	if (!fp_registry_watch()) {
-		snprintf(msg, msglen, "--exe needs the process watcher, which could not be "
-			 "loaded here (see featprofd's log)");
-		return FP_E_INTERNAL;
-	}
-	if (!on && (gi < 0 || fp_group_tab[gi]->ended)) {
-		snprintf(msg, msglen, "%s is not profiled as an executable", path);
-		return FP_E_NOT_ATTACHED;
-	}
+	if (!fp_registry_watch())
+		return fp_fail(e, EIO, "--exe needs the process watcher, which could not be "
+			       "loaded here (see featprofd's log)");
+	if (!on && (gi < 0 || fp_group_tab[gi]->ended))
+		return fp_fail(e, ENOTCONN, "%s is not profiled as an executable", path);
 	if (on && gi >= 0 && fp_group_tab[gi]->ended)
-		st = group_again(gi, names, msg, msglen);
+		st = group_again(gi, names, e);
 	else if (on && gi < 0)
-		st = group_new(path, names, &gi, msg, msglen);
+		st = group_new(path, names, &gi, e);
 	else
-		st = group_update(fp_group_tab[gi], names, on, msg, msglen);
+		st = group_update(fp_group_tab[gi], names, on, e);
 	if (st)
 		return st;
 	g = fp_group_tab[gi];
@@ -685,65 +667,55 @@ enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, b
 	*res = fp_group__enable_reply(g, path, ended);
 	if (ended)	/* stop following; the figures stay */
 		fp_group__end(g);
-	return FP_OK;
+	return 0;
 }
 
-enum fp_status fp_group_stats(const char *path, struct json_object **res, char *msg,
-			      size_t msglen)
+int fp_group_stats(const char *path, struct json_object **res, struct fp_err *e)
 {
-	int gi = fp_group_find(path, msg, msglen) - 1;
+	int gi = fp_group_find(path, e) - 1;
 
 	if (gi < 0)
-		return FP_E_NOT_ATTACHED;
+		return -ENOTCONN;
 	*res = fp_group__stats(fp_group_tab[gi]);
-	return FP_OK;
+	return 0;
 }
 
-enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
-			       struct json_object **res, char *msg, size_t msglen)
+int fp_group_sample(const char *path, int hz, bool on, bool remote,
+		    struct json_object **res, struct fp_err *e)
 {
-	int gi = fp_group_find(path, msg, msglen) - 1, i, started = 0, failed = 0, ret;
-	int unsupported = 0;
-	char first[512] = "";
+	int gi = fp_group_find(path, e) - 1, i, started = 0, failed = 0, first = 0;
+	struct fp_err fe = { 0 };	/* the first member's failure */
 	struct exe_group *g;
 
 	if (gi < 0)
-		return FP_E_NOT_ATTACHED;
+		return -ENOTCONN;
 	g = fp_group_tab[gi];
-	if (on && g->ended) {
-		snprintf(msg, msglen, "%s is no longer followed (disabled): enable --exe again",
-			 g->path);
-		return FP_E_BAD_REQUEST;
-	}
+	if (on && g->ended)
+		return fp_fail(e, EINVAL, "%s is no longer followed (disabled): enable --exe "
+			       "again", g->path);
 	for (i = 0; i < g->nlive; i++) {
 		struct fp_target *t = fp_registry_find(g->live[i]);
-		char m[512];
+		int ret;
 
 		if (!t)
 			continue;
 		fp_target__sample_stop(t);	/* a restart takes the new rate */
 		if (!on)
 			continue;
-		if (!(ret = fp_target__sample_start(t, hz, remote, 0, m, sizeof(m)))) {
-			started++;
-		} else {
-			/* the status and the message: both the first failure's */
-			if (!failed++) {
-				unsupported = ret == -EOPNOTSUPP;
-				snprintf(first, sizeof(first), "%s", m);
-			}
-		}
+		ret = fp_target__sample_start(t, hz, remote, 0, &fe);	/* the first stays */
+		started += !ret;
+		first = first ? first : ret;
+		failed += ret != 0;
 	}
 	g->sample_hz = on ? hz : 0;
 	g->sample_remote = remote;
-	if (on && failed && !started) {	/* none could: say why, change nothing */
+	if (on && failed && !started) { /* none could: the first one's failure, nothing changed */
 		g->sample_hz = 0;
-		snprintf(msg, msglen, "%s: %s", g->path, first);
-		return unsupported ? FP_E_UNSUPPORTED : FP_E_NO_PROBES;
+		return fp_fail(e, fe.code ? fe.code : -first, "%s: %s", g->path, fe.msg);
 	}
 	if (on)
 		fp_log(FP_LOG_INFO, "%s: sampling at %d Hz, %d processes (%d could not)", g->path,
 		       hz, started, failed);
 	*res = fp_group__sample_reply(g, on, started, failed);
-	return FP_OK;
+	return 0;
 }

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "featprof_bpf.h"	/* FP_MAX_GROUPS */
+#include "err.h"
 #include "protocol.h"
 #include "wants.h"
 
@@ -29,16 +30,15 @@ struct fp_group_cursor;
 
 /* enable (on) or disable what names asks for in every process running path; the group
  * is created by its first enable and ends (figures kept) when nothing is wanted. */
-enum fp_status fp_group_enable(const char *path, const struct fp_wants *names, bool on,
-			       struct json_object **res, char *msg, size_t msglen);
+int fp_group_enable(const char *path, const struct fp_wants *names, bool on,
+		    struct json_object **res, struct fp_err *e);
 /* The group's figures: summed over its processes, each one's beside. */
-enum fp_status fp_group_stats(const char *path, struct json_object **res, char *msg,
-			      size_t msglen);
+int fp_group_stats(const char *path, struct json_object **res, struct fp_err *e);
 /* Sampling on or off in every member, and in those that join. */
-enum fp_status fp_group_sample(const char *path, int hz, bool on, bool remote,
-			       struct json_object **res, char *msg, size_t msglen);
-/* The group of path (its number, 1..FP_MAX_GROUPS), or 0 with msg. */
-int fp_group_find(const char *path, char *msg, size_t msglen);
+int fp_group_sample(const char *path, int hz, bool on, bool remote,
+		    struct json_object **res, struct fp_err *e);
+/* The group of path (its number, 1..FP_MAX_GROUPS), or -ENOTCONN with e filled. */
+int fp_group_find(const char *path, struct fp_err *e);
 const char *fp_group_path(int group);
 /* The watcher saw pid exec the group's file or fork from a member. */
 void fp_group_join(int group, pid_t pid);
@@ -56,16 +56,16 @@ struct json_object *fp_groups_status(void);
  * from its exec on, path's regions that names asks for, its forks and whatever they exec
  * (each with a target of its own while c's user could ptrace it). *group: its number.
  */
-enum fp_status fp_group_run_start(const char *path, pid_t pid, bool stops,
-				  const struct fp_client *c, const struct fp_wants *names,
-				  int *group, char *msg, size_t msglen);
+int fp_group_run_start(const char *path, pid_t pid, bool stops,
+		       const struct fp_client *c, const struct fp_wants *names,
+		       int *group, struct fp_err *e);
 /* The run's first process, stopped at its exec by the client, gets its own target (all
  * its life, its libraries); res says whether it could. */
-enum fp_status fp_group_run_attach(int group, const struct fp_client *c,
-				   struct json_object **res, char *msg, size_t msglen);
+int fp_group_run_attach(int group, const struct fp_client *c,
+			struct json_object **res, struct fp_err *e);
 /* The run's figures (as stats --exe's, and "run_pid"); the run ends. */
-enum fp_status fp_group_run_finish(int group, const struct fp_client *c,
-				   struct json_object **res, char *msg, size_t msglen);
+int fp_group_run_finish(int group, const struct fp_client *c,
+			struct json_object **res, struct fp_err *e);
 /* Ends the runs of clients that are gone; before the clients are freed. */
 void fp_group_runs_reap(void);
 void fp_groups_free(void);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
 #include "groups.h"
 #include "wants.h"
 
@@ -88,8 +89,8 @@ int fp_group__watch_map(const char *name);	/* the watcher's map of that name */
 int fp_group__own(int gi, pid_t pid);		/* pid a member with a target of its own */
 void fp_group__file_start(int gi);		/* the group's file target attached */
 /* A new group for path in the table, not yet followed; *gi its index, sb the file's. */
-enum fp_status fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
-			       struct stat *sb, char *msg, size_t msglen);
+int fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
+		    struct stat *sb, struct fp_err *e);
 void fp_group__end(struct exe_group *g);	/* not followed; members detached, summed */
 struct json_object *fp_group__stats(struct exe_group *g);	/* the group's figures */
 /* The figures of the file's targets, this one and earlier ones; NULL: none. */

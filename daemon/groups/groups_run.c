@@ -20,6 +20,7 @@
 
 #include "access.h"
 #include "client.h"
+#include "err.h"
 #include "groups_impl.h"
 #include "log.h"
 #include "registry.h"
@@ -39,25 +40,21 @@ static int runs_of(uid_t uid)	/* (uid_t)-2: of anyone */
 }
 
 /* Whether uid may have featprofd measure the file that fd is: its user could exec it, and
- * it gains no privilege at exec (set-user-ID, set-group-ID, file capabilities). */
-static bool run_file_ok(int fd, const struct stat *sb, uid_t uid, gid_t gid, char *msg,
-			size_t msglen)
+ * it gains no privilege at exec (set-user-ID, set-group-ID, file capabilities). 0 or
+ * -EPERM. */
+static int run_file_ok(int fd, const struct stat *sb, uid_t uid, gid_t gid, struct fp_err *e)
 {
 	mode_t x = sb->st_uid == uid ? S_IXUSR : sb->st_gid == gid ? S_IXGRP : S_IXOTH;
 
 	if (uid == (uid_t)-1)
-		return true;
+		return 0;
 	if (sb->st_mode & (S_ISUID | S_ISGID) ||
-	    fgetxattr(fd, "security.capability", NULL, 0) > 0) {
-		snprintf(msg, msglen, "it gains privileges at exec (set-user-ID, set-group-ID or "
-			 "file capabilities): run it as root to profile it");
-		return false;
-	}
-	if (!(sb->st_mode & x)) {
-		snprintf(msg, msglen, "not executable by uid %u", (unsigned)uid);
-		return false;
-	}
-	return true;
+	    fgetxattr(fd, "security.capability", NULL, 0) > 0)
+		return fp_fail(e, EPERM, "it gains privileges at exec (set-user-ID, set-group-ID "
+			       "or file capabilities): run it as root to profile it");
+	if (!(sb->st_mode & x))
+		return fp_fail(e, EPERM, "not executable by uid %u", (unsigned)uid);
+	return 0;
 }
 
 /* The run's group gi goes: not followed, freed; its number may be used again. */
@@ -75,40 +72,36 @@ static void run_free(int gi)
 	fp_group__free(g);
 }
 
-enum fp_status fp_group_run_start(const char *path, pid_t pid, bool stops,
-				  const struct fp_client *c, const struct fp_wants *names,
-				  int *group, char *msg, size_t msglen)
+int fp_group_run_start(const char *path, pid_t pid, bool stops,
+		       const struct fp_client *c, const struct fp_wants *names,
+		       int *group, struct fp_err *e)
 {
 	uid_t uid = fp_peer_privileged(&c->peer) ? (uid_t)-1 : c->peer.cred.uid;
 	__u32 key = (__u32)pid, on = 1, val;
-	enum fp_status st;
+	int st;
 	struct stat sb;
 	int gi;
 
-	if (!fp_registry_watch()) {
-		snprintf(msg, msglen, "run needs the process watcher, which could not be loaded "
-			 "here (see featprofd's log)");
-		return FP_E_INTERNAL;
-	}
+	if (!fp_registry_watch())
+		return fp_fail(e, EIO, "run needs the process watcher, which could not be loaded "
+			       "here (see featprofd's log)");
 	if (runs_of((uid_t)-2) >= FP_MAX_RUNS ||
 	    (uid != (uid_t)-1 && runs_of(uid) >= FP_MAX_RUNS_PER_UID)) {
-		snprintf(msg, msglen, "too many runs at a time (%d, %d per user)", FP_MAX_RUNS,
-			 FP_MAX_RUNS_PER_UID);
-		return FP_E_BUSY;
+		return fp_fail(e, EBUSY, "too many runs at a time (%d, %d per user)", FP_MAX_RUNS,
+			       FP_MAX_RUNS_PER_UID);
 	}
 	if (fp_registry_find(pid) ||
 	    !bpf_map_lookup_elem(fp_group__watch_map("watched"), &key, &val)) {
-		snprintf(msg, msglen, "pid %d is profiled already: a run starts with a new "
-			 "process", (int)pid);
-		return FP_E_BUSY;
+		return fp_fail(e, EBUSY, "pid %d is profiled already: a run starts with a new "
+			       "process", (int)pid);
 	}
-	st = fp_group__alloc(path, names, &gi, &sb, msg, msglen);
+	st = fp_group__alloc(path, names, &gi, &sb, e);
 	if (st)
 		return st;
-	if (!run_file_ok(fp_group_tab[gi]->fd, &sb, uid, c->peer.cred.gid, msg, msglen)) {
+	if (run_file_ok(fp_group_tab[gi]->fd, &sb, uid, c->peer.cred.gid, e)) {
 		fp_group__free(fp_group_tab[gi]);
 		fp_group_tab[gi] = NULL;
-		return FP_E_PERMISSION_DENIED;
+		return -EPERM;
 	}
 	fp_group_tab[gi]->run_pid = pid;
 	fp_group_tab[gi]->run_uid = uid;
@@ -119,37 +112,36 @@ enum fp_status fp_group_run_start(const char *path, pid_t pid, bool stops,
 	if (bpf_map_update_elem(fp_group__watch_map("runs"), &key, &on, BPF_ANY) ||
 	    (key = (__u32)pid,
 	     bpf_map_update_elem(fp_group__watch_map("watched"), &key, &val, BPF_ANY))) {
-		snprintf(msg, msglen, "cannot follow pid %d: %s", (int)pid, strerror(errno));
+		int no = errno;
+
 		run_free(gi);
-		return FP_E_INTERNAL;
+		return fp_fail(e, no, "cannot follow pid %d: %s", (int)pid, strerror(no));
 	}
 	fp_group__file_start(gi);
 	*group = gi + 1;
 	fp_log(FP_LOG_INFO, "run %d: pid %d, %s", gi + 1, (int)pid, path);
-	return FP_OK;
+	return 0;
 }
 
-/* The run `group` of client c, or -1 with msg. */
-static int run_find(int group, const struct fp_client *c, char *msg, size_t msglen)
+/* The run `group` of client c (its index), or -ENOTCONN with e filled. */
+static int run_find(int group, const struct fp_client *c, struct fp_err *e)
 {
 	struct exe_group *g = group >= 1 && group <= FP_MAX_GROUPS ? fp_group_tab[group - 1]
 								   : NULL;
 
-	if (!g || !g->run_pid || g->run_client != c) {
-		snprintf(msg, msglen, "no run %d of this connection", group);
-		return -1;
-	}
+	if (!g || !g->run_pid || g->run_client != c)
+		return fp_fail(e, ENOTCONN, "no run %d of this connection", group);
 	return group - 1;
 }
 
-enum fp_status fp_group_run_attach(int group, const struct fp_client *c,
-				   struct json_object **res, char *msg, size_t msglen)
+int fp_group_run_attach(int group, const struct fp_client *c,
+			struct json_object **res, struct fp_err *e)
 {
-	int gi = run_find(group, c, msg, msglen);
+	int gi = run_find(group, c, e);
 	struct fp_target *t;
 
 	if (gi < 0)
-		return FP_E_NOT_ATTACHED;
+		return -ENOTCONN;
 	/* at its exec (the watcher's event), or now */
 	fp_group__own(gi, fp_group_tab[gi]->run_pid);
 	t = fp_registry_find(fp_group_tab[gi]->run_pid);
@@ -159,7 +151,7 @@ enum fp_status fp_group_run_attach(int group, const struct fp_client *c,
 	if (fp_group__is_member(t, gi))
 		fp_registry_refresh(t);
 	*res = fp_group__run_attach_reply(fp_group__is_member(t, gi));
-	return FP_OK;
+	return 0;
 }
 
 /* Members that exited and whose exit the loop has not met yet (a child that exited just
@@ -178,18 +170,18 @@ static void reap_exited(struct exe_group *g)
 	}
 }
 
-enum fp_status fp_group_run_finish(int group, const struct fp_client *c,
-				   struct json_object **res, char *msg, size_t msglen)
+int fp_group_run_finish(int group, const struct fp_client *c,
+			struct json_object **res, struct fp_err *e)
 {
-	int gi = run_find(group, c, msg, msglen);
+	int gi = run_find(group, c, e);
 
 	if (gi < 0)
-		return FP_E_NOT_ATTACHED;
+		return -ENOTCONN;
 	reap_exited(fp_group_tab[gi]);
 	/* read while the regions are enabled (a table says "off" after); run_free ends it */
 	*res = fp_group__run_reply(fp_group_tab[gi]);
 	run_free(gi);
-	return FP_OK;
+	return 0;
 }
 
 void fp_group_runs_reap(void)

@@ -50,6 +50,7 @@
 
 #include "catalog.h"
 #include "closer.h"
+#include "err.h"
 #include "featprof.h"
 #include "inproc.h"
 #include "inproc_impl.h"
@@ -283,7 +284,7 @@ int fp_inproc_poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 /* Before a gate rises: each object's control block names the primary (the one a block
  * names already, from an earlier featprofd, or the first object's), whose clock is set
  * once; objects mapped later (dlopen) are told before their first gate. 0 or -errno. */
-static int configure(struct fp_inproc *ip, char *err, size_t errlen)
+static int configure(struct fp_inproc *ip, struct fp_err *e)
 {
 	const struct fp_ip_clock *clk = fp_ip_clock();
 	struct featprof_ip_ctl c;
@@ -295,8 +296,10 @@ static int configure(struct fp_inproc *ip, char *err, size_t errlen)
 			continue;
 		ret = fp_inproc_peek(ip->pid, ip->rts[i].ctl, &c, sizeof(c));
 		if (ret || c.magic != FP_IP_MAGIC || c.version != FP_IP_ABI_VERSION) {
-			snprintf(err, errlen, "pid %d: in-process control block of object %d "
-				 "unreadable or of another version", (int)ip->pid, ip->rts[i].obj);
+			fp_fail(e, ret ? -ret : EPROTO,
+				"pid %d: in-process control block of object %d "
+				"unreadable or of another version",
+				(int)ip->pid, ip->rts[i].obj);
 			return ret ? ret : -EPROTO;
 		}
 		if (!ip->primary)
@@ -325,15 +328,13 @@ static int configure(struct fp_inproc *ip, char *err, size_t errlen)
 					     &ip->primary, 8);
 			ip->rts[i].told = !ret;
 		}
-	if (ret) {
-		snprintf(err, errlen, "pid %d: cannot write its in-process control blocks: %s",
-			 (int)ip->pid, strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return fp_fail(e, -ret, "pid %d: cannot write its in-process control blocks: %s",
+			       (int)ip->pid, strerror(-ret));
 	return 0;
 }
 
-int fp_inproc__remap(struct fp_inproc *ip, char *err, size_t errlen)
+int fp_inproc__remap(struct fp_inproc *ip, struct fp_err *e)
 {
 	struct fp_vma *v = NULL;
 	int nv, i, up = 0, ret = 0;
@@ -365,12 +366,14 @@ int fp_inproc__remap(struct fp_inproc *ip, char *err, size_t errlen)
 			ret = fp_inproc_poke(ip->pid, at_gen, &g->gen, 4);
 	}
 	fp_free_maps(v, nv);
-	if (!ret && up && !(ret = configure(ip, err, errlen)))
+	if (!ret && up && !(ret = configure(ip, e)))
 		fp_inproc_hook_threads(ip);
-	else if (ret)
-		snprintf(err, errlen, "pid %d: cannot write a region's generation: %s",
-			 (int)ip->pid, strerror(-ret));
-	return ret == -ENOENT ? 0 : ret;
+	if (ret == -ENOENT)	/* gone: nothing to write */
+		return 0;
+	if (ret)
+		fp_fail(e, -ret, "pid %d: cannot write a region's generation: %s", (int)ip->pid,
+			strerror(-ret));
+	return ret;
 }
 
 /* Gates were lowered: threads drop frames of regions no longer measured. */
@@ -384,11 +387,10 @@ static void new_epoch(struct fp_inproc *ip)
 	}
 }
 
-int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errlen)
+int fp_inproc__set(struct fp_inproc *ip, int r, bool on, struct fp_err *e)
 {
 	int i, ret = 0, raised = 0;
 	uint32_t gen;
-	char ignored[8];
 
 	if (!on) {
 		for (i = 0; i < ip->ngates; i++)
@@ -406,7 +408,7 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errle
 			new_epoch(ip);
 		return 0;
 	}
-	ret = configure(ip, err, errlen);
+	ret = configure(ip, e);
 	if (ret)
 		return ret;
 	if (!ip->zeroed && ip->cal) {	/* what an earlier featprofd counted stays its */
@@ -426,8 +428,8 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errle
 		ret = fp_inproc_poke(ip->pid, g->desc + offsetof(struct featprof_ipr, gen), &gen,
 				     4);
 		if (ret) {
-			snprintf(err, errlen, "pid %d: cannot write a region's generation: %s",
-				 (int)ip->pid, strerror(-ret));
+			fp_fail(e, -ret, "pid %d: cannot write a region's generation: %s",
+				(int)ip->pid, strerror(-ret));
 			break;
 		}
 		g->fd = fp_uprobe_gate(ip->multi, ip->cat->objs[g->obj]->host_path, g->off, g->ref,
@@ -435,12 +437,12 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errle
 		if (g->fd < 0) {
 			ret = g->fd;
 			g->fd = -1;
-			snprintf(err, errlen, "pid %d: cannot raise a region's gate: %s",
-				 (int)ip->pid, strerror(-ret));
+			fp_fail(e, -ret, "pid %d: cannot raise a region's gate: %s",
+				(int)ip->pid, strerror(-ret));
 		}
 	}
 	if (ret)	/* as it was: the ones raised here go down again */
-		fp_inproc__set(ip, r, false, ignored, sizeof(ignored));
+		fp_inproc__set(ip, r, false, NULL);
 	else
 		fp_inproc_hook_threads(ip);
 	return ret;

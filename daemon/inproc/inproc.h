@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
+
 struct fp_catalog;
 struct fp_calibration;
 struct fp_snapshot;
@@ -24,8 +26,8 @@ struct fp_inproc *fp_inproc__new(pid_t pid, const struct fp_catalog *cat);
 int fp_inproc__refresh(struct fp_inproc *ip, const struct fp_catalog *cat);
 /* The process mapped or unmapped objects: a control block or descriptor that moved (a
  * library unloaded, or loaded again elsewhere) is found again, told the primary and its
- * region's generation before it acts. 0 or -errno (err filled). */
-int fp_inproc__remap(struct fp_inproc *ip, char *err, size_t errlen);
+ * region's generation before it acts. 0 or -errno (e filled). */
+int fp_inproc__remap(struct fp_inproc *ip, struct fp_err *e);
 /* What the target gives: the runtime's calibration (for the zero taken when the first
  * gate rises: figures an earlier featprofd left in the process are not this one's), and
  * its BPF object for off-CPU time per region: the thread-site program, the maps of
@@ -47,8 +49,8 @@ void fp_inproc__gone(struct fp_inproc *ip);
  * gate? */
 bool fp_inproc__can(const struct fp_inproc *ip, int r);
 /* Raises (on) or lowers region r's gates: its sites then time themselves in the process,
- * or stop. 0 or -errno, err filled; on error nothing changed. */
-int fp_inproc__set(struct fp_inproc *ip, int r, bool on, char *err, size_t errlen);
+ * or stop. 0 or -errno, e filled; on error nothing changed. */
+int fp_inproc__set(struct fp_inproc *ip, int r, bool on, struct fp_err *e);
 /* Whether every process of the file with catalog cat (its objects as in the file) can
  * time region r itself, as fp_inproc__can says of one process. */
 bool fp_inproc__file_can(const struct fp_catalog *cat, int r);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "err.h"
 #include "featprof.h"
 #include "ip_calibrate.h"
 
@@ -99,7 +100,7 @@ static void timed(const struct featprof_ip_ctl *p, double *part)
 	part[3] = (double)__fp_ip_ns(p, t3 - kb) - incl;
 }
 
-int fp_ip_calibrate(struct fp_calibration *out, char *err, size_t errlen)
+int fp_ip_calibrate(struct fp_calibration *out, struct fp_err *e)
 {
 	struct featprof_ip_ctl *p = &featprof_ip_ctl;
 	double v[IP_ROUNDS][4], col[IP_ROUNDS], t0, t1, half;
@@ -114,10 +115,8 @@ int fp_ip_calibrate(struct fp_calibration *out, char *err, size_t errlen)
 		busy(50e6);
 		c1 = tsc();
 		t1 = mono_ns();
-		if (c1 <= c0) {
-			snprintf(err, errlen, "in-process clock: the TSC went back");
-			return -EINVAL;
-		}
+		if (c1 <= c0)
+			return fp_fail(e, EINVAL, "in-process clock: the TSC went back");
 		clk.shift = IP_SHIFT;
 		clk.mult = (uint64_t)llround((t1 - t0) / (double)(c1 - c0) * (1 << IP_SHIFT));
 	}

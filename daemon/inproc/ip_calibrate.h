@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "stats.h"
 
 /* The clock every in-process target gets (featprof.h FP_IP_CLOCK_*): for the TSC, ns =
@@ -16,8 +17,8 @@ struct fp_ip_clock {
 };
 
 /* Chooses the clock and measures the runtime's four parts into out (valid set). 0 or
- * -errno (err filled). */
-int fp_ip_calibrate(struct fp_calibration *out, char *err, size_t errlen);
+ * -errno (e filled). */
+int fp_ip_calibrate(struct fp_calibration *out, struct fp_err *e);
 const struct fp_ip_clock *fp_ip_clock(void);
 
 #endif

@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "kernel.h"
 
 /* Whether the enum named en has an enumerator named name. */
@@ -153,7 +154,7 @@ static void part(struct json_object *use, struct json_object *lack, const char *
 	json_object_object_add(ok ? use : lack, key, json_object_new_string(ok ? what : why));
 }
 
-int fp_kernel_missing(char *msg, size_t msglen)
+int fp_kernel_missing(struct fp_err *e)
 {
 	const struct fp_kernel_caps *k = fp_kernel_caps();
 	const struct {
@@ -163,21 +164,20 @@ int fp_kernel_missing(char *msg, size_t msglen)
 		{ k->ringbuf, "the BPF ring buffer (Linux 5.8)" },
 		{ k->tp_btf_sched, "BTF-typed scheduler tracepoints (Linux 5.5)" },
 	};
+	char msg[FP_ERR_MSG];
 	size_t i, n = 0, off;
 
-	if (!k->btf) {
-		snprintf(msg, msglen, "this kernel has no BTF (/sys/kernel/btf/vmlinux, "
-			 "CONFIG_DEBUG_INFO_BTF): featprofd's CO-RE programs cannot load");
-		return 1;
-	}
-	off = (size_t)snprintf(msg, msglen, "this kernel lacks");
+	if (!k->btf)
+		return fp_fail(e, EOPNOTSUPP, "this kernel has no BTF (/sys/kernel/btf/vmlinux, "
+			       "CONFIG_DEBUG_INFO_BTF): featprofd's CO-RE programs cannot load");
+	off = (size_t)snprintf(msg, sizeof(msg), "this kernel lacks");
 	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (!need[i].have && off < msglen)
-			off += (size_t)snprintf(msg + off, msglen - off, "%s %s", n++ ? "," : "",
-						need[i].what);
-	if (n && off < msglen)
-		snprintf(msg + off, msglen - off, "; featprofd needs %s", n > 1 ? "them" : "it");
-	return (int)n;
+		if (!need[i].have && off < sizeof(msg))
+			off += (size_t)snprintf(msg + off, sizeof(msg) - off, "%s %s",
+						n++ ? "," : "", need[i].what);
+	if (!n)
+		return 0;
+	return fp_fail(e, EOPNOTSUPP, "%s; featprofd needs %s", msg, n > 1 ? "them" : "it");
 }
 
 struct json_object *fp_kernel_mechanisms(int nop5_optimized)

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "err.h"
+
 struct json_object;
 
 /* The mechanisms featprofd chooses between; each true where the kernel has it. */
@@ -42,8 +44,8 @@ bool fp_kernel_task_storage(void);
  * {part: "what is used", ...}, "unavailable": {part: "why", ...}}); NULL: out of
  * memory. Read once, then the same object (a new reference each call). */
 struct json_object *fp_kernel_mechanisms(int nop5_optimized);
-/* What featprofd cannot run without that this kernel lacks, as one line in msg (the
- * parts and the kernel each arrived in). 0: nothing missing. */
-int fp_kernel_missing(char *msg, size_t msglen);
+/* What featprofd cannot run without that this kernel lacks, as one line in e (the
+ * parts and the kernel each arrived in): -EOPNOTSUPP. 0: nothing missing. */
+int fp_kernel_missing(struct fp_err *e);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "featprof_bpf.h"
 #include "kernel.h"
 #include "maps.h"
@@ -43,13 +44,13 @@ static int on_event(void *ctx, void *data, size_t size)
 
 struct fp_watch *fp_watch__open(void (*cb)(void *ctx, uint32_t kind, uint32_t tgid,
 					   uint32_t other),
-				void *ctx, char *err, size_t errlen)
+				void *ctx, struct fp_err *e)
 {
 	struct fp_watch *w = calloc(1, sizeof(*w));
-	int ret;
+	int ret = 0;
 
 	if (!w) {
-		snprintf(err, errlen, "out of memory");
+		fp_fail(e, ENOMEM, "out of memory");
 		return NULL;
 	}
 	w->cb = cb;
@@ -61,19 +62,19 @@ struct fp_watch *fp_watch__open(void (*cb)(void *ctx, uint32_t kind, uint32_t tg
 		bpf_program__set_expected_attach_type(w->skel->progs.fp_watch_dl,
 						      FP_ATTACH_UPROBE_MULTI);
 	if (!w->skel || (ret = watch_bpf__load(w->skel))) {
-		snprintf(err, errlen, "cannot load the watcher: %s",
-			 strerror(w->skel ? -ret : errno));
+		fp_fail(e, w->skel ? -ret : errno, "cannot load the watcher: %s",
+			strerror(w->skel ? -ret : errno));
 		goto fail;
 	}
 	ret = watch_bpf__attach(w->skel);
 	if (ret) {
-		snprintf(err, errlen, "cannot attach the watcher (kprobes on vm_mmap_pgoff): %s",
-			 strerror(-ret));
+		fp_fail(e, -ret, "cannot attach the watcher (kprobes on vm_mmap_pgoff): %s",
+			strerror(-ret));
 		goto fail;
 	}
 	w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.events), on_event, w, NULL);
 	if (!w->rb) {
-		snprintf(err, errlen, "cannot open the watcher's ring: %s", strerror(errno));
+		fp_fail(e, errno, "cannot open the watcher's ring: %s", strerror(errno));
 		goto fail;
 	}
 	return w;
@@ -185,15 +186,15 @@ static uint64_t func_offset(int fd, const char *name)
 	return off;
 }
 
-int fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen)
+int fp_watch__dlopen(struct fp_watch *w, pid_t pid, struct fp_err *e)
 {
 	int fd = open_ldso(pid), ret;
 	char path[64];
 	uint64_t off;
 
 	if (fd < 0) {
-		snprintf(err, errlen, "pid %d: no dynamic linker mapped (%s)", (int)pid,
-			 strerror(-fd));
+		fp_fail(e, -fd, "pid %d: no dynamic linker mapped (%s)", (int)pid,
+			strerror(-fd));
 		return fd;
 	}
 	off = func_offset(fd, "_dl_debug_state");
@@ -202,8 +203,8 @@ int fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen)
 				   off, pid)
 		  : -ENOENT;
 	if (ret < 0)
-		snprintf(err, errlen, "pid %d: cannot attach to _dl_debug_state: %s", (int)pid,
-			 strerror(-ret));
+		fp_fail(e, -ret, "pid %d: cannot attach to _dl_debug_state: %s", (int)pid,
+			strerror(-ret));
 	close(fd);	/* the uprobe holds the inode */
 	return ret;
 }

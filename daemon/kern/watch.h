@@ -6,13 +6,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
+
 struct fp_watch;
 
-/* cb gets each event (kind FP_WATCH_*, tgid, other). NULL with err filled when the
+/* cb gets each event (kind FP_WATCH_*, tgid, other). NULL with e filled when the
  * kernel cannot run it (the daemon then works without following mappings). */
 struct fp_watch *fp_watch__open(void (*cb)(void *ctx, uint32_t kind, uint32_t tgid,
 					   uint32_t other),
-				void *ctx, char *err, size_t errlen);
+				void *ctx, struct fp_err *e);
 void fp_watch__free(struct fp_watch *w);
 /* The fd to poll for events; consume them with fp_watch__consume. */
 int fp_watch__fd(const struct fp_watch *w);
@@ -21,9 +23,9 @@ int fp_watch__consume(struct fp_watch *w);
  * group < 0 stops. 0 or -errno. */
 int fp_watch__process(struct fp_watch *w, pid_t tgid, int group);
 /* Reports process pid's dlopen/dlclose (a uprobe on its ld.so's _dl_debug_state):
- * the uprobe's fd to close when done (daemon/kern/uprobe.h), or -errno with err filled (a
+ * the uprobe's fd to close when done (daemon/kern/uprobe.h), or -errno with e filled (a
  * static executable). */
-int fp_watch__dlopen(struct fp_watch *w, pid_t pid, char *err, size_t errlen);
+int fp_watch__dlopen(struct fp_watch *w, pid_t pid, struct fp_err *e);
 /* The fd of the watcher's map name ("watched", "exes"), -1 if none. */
 int fp_watch__map_fd(struct fp_watch *w, const char *name);
 /* Events lost to a full ring since start. */

@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "closer.h"
+#include "err.h"
 #include "log.h"
 #include "registry.h"
 #include "report.h"
@@ -182,16 +183,15 @@ void fp_registry_exec(struct fp_target *old)
 {
 	int slot = slot_of(old), ret;
 	pid_t pid = fp_target__pid(old);
+	struct fp_err e = { 0 };
 	struct fp_target *t;
-	char err[512];
 
 	if (slot < 0 || fp_target__exited(old))
 		return;
-	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, NULL, err,
-			   sizeof(err));
+	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, NULL, &e);
 	if (!t) {
 		fp_log(FP_LOG_INFO, "pid %d exec'd a program without regions (%s): the "
-		       "figures of %s are kept as exited", (int)pid, err, fp_target__comm(old));
+		       "figures of %s are kept as exited", (int)pid, e.msg, fp_target__comm(old));
 		fp_registry_exit(old);
 		return;
 	}
@@ -200,8 +200,8 @@ void fp_registry_exec(struct fp_target *old)
 		fp_log(FP_LOG_WARN, "pid %d: out of memory: what was enabled by name is not "
 		       "enabled again", (int)pid);
 	/* the new program's regions asked for by name: as a refresh enables them */
-	else if (fp_target__apply_wants(t, 1, err, sizeof(err)) < 0)
-		fp_log(FP_LOG_WARN, "%s", err);
+	else if (fp_target__apply_wants(t, 1, &e) < 0)
+		fp_log(FP_LOG_WARN, "%s", e.msg);
 	epoll_ctl(reg.epfd, EPOLL_CTL_DEL, fp_target__pidfd(old), NULL);
 	unhook_dl(slot);	/* the old program's ld.so */
 	fp_target__free(old);
@@ -250,32 +250,29 @@ static bool process_gone(pid_t pid)
 	return state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG);
 }
 
-enum fp_status fp_registry_exited_meanwhile(pid_t pid, enum fp_status st, char *msg,
-					    size_t msglen)
+int fp_registry_exited_meanwhile(pid_t pid, int ret, struct fp_err *e)
 {
-	if (st != FP_E_NO_PROBES && st != FP_E_INTERNAL)
-		return st;
-	if (!process_gone(pid))
-		return st;
-	snprintf(msg, msglen, "pid %d exited while it was being attached", (int)pid);
-	return FP_E_NO_SUCH_PROCESS;
+	enum fp_status st = fp_status_of(e && e->code ? e->code : ret);
+
+	if ((st != FP_E_NO_PROBES && st != FP_E_INTERNAL) || !process_gone(pid))
+		return ret;
+	fp_err_clear(e);	/* the step failed because the process had gone */
+	return fp_fail(e, ESRCH, "pid %d exited while it was being attached", (int)pid);
 }
 
-enum fp_status fp_registry_room(const struct fp_peer *peer, char *msg, size_t msglen)
+int fp_registry_room(const struct fp_peer *peer, struct fp_err *e)
 {
 	int i, mine = 0;
 
 	if (fp_peer_privileged(peer))
-		return FP_OK;
+		return 0;
 	for (i = 0; i < FP_MAX_TARGETS; i++)
 		mine += reg.targets[i] && !fp_target__exited(reg.targets[i]) &&
 			fp_target__owner(reg.targets[i]) == peer->cred.uid;
-	if (mine >= FP_MAX_TARGETS / 4) {
-		snprintf(msg, msglen, "too many targets for uid %u (%d)",
-			 (unsigned)peer->cred.uid, FP_MAX_TARGETS / 4);
-		return FP_E_BUSY;
-	}
-	return FP_OK;
+	if (mine >= FP_MAX_TARGETS / 4)
+		return fp_fail(e, EBUSY, "too many targets for uid %u (%d)",
+			       (unsigned)peer->cred.uid, FP_MAX_TARGETS / 4);
+	return 0;
 }
 
 /* t (may be NULL) exited and keeps its figures here: a process's target of no group
@@ -321,7 +318,7 @@ void fp_registry_collect_exited(void)
 	}
 }
 
-static int free_slot(char *msg, size_t msglen)
+static int free_slot(struct fp_err *e)
 {
 	int i;
 
@@ -333,33 +330,29 @@ static int free_slot(char *msg, size_t msglen)
 		fp_registry_drop(reg.targets[i]);
 		return i;
 	}
-	snprintf(msg, msglen, "too many targets (%d)", FP_MAX_TARGETS);
-	return -1;
+	return fp_fail(e, EBUSY, "too many targets (%d)", FP_MAX_TARGETS);
 }
 
-enum fp_status fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
-				  char *msg, size_t msglen)
+int fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
+		       struct fp_err *e)
 {
 	struct fp_target *t = fp_registry_find(pid);
 	int slot, ret;
 
 	*out = t;
 	if (t)
-		return FP_OK;
-	slot = free_slot(msg, msglen);
+		return 0;
+	slot = free_slot(e);
 	if (slot < 0)
-		return FP_E_BUSY;
-	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, more, msg, msglen);
+		return slot;
+	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, more, e);
 	if (!t)
-		return fp_registry_exited_meanwhile(pid, errno == ENOENT ? FP_E_NO_PROBES :
-						    errno == ESRCH ? FP_E_NO_SUCH_PROCESS
-								   : FP_E_INTERNAL, msg, msglen);
+		return fp_registry_exited_meanwhile(pid, -errno, e);
 	ret = watch_exit(t, slot);
 	if (ret) {	/* its exit would be missed */
-		snprintf(msg, msglen, "pid %d: cannot watch for its exit: %s", (int)pid,
-			 strerror(-ret));
 		fp_target__free(t);
-		return FP_E_INTERNAL;
+		return fp_fail(e, -ret, "pid %d: cannot watch for its exit: %s", (int)pid,
+			       strerror(-ret));
 	}
 	fp_target__set_owner(t, fp_owner(pid));
 	reg.targets[slot] = t;
@@ -370,13 +363,13 @@ enum fp_status fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_
 	       fp_target__comm(t), fp_target__catalog(t)->nregions,
 	       fp_target__catalog(t)->nfeatures);
 	*out = t;
-	return FP_OK;
+	return 0;
 }
 
 void fp_registry_sync_dl_hook(struct fp_target *t)
 {
+	struct fp_err e = { 0 };
 	int slot = slot_of(t);
-	char err[256];
 
 	if (!reg.watch || slot < 0)
 		return;
@@ -385,11 +378,11 @@ void fp_registry_sync_dl_hook(struct fp_target *t)
 				     fp_wants_empty(fp_target__wants(t)))) {
 		unhook_dl(slot);
 	} else if (reg.dl_links[slot] <= 0) {
-		int fd = fp_watch__dlopen(reg.watch, fp_target__pid(t), err, sizeof(err));
+		int fd = fp_watch__dlopen(reg.watch, fp_target__pid(t), &e);
 
 		reg.dl_links[slot] = fd > 0 ? fd : 0;
 		if (fd < 0)	/* static executables have no dlopen */
-			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", err);
+			fp_log(FP_LOG_DEBUG, "%s: dlopen not followed", e.msg);
 		/* what ld.so mapped between the catalog's read and this hook (a process
 		 * enabled as it starts: its libraries) is read once more, next round */
 		reg.refresh_due[slot] = fd > 0;
@@ -400,11 +393,11 @@ void fp_registry_sync_dl_hook(struct fp_target *t)
 
 void fp_registry_refresh(struct fp_target *t)
 {
-	char err[512];
-	int n = fp_target__refresh(t, err, sizeof(err));
+	struct fp_err e = { 0 };
+	int n = fp_target__refresh(t, &e);
 
 	if (n < 0)
-		fp_log(FP_LOG_WARN, "%s", err);
+		fp_log(FP_LOG_WARN, "%s", e.msg);
 	else if (n)
 		fp_log(FP_LOG_INFO, "pid %d: %d regions joined (now %d)", (int)fp_target__pid(t), n,
 		       fp_target__catalog(t)->nregions);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "access.h"
+#include "err.h"
 #include "protocol.h"
 #include "opts.h"
 #include "target.h"
@@ -52,12 +53,12 @@ struct fp_target *fp_registry_next(int *i);
 /*
  * The target of pid, attached now when it is not yet (with more's definitions; may be
  * NULL). A live process comes before the oldest exited target's figures when the table
- * is full. FP_OK with *out, or a status with msg.
+ * is full. 0 with *out, or -errno with e filled.
  */
-enum fp_status fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
-				  char *msg, size_t msglen);
+int fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
+		       struct fp_err *e);
 /* Room for one more target of an unprivileged peer: a quarter of the table. */
-enum fp_status fp_registry_room(const struct fp_peer *peer, char *msg, size_t msglen);
+int fp_registry_room(const struct fp_peer *peer, struct fp_err *e);
 /* Frees t and its slot (detach, or an attach undone); the drop hook first. */
 void fp_registry_drop(struct fp_target *t);
 /* t's process is gone: the exit hook, its object released with its last figures kept,
@@ -83,10 +84,10 @@ void fp_registry_sync_dl_hook(struct fp_target *t);
 /* Names the ids sampled since the last call, every 200 ms while a target samples; the
  * next time it is due (UINT64_MAX: none). */
 uint64_t fp_registry_name_samples(uint64_t now);
-/* A failure of a process that exited meanwhile is that (FP_E_NO_SUCH_PROCESS, msg
- * rewritten), not what the failing step saw; other statuses pass. */
-enum fp_status fp_registry_exited_meanwhile(pid_t pid, enum fp_status st, char *msg,
-					    size_t msglen);
+/* A failure (ret, -errno; its record in e) of a process that exited meanwhile is that
+ * (-ESRCH, e rewritten), not what the failing step saw, when that step saw no probes or
+ * an internal failure; other failures pass. Returns the failure. */
+int fp_registry_exited_meanwhile(pid_t pid, int ret, struct fp_err *e);
 
 /* The probe costs compensated for t's attach points. */
 const struct fp_calibration *fp_registry_cal(const struct fp_target *t);

@@ -215,16 +215,16 @@ static double gap_pair(const struct fp_calibration *k, int b)
 /* The probe costs at start: 0, or -1 (logged: featprofd cannot run here). */
 static int calibrate_at_start(enum fp_site_choice site)
 {
-	char err[1024];
+	struct fp_err e = { 0 };
 	int c;
 
-	if (fp_kernel_missing(err, sizeof(err))) {	/* one line, before any load */
-		fp_log(FP_LOG_ERR, "%s", err);
+	if (fp_kernel_missing(&e)) {	/* one line, before any load */
+		fp_log(FP_LOG_ERR, "%s", e.msg);
 		return -1;
 	}
-	if (fp_calibrate(&cal, site, err, sizeof(err))) {
+	if (fp_calibrate(&cal, site, &e)) {
 		fp_log(FP_LOG_ERR, "calibration failed: %s (the verifier's lines, if any, are "
-		       "above)", err);
+		       "above)", e.msg);
 		return -1;
 	}
 	for (c = 0; c < FP_AT_N; c++) {
@@ -269,22 +269,22 @@ int main(int argc, char **argv)
 		.regions_dir = fp_regdefs__default_dir(),
 		.state_dir = FP_DEFAULT_STATE_DIR,
 	};
-	char err[1024];
+	struct fp_err e = { 0 }, je = { 0 };
 	int ret = parse_args(argc, argv, &a);
 
 	if (ret)
 		return ret < 0 ? 0 : 2;
 	raise_nofile();
-	if (fp_regdefs__load_dir(&a.o.defs, a.regions_dir, err, sizeof(err))) {
-		fp_log(FP_LOG_ERR, "region definitions: %s", err);
+	if (fp_regdefs__load_dir(&a.o.defs, a.regions_dir, &e)) {
+		fp_log(FP_LOG_ERR, "region definitions: %s", e.msg);
 		return 1;
 	}
 	fp_log(FP_LOG_INFO, "%d region definitions from %s", a.o.defs.ndefs, a.regions_dir);
 	libbpf_set_print(libbpf_log);
-	ret = fp_journal__open(a.state_dir, a.o.socket_path, err, sizeof(err));
+	ret = fp_journal__open(a.state_dir, a.o.socket_path, &je);
 	if (ret < 0)
 		fp_log(FP_LOG_WARN, "attach journal: %s; a featprofd killed during an attach "
-		       "may leave breakpoints until `featprof repair PID`", err);
+		       "may leave breakpoints until `featprof repair PID`", je.msg);
 	else if (ret)
 		fp_log(FP_LOG_WARN, "attach journal: removed the breakpoints of %d probe sites "
 		       "left by a featprofd killed during an attach or detach", ret);

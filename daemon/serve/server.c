@@ -168,12 +168,12 @@ static int add_fd(struct server *s, int fd, int tag)
 
 static void open_watch(struct server *s)
 {
-	char err[256];
+	struct fp_err e = { 0 };
 
-	s->watch = fp_watch__open(watch_event, s, err, sizeof(err));
+	s->watch = fp_watch__open(watch_event, s, &e);
 	if (!s->watch) {
 		fp_log(FP_LOG_WARN, "%s: libraries mapped after an enable join their target at "
-		       "its next enable or list only", err);
+		       "its next enable or list only", e.msg);
 		return;
 	}
 	if (add_fd(s, fp_watch__fd(s->watch), EV_WATCH))
@@ -221,7 +221,7 @@ static int start(struct server *s, const struct fp_server_opts *opts)
 static void track_drift(struct server *s, const struct fp_server_opts *opts)
 {
 	uint64_t now = fp_mono_ns();
-	char err[256];
+	struct fp_err e = { 0 };
 
 	if (!fp_registry_any_live()) {
 		s->track_due = 0;
@@ -231,8 +231,8 @@ static void track_drift(struct server *s, const struct fp_server_opts *opts)
 		s->track_due = now + FP_TRACK_MS * 1000000ULL;
 	if (now < s->track_due)
 		return;
-	if (fp_calibrate_track(opts->cal, err, sizeof(err))) {
-		fp_log(FP_LOG_DEBUG, "%s", err);
+	if (fp_calibrate_track(opts->cal, &e)) {
+		fp_log(FP_LOG_DEBUG, "%s", e.msg);
 	} else {	/* from now on events are charged the followed costs */
 		fp_target__costs_changed();
 	}

@@ -20,6 +20,7 @@
 
 #include "client.h"
 #include "clock.h"
+#include "err.h"
 #include "groups.h"
 #include "journal.h"
 #include "kernel.h"
@@ -47,8 +48,9 @@ enum {
 	V_PRIV = 4,		/* root or CAP_SYS_PTRACE only */
 };
 
-typedef enum fp_status (*verb_fn)(struct fp_client *c, struct request *r,
-				  struct json_object **res, char *msg, size_t msglen);
+/* 0, or -errno with e filled where the failure was known (common/err.h). */
+typedef int (*verb_fn)(struct fp_client *c, struct request *r, struct json_object **res,
+		       struct fp_err *e);
 
 struct verb {
 	const char *name;
@@ -64,96 +66,89 @@ void fp_verbs_init(const struct fp_server_opts *o)
 /* --- arguments --------------------------------------------------------------------- */
 
 /* An integer argument in [lo, hi], def when absent. */
-static enum fp_status arg_int(struct json_object *req, const char *key, int64_t lo, int64_t hi,
-			      int64_t def, int64_t *out, char *msg, size_t msglen)
+static int arg_int(struct json_object *req, const char *key, int64_t lo, int64_t hi,
+		   int64_t def, int64_t *out, struct fp_err *e)
 {
 	struct json_object *v;
 
 	*out = def;
 	if (!json_object_object_get_ex(req, key, &v))
-		return FP_OK;
+		return 0;
 	if (!json_object_is_type(v, json_type_int) || (*out = json_object_get_int64(v)) < lo ||
 	    *out > hi) {
-		snprintf(msg, msglen, "'%s' must be an integer, %lld to %lld", key, (long long)lo,
-			 (long long)hi);
-		return FP_E_BAD_REQUEST;
+		return fp_fail(e, EINVAL, "'%s' must be an integer, %lld to %lld", key,
+			       (long long)lo, (long long)hi);
 	}
-	return FP_OK;
+	return 0;
 }
 
 /* A boolean argument, def when absent. */
-static enum fp_status arg_bool(struct json_object *req, const char *key, bool def, bool *out,
-			       char *msg, size_t msglen)
+static int arg_bool(struct json_object *req, const char *key, bool def, bool *out,
+		    struct fp_err *e)
 {
 	struct json_object *v;
 
 	*out = def;
 	if (!json_object_object_get_ex(req, key, &v))
-		return FP_OK;
-	if (!json_object_is_type(v, json_type_boolean)) {
-		snprintf(msg, msglen, "'%s' must be true or false", key);
-		return FP_E_BAD_REQUEST;
-	}
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return fp_fail(e, EINVAL, "'%s' must be true or false", key);
 	*out = json_object_get_boolean(v);
-	return FP_OK;
+	return 0;
 }
 
 /* "exe": an absolute path. */
-static enum fp_status arg_exe(struct json_object *req, const char **path, char *msg,
-			      size_t msglen)
+static int arg_exe(struct json_object *req, const char **path, struct fp_err *e)
 {
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(req, "exe", &v) ||
 	    !json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/' ||
 	    json_object_get_string_len(v) > 4000) {
-		snprintf(msg, msglen, "'exe' must be an absolute path");
-		return FP_E_BAD_REQUEST;
+		return fp_fail(e, EINVAL, "'exe' must be an absolute path");
 	}
 	*path = json_object_get_string(v);
-	return FP_OK;
+	return 0;
 }
 
 /* The sample verbs' hz, on and remote. */
-static enum fp_status arg_sample(struct json_object *req, int *hz, bool *on, bool *remote,
-				 char *msg, size_t msglen)
+static int arg_sample(struct json_object *req, int *hz, bool *on, bool *remote,
+		      struct fp_err *e)
 {
 	int64_t v = FP_DEFAULT_HZ;
-	enum fp_status st;
+	int st;
 
-	st = arg_bool(req, "remote", false, remote, msg, msglen);
+	st = arg_bool(req, "remote", false, remote, e);
 	if (!st)
-		st = arg_int(req, "hz", FP_MIN_HZ, FP_MAX_HZ, FP_DEFAULT_HZ, &v, msg, msglen);
+		st = arg_int(req, "hz", FP_MIN_HZ, FP_MAX_HZ, FP_DEFAULT_HZ, &v, e);
 	if (!st)
-		st = arg_bool(req, "on", true, on, msg, msglen);
+		st = arg_bool(req, "on", true, on, e);
 	*hz = (int)v;
 	return st;
 }
 
 /* sample's stacks (default false) and unwind ("fp" or "dwarf", default "dwarf"): how each
  * sample's call stack is taken, FP_UNWIND_*. */
-static enum fp_status arg_unwind(struct json_object *req, int *unwind, char *msg, size_t msglen)
+static int arg_unwind(struct json_object *req, int *unwind, struct fp_err *e)
 {
 	struct json_object *v;
-	enum fp_status st;
+	int st;
 	const char *u;
 	bool stacks;
 
-	st = arg_bool(req, "stacks", false, &stacks, msg, msglen);
+	st = arg_bool(req, "stacks", false, &stacks, e);
 	*unwind = FP_UNWIND_NONE;
 	if (st || !stacks)
 		return st;
 	if (!json_object_object_get_ex(req, "unwind", &v)) {
 		*unwind = FP_UNWIND_DWARF;
-		return FP_OK;
+		return 0;
 	}
 	u = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-	if (strcmp(u, "fp") && strcmp(u, "dwarf")) {
-		snprintf(msg, msglen, "'unwind' must be \"fp\" or \"dwarf\"");
-		return FP_E_BAD_REQUEST;
-	}
+	if (strcmp(u, "fp") && strcmp(u, "dwarf"))
+		return fp_fail(e, EINVAL, "'unwind' must be \"fp\" or \"dwarf\"");
 	*unwind = !strcmp(u, "fp") ? FP_UNWIND_FP : FP_UNWIND_DWARF;
-	return FP_OK;
+	return 0;
 }
 
 /* --- arguments: pid, selection, definitions ----------------------------------------- */
@@ -178,8 +173,7 @@ static pid_t thread_group(pid_t tid)
 
 /* A pid argument: a process (not a thread) the caller could trace, or an exited target
  * it owned. A pid now another process's than its target's drops that target. */
-static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
-			      size_t msglen)
+static int arg_pid(struct fp_client *c, struct request *r, struct fp_err *e)
 {
 	struct fp_target *t;
 	int64_t p;
@@ -187,18 +181,16 @@ static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
 	pid_t tgid;
 
 	if (!json_object_object_get_ex(r->obj, "pid", NULL) ||
-	    arg_int(r->obj, "pid", 1, FP_MAX_PID, 0, &p, msg, msglen)) {
-		snprintf(msg, msglen, "'pid' must be an integer, 1 to %d", FP_MAX_PID);
-		return FP_E_BAD_REQUEST;
+	    arg_int(r->obj, "pid", 1, FP_MAX_PID, 0, &p, NULL)) {
+		return fp_fail(e, EINVAL, "'pid' must be an integer, 1 to %d", FP_MAX_PID);
 	}
 	r->pid = (pid_t)p;
 	tgid = thread_group(r->pid);
 	if (tgid > 0 && tgid != r->pid) {	/* /proc/TID exists, unlisted */
-		snprintf(msg, msglen, "pid %d is a thread of process %d: name the process",
-			 (int)r->pid, (int)tgid);
-		return FP_E_BAD_REQUEST;
+		return fp_fail(e, EINVAL, "pid %d is a thread of process %d: name the process",
+			       (int)r->pid, (int)tgid);
 	}
-	ret = fp_may_trace(&c->peer, r->pid, msg, msglen);
+	ret = fp_may_trace(&c->peer, r->pid, e);
 	t = fp_registry_find(r->pid);
 	if (!ret && t && fp_target__pid(t) && fp_start_time(r->pid) != fp_target__start_time(t)) {
 		/* the pid belongs to a new process now: the target was another one's */
@@ -207,19 +199,19 @@ static enum fp_status arg_pid(struct fp_client *c, struct request *r, char *msg,
 		fp_registry_drop(t);
 		t = NULL;
 	}
-	if (ret == -ESRCH && t) {	/* an exited target */
+	if (ret == -ESRCH && t) {	/* an exited target: its owner's */
+		fp_err_clear(e);
 		if (fp_peer_privileged(&c->peer) || fp_target__owner(t) == c->peer.cred.uid)
-			return FP_OK;
-		snprintf(msg, msglen, "permission denied: exited target of another user");
-		return FP_E_PERMISSION_DENIED;
+			return 0;
+		return fp_fail(e, EPERM, "permission denied: exited target of another user");
 	}
-	return !ret ? FP_OK : ret == -ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_PERMISSION_DENIED;
+	return ret;	/* -ESRCH or -EPERM */
 }
 
-/* The regions of t that names selects (sel[r] set), or FP_E_UNKNOWN_NAME with msg for a
- * name t does not have. */
-static enum fp_status select_regions(const struct fp_target *t, const struct fp_wants *names,
-				     uint8_t *sel, char *msg, size_t msglen)
+/* The regions of t that names selects (sel[r] set), or -ENOENT for a name t does not
+ * have. */
+static int select_regions(const struct fp_target *t, const struct fp_wants *names,
+			  uint8_t *sel, struct fp_err *e)
 {
 	int pid = (int)fp_target__pid(t);
 	const char *unknown;
@@ -228,166 +220,153 @@ static enum fp_status select_regions(const struct fp_target *t, const struct fp_
 
 	if (!fp_wants_select(names, fp_target__catalog(t), sel, &unknown, &region,
 			     fp_target__pending_feature, t))
-		return FP_OK;
+		return 0;
 	fp_utf8_cut(cut, sizeof(cut), unknown);
-	snprintf(msg, msglen, "pid %d has no %s '%s' (see featprof list %d)", pid,
-		 region ? "region" : "feature", cut, pid);
-	return FP_E_UNKNOWN_NAME;
+	return fp_fail(e, ENOENT, "pid %d has no %s '%s' (see featprof list %d)", pid,
+		       region ? "region" : "feature", cut, pid);
 }
 
 /* --- verbs: targets ------------------------------------------------------------------ */
 
-static enum fp_status do_hello(struct fp_client *c, struct request *r,
-			       struct json_object **res, char *msg, size_t msglen)
+static int do_hello(struct fp_client *c, struct request *r,
+		    struct json_object **res, struct fp_err *e)
 {
 	*res = fp_report_hello(opts->cal);
-	return FP_OK;
+	return 0;
 }
 
 /* The catalog; read without loading anything when the pid is not attached. */
-static enum fp_status do_list(struct fp_client *c, struct request *r,
-			      struct json_object **res, char *msg, size_t msglen)
+static int do_list(struct fp_client *c, struct request *r,
+		   struct json_object **res, struct fp_err *e)
 {
 	struct fp_target *t = fp_registry_find(r->pid);
 	struct fp_catalog *cat;
 	struct fp_proc *proc;
+	int ret;
 
 	if (t) {
 		if (!fp_target__exited(t))	/* objects mapped since (dlopen) */
 			fp_registry_refresh(t);
 		*res = fp_catalog__to_json(fp_target__catalog(t));
-		return FP_OK;
+		return 0;
 	}
-	if (fp_proc__read(r->pid, &proc, msg, msglen))
-		return FP_E_NO_SUCH_PROCESS;
+	ret = fp_proc__read(r->pid, &proc, e);
+	if (ret)
+		return ret;
 	cat = fp_catalog__new(proc->objs, proc->nobjs, &opts->defs);
-	if (!cat) {
-		snprintf(msg, msglen, "pid %d: %s", (int)r->pid, strerror(errno));
-		fp_proc__free(proc);
-		return FP_E_INTERNAL;
-	}
-	if (cat->nregions)
-		*res = fp_catalog__to_json(cat);
-	else
-		fp_no_probes_msg(proc, "", msg, msglen);
+	if (!cat)
+		ret = fp_fail(e, errno, "pid %d: %s", (int)r->pid, strerror(errno));
+	else if (!cat->nregions)
+		ret = fp_no_probes(proc, "", e);
+	else if (!(*res = fp_catalog__to_json(cat)))
+		ret = fp_fail(e, ENOMEM, "out of memory");
 	fp_catalog__free(cat);
 	fp_proc__free(proc);
-	return *res ? FP_OK : FP_E_NO_PROBES;
+	return ret;
 }
 
 /* featprof repair PID (daemon/target/journal.c fp_journal__repair_process); "check": true only
  * counts. */
-static enum fp_status do_repair(struct fp_client *c, struct request *r, struct json_object **res,
-				char *msg, size_t msglen)
+static int do_repair(struct fp_client *c, struct request *r, struct json_object **res,
+		     struct fp_err *e)
 {
 	int before = 0, after = 0, ret;
-	enum fp_status st;
 	bool check;
 
-	st = arg_bool(r->obj, "check", false, &check, msg, msglen);
-	if (st)
-		return st;
-	ret = fp_journal__repair_process(r->pid, check, &before, &after, msg, msglen);
+	ret = arg_bool(r->obj, "check", false, &check, e);
+	if (!ret)
+		ret = fp_journal__repair_process(r->pid, check, &before, &after, e);
 	if (ret)
-		return ret == -ESRCH ? FP_E_NO_SUCH_PROCESS : FP_E_INTERNAL;
+		return ret;
 	*res = fp_report_repair(r->pid, before, after);
-	return FP_OK;
+	return 0;
 }
 
 
-static enum fp_status do_attach(struct fp_client *c, struct request *r,
-				struct json_object **res, char *msg, size_t msglen)
+static int do_attach(struct fp_client *c, struct request *r,
+		     struct json_object **res, struct fp_err *e)
 {
-	enum fp_status st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
+	int ret = fp_registry_attach(r->pid, NULL, &r->t, e);
 
-	if (st == FP_OK)
+	if (!ret)
 		*res = fp_catalog__to_json(fp_target__catalog(r->t));
-	return st;
+	return ret;
 }
 
 /* The target of r->pid, attached now by an enable (with the client's definitions) when
  * it is not yet (*created); else its definitions and catalog brought up to date. */
-static enum fp_status toggle_target(struct fp_client *c, struct request *r, bool on,
-				    struct fp_regdefs *more, bool given, bool *created,
-				    char *msg, size_t msglen)
+static int toggle_target(struct fp_client *c, struct request *r, bool on,
+			 struct fp_regdefs *more, bool given, bool *created,
+			 struct fp_err *e)
 {
-	enum fp_status st;
 	int ret;
 
 	*created = false;
 	r->t = fp_registry_find(r->pid);
 	if (!r->t && on) {
-		st = fp_registry_room(&c->peer, msg, msglen);
-		if (!st)
-			st = fp_registry_attach(r->pid, more, &r->t, msg, msglen);
-		*created = !st;
-		return st;
+		ret = fp_registry_room(&c->peer, e);
+		if (!ret)
+			ret = fp_registry_attach(r->pid, more, &r->t, e);
+		*created = !ret;
+		return ret;
 	}
 	if (fp_target__exited(r->t)) {
-		snprintf(msg, msglen, "pid %d has exited; its last figures stay until detach",
-			 (int)r->pid);
-		return FP_E_NO_SUCH_PROCESS;
+		return fp_fail(e, ESRCH, "pid %d has exited; its last figures stay until detach",
+			       (int)r->pid);
 	}
 	/* definitions sent now, objects mapped since */
-	ret = given ? fp_target__add_defs(r->t, more, msg, msglen)
-		    : fp_target__refresh(r->t, msg, msglen);
-	if (ret < 0)
-		return ret == -ENOENT ? FP_E_UNKNOWN_NAME
-				      : fp_registry_exited_meanwhile(r->pid, FP_E_INTERNAL, msg,
-								     msglen);
-	return FP_OK;
+	ret = given ? fp_target__add_defs(r->t, more, e)
+		    : fp_target__refresh(r->t, e);
+	return ret < 0 ? fp_registry_exited_meanwhile(r->pid, ret, e) : 0;
 }
 
 /* The regions names selects, attached (on) or detached, and remembered by name. */
-static enum fp_status set_regions(struct fp_target *t, const struct fp_wants *names, bool on,
-				  char *msg, size_t msglen)
+static int set_regions(struct fp_target *t, const struct fp_wants *names, bool on,
+		       struct fp_err *e)
 {
 	uint8_t *sel = calloc((size_t)fp_target__catalog(t)->nregions + 1, 1);
-	enum fp_status st;
+	int ret;
 
-	if (!sel) {
-		snprintf(msg, msglen, "out of memory");
-		return FP_E_INTERNAL;
-	}
-	st = select_regions(t, names, sel, msg, msglen);
-	if (st == FP_OK && fp_target__set_regions(t, sel, on, msg, msglen))
-		st = fp_registry_exited_meanwhile(fp_target__pid(t), FP_E_INTERNAL, msg, msglen);
+	if (!sel)
+		return fp_fail(e, ENOMEM, "out of memory");
+	ret = select_regions(t, names, sel, e);
+	if (!ret && (ret = fp_target__set_regions(t, sel, on, e)))
+		ret = fp_registry_exited_meanwhile(fp_target__pid(t), ret, e);
 	free(sel);
-	if (st == FP_OK && fp_target__update_wants(t, names, on))
+	if (!ret && fp_target__update_wants(t, names, on))
 		fp_log(FP_LOG_WARN, "pid %d: out of memory: regions that appear later do not "
 		       "join what was enabled by name", (int)fp_target__pid(t));
-	return st;
+	return ret;
 }
 
-static enum fp_status toggle(struct fp_client *c, struct request *r, struct json_object **res,
-			     char *msg, size_t msglen, bool on)
+static int toggle(struct fp_client *c, struct request *r, struct json_object **res,
+		  struct fp_err *e, bool on)
 {
 	struct fp_wants names;
 	struct fp_regdefs more = { 0 };
 	uint64_t t0 = fp_mono_ns();
 	bool created = false;
-	enum fp_status st;
+	int st;
 	bool trap = false;
 	int given = 0;
 
-	if (fp_wants_parse(&names, r->obj, msg, msglen))
-		return FP_E_BAD_REQUEST;
+	st = fp_wants_parse(&names, r->obj, e);
+	if (st)
+		return st;
 	given = json_object_object_get_ex(r->obj, "definitions", NULL);
-	st = fp_wants_defs_parse(NULL, r->obj, &more, msg, msglen) ? FP_E_BAD_REQUEST : FP_OK;
-	if (!st && given && !on) {
-		snprintf(msg, msglen, "'definitions' go with enable");
-		st = FP_E_BAD_REQUEST;
-	}
+	st = fp_wants_defs_parse(NULL, r->obj, &more, e);
+	if (!st && given && !on)
+		st = fp_fail(e, EINVAL, "'definitions' go with enable");
 	if (!st && on)
-		st = arg_bool(r->obj, "trap", false, &trap, msg, msglen);
+		st = arg_bool(r->obj, "trap", false, &trap, e);
 	if (!st)
-		st = toggle_target(c, r, on, &more, given, &created, msg, msglen);
+		st = toggle_target(c, r, on, &more, given, &created, e);
 	if (!st && on)	/* regions enabled by this request: by uprobes even where the
 			 * program could time them itself */
 		fp_target__trap_from_now(r->t, trap);
 	fp_regdefs__clear(&more);
 	if (!st)
-		st = set_regions(r->t, &names, on, msg, msglen);
+		st = set_regions(r->t, &names, on, e);
 	fp_wants_clear(&names);
 	if (st) {
 		if (created)	/* nothing else changes: the attach is undone */
@@ -399,57 +378,55 @@ static enum fp_status toggle(struct fp_client *c, struct request *r, struct json
 	       on ? "enable" : "disable", fp_target__attached_sites(r->t),
 	       (double)(fp_mono_ns() - t0) / 1e6);
 	*res = fp_report_enabled(r->t);
-	return FP_OK;
+	return 0;
 }
 
-static enum fp_status do_enable(struct fp_client *c, struct request *r,
-				struct json_object **res, char *msg, size_t msglen)
+static int do_enable(struct fp_client *c, struct request *r,
+		     struct json_object **res, struct fp_err *e)
 {
-	return toggle(c, r, res, msg, msglen, true);
+	return toggle(c, r, res, e, true);
 }
 
-static enum fp_status do_disable(struct fp_client *c, struct request *r,
-				 struct json_object **res, char *msg, size_t msglen)
+static int do_disable(struct fp_client *c, struct request *r,
+		      struct json_object **res, struct fp_err *e)
 {
-	return toggle(c, r, res, msg, msglen, false);
+	return toggle(c, r, res, e, false);
 }
 
-static enum fp_status do_detach(struct fp_client *c, struct request *r,
-				struct json_object **res, char *msg, size_t msglen)
+static int do_detach(struct fp_client *c, struct request *r,
+		     struct json_object **res, struct fp_err *e)
 {
 	fp_registry_drop(r->t);
 	fp_log(FP_LOG_INFO, "detached pid %d", (int)r->pid);
-	return FP_OK;
+	return 0;
 }
 
-static enum fp_status do_reset(struct fp_client *c, struct request *r,
-			       struct json_object **res, char *msg, size_t msglen)
+static int do_reset(struct fp_client *c, struct request *r,
+		    struct json_object **res, struct fp_err *e)
 {
 	int ret = fp_target__reset(r->t);
 
 	if (!ret && fp_target__sampling(r->t))
 		ret = fp_target__sample_reset(r->t);
 	if (ret)
-		snprintf(msg, msglen, "pid %d: cannot reset the figures: %s", (int)r->pid,
-			 strerror(-ret));
-	return ret ? FP_E_INTERNAL : FP_OK;
+		return fp_fail(e, EIO, "pid %d: cannot reset the figures: %s", (int)r->pid,
+			       strerror(-ret));
+	return 0;
 }
 
-static enum fp_status do_stats(struct fp_client *c, struct request *r,
-			       struct json_object **res, char *msg, size_t msglen)
+static int do_stats(struct fp_client *c, struct request *r,
+		    struct json_object **res, struct fp_err *e)
 {
 	*res = fp_registry_stats(r->t);
-	if (!*res) {
-		snprintf(msg, msglen, "pid %d: cannot read figures", (int)r->pid);
-		return FP_E_INTERNAL;
-	}
-	return FP_OK;
+	if (!*res)
+		return fp_fail(e, EIO, "pid %d: cannot read figures", (int)r->pid);
+	return 0;
 }
 
 /* status: the targets c may see (those it could trace, or could when they ran), the
  * executables and BPF objects where c is privileged, the daemon's counts. */
-static enum fp_status do_status(struct fp_client *c, struct request *r,
-				struct json_object **res, char *msg, size_t msglen)
+static int do_status(struct fp_client *c, struct request *r,
+		     struct json_object **res, struct fp_err *e)
 {
 	struct fp_watch *w = fp_registry_watch();
 	struct fp_status_counts n = { fp_clients_count(), fp_subs_count(),
@@ -458,12 +435,11 @@ static enum fp_status do_status(struct fp_client *c, struct request *r,
 	struct fp_target *t, **ts = NULL, **more;
 	struct fp_snapshot **snaps = NULL, **smore;
 	int i = 0, k, nt = 0, *strays = NULL, *imore;
-	char why[256];
 
 	while ((t = fp_registry_next(&i))) {
 		if (!fp_peer_privileged(&c->peer) &&
 		    (fp_target__exited(t) ? fp_target__owner(t) != c->peer.cred.uid
-			       : fp_may_trace(&c->peer, fp_target__pid(t), why, sizeof(why))))
+					  : fp_may_trace(&c->peer, fp_target__pid(t), NULL)))
 			continue;
 		more = realloc(ts, sizeof(*ts) * (size_t)(nt + 1));
 		ts = more ? more : ts;
@@ -485,77 +461,73 @@ static enum fp_status do_status(struct fp_client *c, struct request *r,
 	free(ts);
 	free(snaps);
 	free(strays);
-	return FP_OK;
+	return 0;
 }
 
 /* --- verbs: subscriptions, recording, sampling --------------------------------------- */
 
-static enum fp_status arg_interval(struct json_object *req, unsigned *ms, char *msg,
-				   size_t msglen)
+static int arg_interval(struct json_object *req, unsigned *ms, struct fp_err *e)
 {
 	int64_t v;
-	enum fp_status st = arg_int(req, "interval_ms", FP_MIN_INTERVAL_MS, FP_MAX_INTERVAL_MS,
-				    FP_DEFAULT_INTERVAL_MS, &v, msg, msglen);
+	int st = arg_int(req, "interval_ms", FP_MIN_INTERVAL_MS, FP_MAX_INTERVAL_MS,
+				    FP_DEFAULT_INTERVAL_MS, &v, e);
 
 	*ms = (unsigned)v;
 	return st;
 }
 
-static enum fp_status subscribed(enum fp_status st, int id, struct json_object **res)
+static int subscribed(int st, int id, struct json_object **res)
 {
 	if (st)
 		return st;
 	*res = fp_report_number("subscription", id);
-	return FP_OK;
+	return 0;
 }
 
-static enum fp_status do_subscribe(struct fp_client *c, struct request *r,
-				   struct json_object **res, char *msg, size_t msglen)
+static int do_subscribe(struct fp_client *c, struct request *r,
+			struct json_object **res, struct fp_err *e)
 {
-	enum fp_status st;
+	int st;
 	unsigned ms;
 	int id = 0;
 
-	st = arg_interval(r->obj, &ms, msg, msglen);
+	st = arg_interval(r->obj, &ms, e);
 	if (!st)
-		st = fp_subs_pid(c, r->t, ms, &id, msg, msglen);
+		st = fp_subs_pid(c, r->t, ms, &id, e);
 	return subscribed(st, id, res);
 }
 
 /* top and stream --exe: the executable's figures per interval, summed over its processes. */
-static enum fp_status do_exe_subscribe(struct fp_client *c, struct request *r,
-				       struct json_object **res, char *msg, size_t msglen)
+static int do_exe_subscribe(struct fp_client *c, struct request *r,
+			    struct json_object **res, struct fp_err *e)
 {
 	const char *path;
-	enum fp_status st;
+	int st;
 	unsigned ms;
 	int group, id = 0;
 
-	st = arg_exe(r->obj, &path, msg, msglen);
+	st = arg_exe(r->obj, &path, e);
 	if (st)
 		return st;
-	group = fp_group_find(path, msg, msglen);
-	if (!group)
-		return FP_E_NOT_ATTACHED;
-	st = arg_interval(r->obj, &ms, msg, msglen);
+	group = fp_group_find(path, e);
+	if (group < 0)
+		return group;
+	st = arg_interval(r->obj, &ms, e);
 	if (!st)
-		st = fp_subs_exe(c, group, ms, &id, msg, msglen);
+		st = fp_subs_exe(c, group, ms, &id, e);
 	return subscribed(st, id, res);
 }
 
-static enum fp_status do_record(struct fp_client *c, struct request *r,
-				struct json_object **res, char *msg, size_t msglen)
+static int do_record(struct fp_client *c, struct request *r,
+		     struct json_object **res, struct fp_err *e)
 {
 	int64_t ms;
 
 	if (!json_object_object_get_ex(r->obj, "duration_ms", NULL) ||
-	    arg_int(r->obj, "duration_ms", FP_MIN_RECORD_MS, FP_MAX_RECORD_MS, 0, &ms, msg,
-		    msglen)) {
-		snprintf(msg, msglen, "'duration_ms' must be an integer, %d to %d",
-			 FP_MIN_RECORD_MS, FP_MAX_RECORD_MS);
-		return FP_E_BAD_REQUEST;
-	}
-	return fp_subs_record(c, r->t, (unsigned)ms, res, msg, msglen);
+	    arg_int(r->obj, "duration_ms", FP_MIN_RECORD_MS, FP_MAX_RECORD_MS, 0, &ms, NULL))
+		return fp_fail(e, EINVAL, "'duration_ms' must be an integer, %d to %d",
+			       FP_MIN_RECORD_MS, FP_MAX_RECORD_MS);
+	return fp_subs_record(c, r->t, (unsigned)ms, res, e);
 }
 
 /*
@@ -568,31 +540,26 @@ static enum fp_status do_record(struct fp_client *c, struct request *r,
  * each thread; stacks: each sample's user call stack, named in stats' "sampling".
  * Off: stops it, the figures stay in stats.
  */
-static enum fp_status do_sample(struct fp_client *c, struct request *r,
-				struct json_object **res, char *msg, size_t msglen)
+static int do_sample(struct fp_client *c, struct request *r,
+		     struct json_object **res, struct fp_err *e)
 {
 	int hz, ret, unwind;
-	enum fp_status st;
 	bool on, remote;
 
-	st = arg_sample(r->obj, &hz, &on, &remote, msg, msglen);
-	if (!st)
-		st = arg_unwind(r->obj, &unwind, msg, msglen);
-	if (!st)
-		st = fp_registry_attach(r->pid, NULL, &r->t, msg, msglen);
-	if (st)
-		return st;
-	if (fp_target__exited(r->t)) {
-		snprintf(msg, msglen, "pid %d: exited", (int)r->pid);
-		return FP_E_NO_SUCH_PROCESS;
-	}
+	ret = arg_sample(r->obj, &hz, &on, &remote, e);
+	if (!ret)
+		ret = arg_unwind(r->obj, &unwind, e);
+	if (!ret)
+		ret = fp_registry_attach(r->pid, NULL, &r->t, e);
+	if (ret)
+		return ret;
+	if (fp_target__exited(r->t))
+		return fp_fail(e, ESRCH, "pid %d: exited", (int)r->pid);
 	fp_target__sample_stop(r->t);	/* off, or a restart that takes the new rate */
 	if (on) {
-		ret = fp_target__sample_start(r->t, hz, remote, unwind, msg, msglen);
+		ret = fp_target__sample_start(r->t, hz, remote, unwind, e);
 		if (ret)
-			return ret == -ENOENT	     ? FP_E_NO_PROBES
-			       : ret == -EOPNOTSUPP ? FP_E_UNSUPPORTED
-						    : FP_E_INTERNAL;
+			return ret;
 		fp_target__enabled_now(r->t);
 		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s%s (%s)", (int)r->pid, hz,
 		       remote ? ", remote" : "",
@@ -601,20 +568,19 @@ static enum fp_status do_sample(struct fp_client *c, struct request *r,
 		       fp_target__sample_source(r->t));
 	}
 	*res = fp_report_sampling(r->pid, on, hz, remote);
-	return FP_OK;
+	return 0;
 }
 
-static enum fp_status do_unsubscribe(struct fp_client *c, struct request *r,
-				     struct json_object **res, char *msg, size_t msglen)
+static int do_unsubscribe(struct fp_client *c, struct request *r,
+			  struct json_object **res, struct fp_err *e)
 {
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(r->obj, "subscription", &v) ||
 	    !json_object_is_type(v, json_type_int)) {
-		snprintf(msg, msglen, "'subscription' must be an integer");
-		return FP_E_BAD_REQUEST;
+		return fp_fail(e, EINVAL, "'subscription' must be an integer");
 	}
-	return fp_subs_cancel(c, json_object_get_int(v), msg, msglen);
+	return fp_subs_cancel(c, json_object_get_int(v), e);
 }
 
 /*
@@ -622,131 +588,126 @@ static enum fp_status do_unsubscribe(struct fp_client *c, struct request *r,
  * changes every target's compensation, hence V_PRIV. Existing targets keep their
  * attach point; new ones get the one now measured cheaper.
  */
-static enum fp_status do_calibrate(struct fp_client *c, struct request *r,
-				   struct json_object **res, char *msg, size_t msglen)
+static int do_calibrate(struct fp_client *c, struct request *r,
+			struct json_object **res, struct fp_err *e)
 {
 	struct fp_daemon_cal fresh;
-	char err[512];
+	struct fp_err ce = { 0 };
 
-	if (fp_calibrate(&fresh, opts->site, err, sizeof(err))) {
-		snprintf(msg, msglen, "calibrate: %s; the previous calibration stays", err);
-		return FP_E_INTERNAL;
-	}
+	if (fp_calibrate(&fresh, opts->site, &ce))
+		return fp_fail(e, ce.code ? ce.code : EIO, "calibrate: %s; the previous "
+			       "calibration stays", ce.msg);
 	fresh.runs = opts->cal->runs + 1;
 	*res = fp_report_recalibrated(opts->cal, &fresh);
 	*opts->cal = fresh;
 	fp_target__costs_changed();
 	fp_log(FP_LOG_INFO, "recalibrated: %s", fresh.why);
-	return FP_OK;
+	return 0;
 }
 
 /* --- verbs: executables -------------------------------------------------------------- */
 
-static enum fp_status exe_toggle(struct request *r, bool on, struct json_object **res,
-				 char *msg, size_t msglen)
+static int exe_toggle(struct request *r, bool on, struct json_object **res,
+		      struct fp_err *e)
 {
+	struct fp_regdefs check = { 0 };
 	struct fp_wants names;
 	const char *path;
-	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+	int ret = arg_exe(r->obj, &path, e);
 
-	struct fp_regdefs check = { 0 };
-
-	if (st)
-		return st;
-	if (fp_wants_parse(&names, r->obj, msg, msglen))
-		return FP_E_BAD_REQUEST;
+	if (!ret)
+		ret = fp_wants_parse(&names, r->obj, e);
+	if (ret)
+		return ret;
 	/* definitions (function regions, say): checked here, kept for every member */
-	if (fp_wants_defs_parse(&names, r->obj, &check, msg, msglen) ||
-	    (!on && names.defs && snprintf(msg, msglen, "'definitions' go with enable"))) {
-		fp_regdefs__clear(&check);
-		fp_wants_clear(&names);
-		return FP_E_BAD_REQUEST;
-	}
+	ret = fp_wants_defs_parse(&names, r->obj, &check, e);
+	if (!ret && !on && names.defs)
+		ret = fp_fail(e, EINVAL, "'definitions' go with enable");
 	fp_regdefs__clear(&check);
-	st = fp_group_enable(path, &names, on, res, msg, msglen);
+	if (!ret)
+		ret = fp_group_enable(path, &names, on, res, e);
 	fp_wants_clear(&names);
-	return st;
+	return ret;
 }
 
-static enum fp_status do_exe_enable(struct fp_client *c, struct request *r,
-				    struct json_object **res, char *msg, size_t msglen)
+static int do_exe_enable(struct fp_client *c, struct request *r,
+			 struct json_object **res, struct fp_err *e)
 {
-	return exe_toggle(r, true, res, msg, msglen);
+	return exe_toggle(r, true, res, e);
 }
 
-static enum fp_status do_exe_disable(struct fp_client *c, struct request *r,
-				     struct json_object **res, char *msg, size_t msglen)
+static int do_exe_disable(struct fp_client *c, struct request *r,
+			  struct json_object **res, struct fp_err *e)
 {
-	return exe_toggle(r, false, res, msg, msglen);
+	return exe_toggle(r, false, res, e);
 }
 
-static enum fp_status do_exe_sample(struct fp_client *c, struct request *r,
-				    struct json_object **res, char *msg, size_t msglen)
+static int do_exe_sample(struct fp_client *c, struct request *r,
+			 struct json_object **res, struct fp_err *e)
 {
 	const char *path;
-	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+	int st = arg_exe(r->obj, &path, e);
 	bool on, remote;
 	int hz;
 
 	if (!st)
-		st = arg_sample(r->obj, &hz, &on, &remote, msg, msglen);
-	return st ? st : fp_group_sample(path, hz, on, remote, res, msg, msglen);
+		st = arg_sample(r->obj, &hz, &on, &remote, e);
+	return st ? st : fp_group_sample(path, hz, on, remote, res, e);
 }
 
-static enum fp_status do_exe_stats(struct fp_client *c, struct request *r,
-				   struct json_object **res, char *msg, size_t msglen)
+static int do_exe_stats(struct fp_client *c, struct request *r,
+			struct json_object **res, struct fp_err *e)
 {
 	const char *path;
-	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+	int st = arg_exe(r->obj, &path, e);
 
-	return st ? st : fp_group_stats(path, res, msg, msglen);
+	return st ? st : fp_group_stats(path, res, e);
 }
 
 /* featprof run: the client's child pid, waiting to exec "exe", measured from its exec on. */
-static enum fp_status do_run_start(struct fp_client *c, struct request *r,
-				   struct json_object **res, char *msg, size_t msglen)
+static int do_run_start(struct fp_client *c, struct request *r,
+			struct json_object **res, struct fp_err *e)
 {
-	const char *path;
-	enum fp_status st = arg_exe(r->obj, &path, msg, msglen);
+	struct fp_regdefs check = { 0 };
 	struct fp_wants names;
-	int group = 0;
+	const char *path;
+	int ret = arg_exe(r->obj, &path, e), group = 0;
 	bool stops;	/* the child stops at its exec (ptrace) for run_attach */
 
-	struct fp_regdefs check = { 0 };
-
-	st = st ? st : arg_bool(r->obj, "stops_at_exec", false, &stops, msg, msglen);
-	if (st || fp_wants_parse(&names, r->obj, msg, msglen))
-		return st ? st : FP_E_BAD_REQUEST;
-	if (fp_wants_defs_parse(&names, r->obj, &check, msg, msglen)) {	/* kept, as exe's */
-		fp_wants_clear(&names);
-		return FP_E_BAD_REQUEST;
-	}
+	if (!ret)
+		ret = arg_bool(r->obj, "stops_at_exec", false, &stops, e);
+	if (!ret)
+		ret = fp_wants_parse(&names, r->obj, e);
+	if (ret)
+		return ret;
+	ret = fp_wants_defs_parse(&names, r->obj, &check, e);	/* kept, as exe's */
 	fp_regdefs__clear(&check);
-	st = fp_group_run_start(path, r->pid, stops, c, &names, &group, msg, msglen);
+	if (!ret)
+		ret = fp_group_run_start(path, r->pid, stops, c, &names, &group, e);
 	fp_wants_clear(&names);
-	if (!st)
+	if (!ret)
 		*res = fp_report_number("run", group);
-	return st;
+	return ret;
 }
 
 /* run_attach: the run's first process stopped at its exec gets its own target. */
-static enum fp_status do_run_attach(struct fp_client *c, struct request *r,
-				    struct json_object **res, char *msg, size_t msglen)
+static int do_run_attach(struct fp_client *c, struct request *r,
+			 struct json_object **res, struct fp_err *e)
 {
 	int64_t g;
-	enum fp_status st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, msg, msglen);
+	int st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, e);
 
-	return st ? st : fp_group_run_attach((int)g, c, res, msg, msglen);
+	return st ? st : fp_group_run_attach((int)g, c, res, e);
 }
 
 /* run_finish: the run's figures once that process has exited, and the run ends. */
-static enum fp_status do_run_finish(struct fp_client *c, struct request *r,
-				    struct json_object **res, char *msg, size_t msglen)
+static int do_run_finish(struct fp_client *c, struct request *r,
+			 struct json_object **res, struct fp_err *e)
 {
 	int64_t g;
-	enum fp_status st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, msg, msglen);
+	int st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, e);
 
-	return st ? st : fp_group_run_finish((int)g, c, res, msg, msglen);
+	return st ? st : fp_group_run_finish((int)g, c, res, e);
 }
 
 static const struct verb verbs[] = {
@@ -776,26 +737,22 @@ static const struct verb verbs[] = {
 };
 
 /* The checks a verb's flags ask for, in order. */
-static enum fp_status admit(struct fp_client *c, const struct verb *v, struct request *r,
-			    char *msg, size_t msglen)
+static int admit(struct fp_client *c, const struct verb *v, struct request *r,
+		 struct fp_err *e)
 {
-	enum fp_status st;
+	int st;
 
-	if ((v->flags & V_PRIV) && !fp_peer_privileged(&c->peer)) {
-		snprintf(msg, msglen, "%s: root or CAP_SYS_PTRACE only", v->name);
-		return FP_E_PERMISSION_DENIED;
-	}
-	if ((v->flags & V_PID) && (st = arg_pid(c, r, msg, msglen)))
+	if ((v->flags & V_PRIV) && !fp_peer_privileged(&c->peer))
+		return fp_fail(e, EPERM, "%s: root or CAP_SYS_PTRACE only", v->name);
+	if ((v->flags & V_PID) && (st = arg_pid(c, r, e)))
 		return st;
 	if (v->flags & V_TARGET) {
 		r->t = fp_registry_find(r->pid);
-		if (!r->t) {
-			snprintf(msg, msglen, "pid %d: not attached (enable a feature first)",
-				 (int)r->pid);
-			return FP_E_NOT_ATTACHED;
-		}
+		if (!r->t)
+			return fp_fail(e, ENOTCONN, "pid %d: not attached (enable a feature first)",
+				       (int)r->pid);
 	}
-	return FP_OK;
+	return 0;
 }
 
 void fp_verbs_handle_line(struct fp_client *c, const char *line, size_t len)
@@ -803,35 +760,42 @@ void fp_verbs_handle_line(struct fp_client *c, const char *line, size_t len)
 	struct request r = { 0 };
 	struct json_object *res = NULL, *v;
 	const struct verb *vb = NULL;
-	enum fp_status st = FP_E_BAD_REQUEST;
-	char msg[1024] = "", cut[101];
+	struct fp_err e = { 0 };
 	long long id = 0;
-	int id_ok;
+	char cut[101];
+	int id_ok, ret;
 	size_t i;
 
 	/* strict JSON, UTF-8, no NUL, an id and a verb (common/request.c) */
-	r.obj = fp_request_parse(line, len, &id, &id_ok, msg, sizeof(msg));
+	r.obj = fp_request_parse(line, len, &id, &id_ok, &e);
 	if (id_ok)
 		r.id = fp_report_id(id);	/* echoed exactly as it was read */
-	if (!r.obj)
+	if (!r.obj) {
+		ret = -(e.code ? e.code : EINVAL);
 		goto out;
+	}
 	json_object_object_get_ex(r.obj, "verb", &v);
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]) && !vb; i++)
 		if (!strcmp(verbs[i].name, json_object_get_string(v)))
 			vb = &verbs[i];
 	if (!vb) {
-		st = FP_E_UNKNOWN_VERB;
 		fp_utf8_cut(cut, sizeof(cut), json_object_get_string(v));
-		snprintf(msg, sizeof(msg), "unknown verb '%s'", cut);
+		ret = fp_fail(&e, EBADRQC, "unknown verb '%s'", cut);
 		goto out;
 	}
-	st = admit(c, vb, &r, msg, sizeof(msg));
-	if (st == FP_OK)
-		st = vb->fn(c, &r, &res, msg, sizeof(msg));
-	if (st != FP_OK && !msg[0])
-		snprintf(msg, sizeof(msg), "%s failed", vb->name);
+	ret = admit(c, vb, &r, &e);
+	if (!ret)
+		ret = vb->fn(c, &r, &res, &e);
+	if (ret && !e.code)	/* a failure nobody described */
+		fp_fail(&e, -ret, "%s failed: %s", vb->name, strerror(-ret));
+	else if (ret && e.code != -ret)
+		fp_log(FP_LOG_DEBUG, "%s: returned %s, recorded %s (%s)", vb->name,
+		       strerror(-ret), strerror(e.code), e.msg);
+	else if (!ret)
+		fp_err_clear(&e);	/* a failure handled on the way: the verb succeeded */
 out:
-	fp_client_reply(c, r.id, st, msg, res);
+	/* the status is the recorded failure's: the first, where it was known */
+	fp_client_reply(c, r.id, &e, res);
 	json_object_put(r.id);
 	json_object_put(r.obj);
 }

@@ -27,6 +27,7 @@
 
 #include "client.h"
 #include "clock.h"
+#include "err.h"
 #include "log.h"
 #include "record.h"
 #include "registry.h"
@@ -116,43 +117,37 @@ static struct json_object *start_reply(const struct fp_target *t, uint32_t bytes
 }
 
 struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_ms,
-					struct json_object **res, enum fp_status *st, char *msg,
-					size_t msglen)
+					struct json_object **res, int *ret, struct fp_err *e)
 {
 	int pid = (int)fp_target__pid(t);
 	struct fp_recording *rc;
 	uint32_t bytes;
-	int ret;
 
 	if (fp_target__exited(t) || !fp_target__attached_sites(t)) {
-		snprintf(msg, msglen, "pid %d: %s", pid,
-			 fp_target__exited(t) ? "exited"
-			 : fp_target__ip_regions(t)
-				 ? "its enabled regions time themselves in the process, which "
-				   "records no timeline (enable them with --trap to record)"
-				 : "no region enabled (enable a feature first)");
-		*st = FP_E_BAD_REQUEST;
+		*ret = fp_fail(e, EINVAL, "pid %d: %s", pid,
+			       fp_target__exited(t) ? "exited"
+			       : fp_target__ip_regions(t)
+			       ? "its enabled regions time themselves in the process, "
+			       "which records no timeline (enable them with --trap to "
+			       "record)"
+			       : "no region enabled (enable a feature first)");
 		return NULL;
 	}
-	*st = FP_E_INTERNAL;
 	rc = calloc(1, sizeof(*rc));
 	if (!rc || !(rc->batch = json_object_new_array())) {
 		free(rc);
-		snprintf(msg, msglen, "out of memory");
+		*ret = fp_fail(e, ENOMEM, "out of memory");
 		return NULL;
 	}
 	rc->start = fp_target__snapshot(t);
 	bytes = ring_bytes(rc->start, fp_target__enabled_at_ns(t), duration_ms);
 	if (!rc->start) {
-		snprintf(msg, msglen, "pid %d: cannot read figures", pid);
+		*ret = fp_fail(e, EIO, "pid %d: cannot read figures", pid);
 		fp_recording_free(rc, NULL);
 		return NULL;
 	}
-	if ((ret = fp_target__record_start(t, bytes, rec_event, rc, msg, msglen))) {
-		if (fp_target__recording(t))	/* another recording has the ring */
-			*st = FP_E_BUSY;
-		else if (ret == -EOPNOTSUPP)
-			*st = FP_E_UNSUPPORTED;
+	*ret = fp_target__record_start(t, bytes, rec_event, rc, e);
+	if (*ret) {	/* EBUSY: another recording has the ring */
 		fp_recording_free(rc, NULL);
 		return NULL;
 	}

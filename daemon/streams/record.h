@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "protocol.h"
 
 struct fp_client;
@@ -18,10 +19,9 @@ struct fp_recording;
 struct json_object;
 
 /* Starts recording t for duration_ms; the reply (ring size, region names) in *res. NULL
- * with *st and msg. */
+ * with *ret (-errno) and e filled. */
 struct fp_recording *fp_recording_start(struct fp_target *t, unsigned duration_ms,
-					struct json_object **res, enum fp_status *st, char *msg,
-					size_t msglen);
+					struct json_object **res, int *ret, struct fp_err *e);
 /* Drains what client c has room for; at the end halts the ring, drains the rest and
  * pushes the summary. t may be NULL (detached). Returns the ns until the next tick, or
  * 0 when the recording is over (the subscription ends). */

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "clock.h"
+#include "err.h"
 #include "groups.h"
 #include "record.h"
 #include "registry.h"
@@ -39,23 +40,22 @@ static int nsubs, next_id;
 /*
  * Room for one more subscription of c: FP_MAX_SUBS in all, a quarter of them per
  * unprivileged uid. The new one (zeroed, with its id, client and interval), or NULL with
- * msg.
+ * -EBUSY recorded in e.
  */
-static struct sub *new_sub(struct fp_client *c, unsigned interval_ms, char *msg,
-			   size_t msglen)
+static struct sub *new_sub(struct fp_client *c, unsigned interval_ms, struct fp_err *e)
 {
 	struct sub *sb;
 	int i, mine = 0;
 
 	if (nsubs >= FP_MAX_SUBS) {
-		snprintf(msg, msglen, "too many subscriptions");
+		fp_fail(e, EBUSY, "too many subscriptions");
 		return NULL;
 	}
 	for (i = 0; !fp_peer_privileged(&c->peer) && i < nsubs; i++)
 		mine += !subs[i].dead && subs[i].c->peer.cred.uid == c->peer.cred.uid;
 	if (mine >= FP_MAX_SUBS / 4) {
-		snprintf(msg, msglen, "too many subscriptions for uid %u (%d)",
-			 (unsigned)c->peer.cred.uid, FP_MAX_SUBS / 4);
+		fp_fail(e, EBUSY, "too many subscriptions for uid %u (%d)",
+			(unsigned)c->peer.cred.uid, FP_MAX_SUBS / 4);
 		return NULL;
 	}
 	sb = &subs[nsubs];
@@ -67,67 +67,64 @@ static struct sub *new_sub(struct fp_client *c, unsigned interval_ms, char *msg,
 	return sb;	/* taken by nsubs++ once it is complete */
 }
 
-enum fp_status fp_subs_pid(struct fp_client *c, struct fp_target *t, unsigned interval_ms,
-			   int *id, char *msg, size_t msglen)
+int fp_subs_pid(struct fp_client *c, struct fp_target *t, unsigned interval_ms,
+		int *id, struct fp_err *e)
 {
-	struct sub *sb = new_sub(c, interval_ms, msg, msglen);
+	struct sub *sb = new_sub(c, interval_ms, e);
 
 	if (!sb)
-		return FP_E_BUSY;
+		return -EBUSY;
 	sb->pid = fp_target__pid(t);
 	sb->prev = fp_target__snapshot(t);
 	nsubs++;
 	*id = sb->id;
-	return FP_OK;
+	return 0;
 }
 
-enum fp_status fp_subs_exe(struct fp_client *c, int group, unsigned interval_ms, int *id,
-			   char *msg, size_t msglen)
+int fp_subs_exe(struct fp_client *c, int group, unsigned interval_ms, int *id,
+		struct fp_err *e)
 {
-	struct sub *sb = new_sub(c, interval_ms, msg, msglen);
+	struct sub *sb = new_sub(c, interval_ms, e);
 
 	if (!sb)
-		return FP_E_BUSY;
+		return -EBUSY;
 	sb->group = group;
 	sb->cursor = fp_group_cursor_new(group);
-	if (!sb->cursor) {
-		snprintf(msg, msglen, "out of memory");
-		return FP_E_INTERNAL;
-	}
+	if (!sb->cursor)
+		return fp_fail(e, ENOMEM, "out of memory");
 	nsubs++;
 	*id = sb->id;
-	return FP_OK;
+	return 0;
 }
 
-enum fp_status fp_subs_record(struct fp_client *c, struct fp_target *t, unsigned duration_ms,
-			      struct json_object **res, char *msg, size_t msglen)
+int fp_subs_record(struct fp_client *c, struct fp_target *t, unsigned duration_ms,
+		   struct json_object **res, struct fp_err *e)
 {
-	struct sub *sb = new_sub(c, 0, msg, msglen);
-	enum fp_status st;
+	struct sub *sb = new_sub(c, 0, e);
+	int ret;
 
 	if (!sb)
-		return FP_E_BUSY;
-	sb->rec = fp_recording_start(t, duration_ms, res, &st, msg, msglen);
+		return -EBUSY;
+	sb->rec = fp_recording_start(t, duration_ms, res, &ret, e);
 	if (!sb->rec)
-		return st;
+		return ret;
 	sb->pid = fp_target__pid(t);
 	sb->due_ns = fp_mono_ns();	/* its first drain sets the pace */
 	nsubs++;
 	json_object_object_add(*res, "record", json_object_new_int(sb->id));
-	return FP_OK;
+	return 0;
 }
 
-enum fp_status fp_subs_cancel(struct fp_client *c, int id, char *msg, size_t msglen)
+int fp_subs_cancel(struct fp_client *c, int id, struct fp_err *e)
 {
 	int i;
 
 	for (i = 0; i < nsubs; i++)
 		if (subs[i].id == id && subs[i].c == c && !subs[i].dead) {
 			subs[i].dead = true;
-			return FP_OK;
+			return 0;
 		}
-	snprintf(msg, msglen, "no subscription %d of yours", id);
-	return FP_E_BAD_REQUEST;
+	return fp_fail(e, EINVAL, "no subscription %d of yours", id);
 }
 
 int fp_subs_count(void)

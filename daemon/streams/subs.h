@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "protocol.h"
 
 #define FP_MAX_SUBS 1024
@@ -21,16 +22,16 @@ struct fp_target;
 struct json_object;
 
 /* c gets t's figures every interval_ms: *id. */
-enum fp_status fp_subs_pid(struct fp_client *c, struct fp_target *t, unsigned interval_ms,
-			   int *id, char *msg, size_t msglen);
+int fp_subs_pid(struct fp_client *c, struct fp_target *t, unsigned interval_ms,
+		int *id, struct fp_err *e);
 /* c gets group's figures every interval_ms: *id. */
-enum fp_status fp_subs_exe(struct fp_client *c, int group, unsigned interval_ms, int *id,
-			   char *msg, size_t msglen);
+int fp_subs_exe(struct fp_client *c, int group, unsigned interval_ms, int *id,
+		struct fp_err *e);
 /* c records t for duration_ms; the reply in *res. */
-enum fp_status fp_subs_record(struct fp_client *c, struct fp_target *t, unsigned duration_ms,
-			      struct json_object **res, char *msg, size_t msglen);
+int fp_subs_record(struct fp_client *c, struct fp_target *t, unsigned duration_ms,
+		   struct json_object **res, struct fp_err *e);
 /* Ends c's subscription id. */
-enum fp_status fp_subs_cancel(struct fp_client *c, int id, char *msg, size_t msglen);
+int fp_subs_cancel(struct fp_client *c, int id, struct fp_err *e);
 int fp_subs_count(void);
 /* Pushes what is due; the time the next one is (UINT64_MAX: none). */
 void fp_subs_run(void);

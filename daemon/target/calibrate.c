@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "err.h"
 #include "featprof.h"
 #include "featprof.skel.h"
 #include "ip_calibrate.h"
@@ -526,7 +527,7 @@ static double gap_seen(struct cal_run *c, int b)
 
 /* Calibration at the target's current attach point (t->use_opt). */
 static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
-		   char *err, size_t errlen)
+		   struct fp_err *e)
 {
 	int at = c->fn ? c->fn_at : t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
 	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
@@ -536,7 +537,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	int i, b, ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = fp_target__set_regions(t, sel, 1, err, errlen);
+	ret = fp_target__set_regions(t, sel, 1, e);
 	if (ret)
 		return ret;
 	c->point = 0;
@@ -570,12 +571,10 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 	}
 	for (b = 0; b < FP_CAL_POINTS; b++)
 		last_gap[at][b] = gap_seen(c, b);
-	fp_target__set_regions(t, sel, 0, err, errlen);
-	if (ret) {
-		snprintf(err, errlen, "calibration: cannot read the thread's own state: %s",
-			 strerror(-ret));
-		return ret;
-	}
+	fp_target__set_regions(t, sel, 0, NULL);	/* a failure to detach changes nothing */
+	if (ret)
+		return fp_fail(e, -ret, "calibration: cannot read the thread's own state: %s",
+			       strerror(-ret));
 	for (b = 0; b < FP_CAL_POINTS; b++)
 		point_figure(out, at, b, v[b], gap_plan[b].rounds, last_gap[at][b]);
 	for (i = 0; i < ROUNDS; i++) {
@@ -665,12 +664,12 @@ void fp_calibrate_track_free(void)
 }
 
 /* The tracker's own target, loaded once, its sites at the default point. */
-static int track_open(int optimized, char *err, size_t errlen)
+static int track_open(int optimized, struct fp_err *e)
 {
 	int ret;
 
 	track.c = calloc(1, sizeof(*track.c));
-	track.t = track.c ? fp_target__new(getpid(), optimized, NULL, NULL, err, errlen) : NULL;
+	track.t = track.c ? fp_target__new(getpid(), optimized, NULL, NULL, e) : NULL;
 	if (!track.t) {
 		ret = track.c ? -errno : -ENOMEM;
 		fp_calibrate_track_free();
@@ -682,7 +681,7 @@ static int track_open(int optimized, char *err, size_t errlen)
 	track.c->half_clock = clock_cost() / 2;
 	ret = track.c->pidfd < 0 ? -errno : 0;
 	if (ret) {
-		snprintf(err, errlen, "drift: pidfd_open: %s", strerror(-ret));
+		fp_fail(e, -ret, "drift: pidfd_open: %s", strerror(-ret));
 		fp_calibrate_track_free();
 	}
 	return ret;
@@ -706,19 +705,17 @@ static void track_figure(struct fp_calibration *out)
 	point0_figure(out, bias, pair, track.b[0].n, excess[track.point]);
 }
 
-int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
+int fp_calibrate_track(struct fp_daemon_cal *cal, struct fp_err *e)
 {
 	int point = cal->optimized ? FP_AT_NOP5 : FP_AT_NOP1, i, ret = 0;
 	uint8_t *sel = cal_sel;
 	double v[FP_C_N], o;
 
-	if (!cal->at[point].valid || track.point != point || !track.b[0].n) {
-		snprintf(err, errlen, "drift: no calibration of the default attach point");
-		return -EINVAL;
-	}
-	if (!track.t && (ret = track_open(cal->optimized, err, errlen)))
+	if (!cal->at[point].valid || track.point != point || !track.b[0].n)
+		return fp_fail(e, EINVAL, "drift: no calibration of the default attach point");
+	if (!track.t && (ret = track_open(cal->optimized, e)))
 		return ret;
-	ret = fp_target__set_regions(track.t, sel, 1, err, errlen);
+	ret = fp_target__set_regions(track.t, sel, 1, e);
 	if (ret)
 		return ret;
 	ret = round_values(track.c, v, &o);	/* warm-up, as at start */
@@ -732,12 +729,10 @@ int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen)
 		track_push(track.turn, v);
 	track.c->point = 0;
 	track.turn = track.turn % (FP_CAL_POINTS - 1) + 1;
-	fp_target__set_regions(track.t, sel, 0, err, errlen);
-	if (ret) {
-		snprintf(err, errlen, "drift: cannot read the thread's own state: %s",
-			 strerror(-ret));
-		return ret;
-	}
+	fp_target__set_regions(track.t, sel, 0, NULL);
+	if (ret)
+		return fp_fail(e, -ret, "drift: cannot read the thread's own state: %s",
+			       strerror(-ret));
 	track_figure(&cal->at[point]);
 	return 0;
 }
@@ -759,7 +754,8 @@ static void measure_functions(struct cal_run *c, struct fp_calibration *at)
 		{ "featprof_calibration_fn", featprof_calibration_fn, FP_AT_FUNC },
 		{ "featprof_calibration_fn_step", featprof_calibration_fn_step, FP_AT_FUNC_STEP },
 	};
-	char exe[4096], def[9000], err[512];
+	char exe[4096], def[9000];
+	struct fp_err err = { 0 };
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct fp_regdefs defs = { 0 };
 	struct fp_target *t = NULL;
@@ -771,9 +767,9 @@ static void measure_functions(struct cal_run *c, struct fp_calibration *at)
 	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : "*";
 	snprintf(def, sizeof(def), "region %s function %s:%s\nregion %s function %s:%s\n",
 		 fns[0].name, base, fns[0].name, fns[1].name, base, fns[1].name);
-	ret = fp_regdefs__parse(&defs, def, strlen(def), "calibration", err, sizeof(err));
+	ret = fp_regdefs__parse(&defs, def, strlen(def), "calibration", &err);
 	if (!ret) {
-		t = fp_target__new(getpid(), 0, NULL, &defs, err, sizeof(err));
+		t = fp_target__new(getpid(), 0, NULL, &defs, &err);
 		ret = t ? 0 : -errno;
 	}
 	outer = t ? fp_catalog__region(t->cat, "featprof_calibration") : -1;
@@ -782,29 +778,28 @@ static void measure_functions(struct cal_run *c, struct fp_calibration *at)
 		memset(&at[fns[k].at], 0, sizeof(at[0]));
 		memset(fn_sel, 0, sizeof(fn_sel));
 		if (t->cat->nregions > CAL_REGIONS_MAX || outer < 0 || r < 0) {
-			snprintf(err, sizeof(err), "the function %s is not in the daemon "
-				 "binary's symbols", fns[k].name);
-			ret = -ENOENT;
+			ret = fp_fail(&err, ENOENT, "the function %s is not in the daemon "
+				      "binary's symbols", fns[k].name);
 			break;
 		}
 		fn_sel[outer] = fn_sel[r] = 1;
 		c->t = t;
 		c->fn = fns[k].fn;
 		c->fn_at = fns[k].at;
-		ret = measure(t, c, &at[fns[k].at], err, sizeof(err));
+		ret = measure(t, c, &at[fns[k].at], &err);
 		c->fn = NULL;
 	}
 	if (ret) {
 		memset(&at[FP_AT_FUNC], 0, sizeof(at[0]));
 		memset(&at[FP_AT_FUNC_STEP], 0, sizeof(at[0]));
 		fp_log(FP_LOG_WARN, "calibration of function regions: %s; their figures stay "
-		       "uncompensated", err);
+		       "uncompensated", err.msg);
 	}
 	fp_regdefs__clear(&defs);
 	fp_target__free(t);
 }
 
-int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen)
+int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_err *e)
 {
 	struct cal_run *c = calloc(1, sizeof(*c));
 	double t_start = now_ns();
@@ -815,11 +810,10 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 	memset(out, 0, sizeof(*out));
 	fp_calibrate_track_free();	/* its links would double every probe measured here */
 	if (!c) {
-		snprintf(err, errlen, "calibration: out of memory");
-		ret = -ENOMEM;
+		ret = fp_fail(e, ENOMEM, "calibration: out of memory");
 		goto out;
 	}
-	t = fp_target__new(getpid(), 1, NULL, NULL, err, errlen);
+	t = fp_target__new(getpid(), 1, NULL, NULL, e);
 	if (!t) {
 		ret = -errno;
 		goto out;
@@ -829,45 +823,46 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err,
 	if (t->cat->nregions > CAL_REGIONS_MAX ||
 	    fp_catalog__region(t->cat, "featprof_calibration") != 0 ||
 	    fp_catalog__region(t->cat, "featprof_calibration_inner") != 1) {
-		snprintf(err, errlen, "calibration regions missing from the daemon binary");
-		ret = -ENOENT;
+		ret = fp_fail(e, ENOENT, "calibration regions missing from the daemon binary");
 		goto out;
 	}
 	c->t = t;
 	c->tid = (pid_t)syscall(SYS_gettid);
 	c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (c->pidfd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "calibration: pidfd_open: %s", strerror(errno));
+		ret = fp_fail(e, errno, "calibration: pidfd_open: %s", strerror(errno));
 		goto out;
 	}
 	c->half_clock = clock_cost() / 2;
 
 	/* does the kernel turn a uprobe on our nop5 into a call? */
-	ret = fp_target__set_regions(t, sel, 1, err, errlen);
+	ret = fp_target__set_regions(t, sel, 1, e);
 	if (ret)
 		goto out;
 	for (i = 0; i < 4 && !ret; i++)
 		ret = outer_region(c, 0);
 	out->kernel_optimizes = fp_cal_has_trampoline();
 	out->fork_hazard = out->kernel_optimizes && fp_cal_fork_loses_trampoline();
-	fp_target__set_regions(t, sel, 0, err, errlen);
-	if (ret)
+	fp_target__set_regions(t, sel, 0, NULL);	/* a failure to detach changes nothing */
+	if (ret) {
+		fp_fail(e, -ret, "calibration: a round of the daemon's own regions failed: %s",
+			strerror(-ret));
 		goto out;
+	}
 
 	if (out->kernel_optimizes && site != FP_SITE_NOP1 &&
-	    (ret = measure(t, c, &out->at[FP_AT_NOP5], err, errlen)))
+	    (ret = measure(t, c, &out->at[FP_AT_NOP5], e)))
 		goto out;
 	t->use_opt = 0;
 	if (site != FP_SITE_NOP5 || !out->kernel_optimizes) {
-		ret = measure(t, c, &out->at[FP_AT_NOP1], err, errlen);
+		ret = measure(t, c, &out->at[FP_AT_NOP1], e);
 		if (ret)
 			goto out;
 	}
 	fp_cal_choose_point(out, site);
 	measure_functions(c, out->at);
 	c->t = t;
-	ret = fp_ip_calibrate(&out->ip, err, errlen);
+	ret = fp_ip_calibrate(&out->ip, e);
 	if (ret)
 		goto out;
 	out->runs = 1;

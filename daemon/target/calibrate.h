@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "stats.h"
 
 /*
@@ -30,10 +31,10 @@ struct fp_daemon_cal {
 	int runs;		/* calibrations since start (featprof calibrate adds one) */
 };
 
-int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, char *err, size_t errlen);
+int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_err *e);
 /* Follows the drift of the default attach point's cost: a few more rounds, the calibration
- * figured again over the last ones (daemon/target/calibrate.c, "drift"). 0 or -errno (err). */
-int fp_calibrate_track(struct fp_daemon_cal *cal, char *err, size_t errlen);
+ * figured again over the last ones (daemon/target/calibrate.c, "drift"). 0 or -errno (e filled). */
+int fp_calibrate_track(struct fp_daemon_cal *cal, struct fp_err *e);
 /* daemon/target/calibrate_point.c, for the calibration: is [uprobes-trampoline] mapped
  * in the daemon (the kernel rewrote a hit nop5 site into a call)? Does a child forked
  * after that crash at the site (1, or when it could not be run)? Which point new

@@ -37,6 +37,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "inproc.h"
 #include "journal.h"
 #include "log.h"
@@ -158,7 +159,7 @@ static int replay(FILE *f)
 	return total;
 }
 
-int fp_journal__open(const char *dir, const char *socket_path, char *msg, size_t msglen)
+int fp_journal__open(const char *dir, const char *socket_path, struct fp_err *e)
 {
 	char path[4096], name[256];
 	size_t i;
@@ -171,15 +172,13 @@ int fp_journal__open(const char *dir, const char *socket_path, char *msg, size_t
 			name[i] = '_';
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		ret = -errno;
-		snprintf(msg, msglen, "cannot create %s: %s", dir, strerror(errno));
-		return ret;
+		return fp_fail(e, -ret, "cannot create %s: %s", dir, strerror(errno));
 	}
 	snprintf(path, sizeof(path), "%s/journal%s", dir, name);
 	jfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (jfd < 0) {
 		ret = -errno;
-		snprintf(msg, msglen, "cannot open %s: %s", path, strerror(errno));
-		return ret;
+		return fp_fail(e, -ret, "cannot open %s: %s", path, strerror(errno));
 	}
 	f = fdopen(dup(jfd), "r");
 	if (f) {
@@ -299,21 +298,20 @@ static int repair_object(const struct fp_object *obj, const struct fp_trap *tr, 
 	return ret;
 }
 
-int fp_journal__repair_process(pid_t pid, bool check, int *before, int *after, char *err,
-			       size_t errlen)
+int fp_journal__repair_process(pid_t pid, bool check, int *before, int *after, struct fp_err *e)
 {
 	struct fp_trap *tr = NULL;
 	struct fp_proc *proc = NULL;
 	int o, ret = 0;
 
-	if (fp_proc__read(pid, &proc, err, errlen))
-		return -ESRCH;
+	ret = fp_proc__read(pid, &proc, e);
+	if (ret)
+		return ret;
 	tr = calloc(REPAIR_MAX, sizeof(*tr));
 	*before = tr ? fp_traps(proc, tr, REPAIR_MAX) : -ENOMEM;
 	if (*before < 0) {
-		snprintf(err, errlen, "pid %d: cannot read its memory: %s", (int)pid,
-			 strerror(-*before));
-		ret = *before;
+		ret = fp_fail(e, -*before, "pid %d: cannot read its memory: %s", (int)pid,
+			      strerror(-*before));
 		goto out;
 	}
 	*after = *before;

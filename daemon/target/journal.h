@@ -11,15 +11,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
+
 struct fp_target;
 
 /*
  * Opens the journal file in dir (named after the socket, so that daemons on different
  * sockets keep their own), creating dir if needed; a journal left by a previous run is
- * repaired first. Returns the number of sites repaired, or -errno (msg filled: the
+ * repaired first. Returns the number of sites repaired, or -errno (e filled: the
  * daemon then runs without a journal).
  */
-int fp_journal__open(const char *dir, const char *socket_path, char *msg, size_t msglen);
+int fp_journal__open(const char *dir, const char *socket_path, struct fp_err *e);
 void fp_journal__close(void);
 /* Sites repaired at open (a previous run's journal); -1 when there is no journal. */
 int fp_journal__repaired(void);
@@ -47,9 +49,8 @@ int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t
  * file has none) get a uprobe registered and unregistered again (fp_repair_sites): the
  * kernel then removes each one no live consumer wants; sites featprofd or another tool
  * has attached keep theirs. check: only count. *before: the sites with a breakpoint,
- * *after: those left. 0, -ESRCH (no such process), or -errno (err filled).
+ * *after: those left. 0, -ESRCH (no such process), or -errno (e filled).
  */
-int fp_journal__repair_process(pid_t pid, bool check, int *before, int *after, char *err,
-			       size_t errlen);
+int fp_journal__repair_process(pid_t pid, bool check, int *before, int *after, struct fp_err *e);
 
 #endif

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "err.h"
 #include "featprof.skel.h"
 #include "kernel.h"
 #include "pool.h"
@@ -181,7 +182,7 @@ static void choose_programs(struct fp_pool *p)
 }
 
 /* The always-on programs: thread exit, context switch, wakeup. 0 or -errno. */
-static int attach_scheduler(struct fp_pool *p, const char *who, char *err, size_t errlen)
+static int attach_scheduler(struct fp_pool *p, const char *who, struct fp_err *e)
 {
 	struct featprof_bpf *s = p->skel;
 	bool ok_exit, ok_switch;
@@ -201,10 +202,9 @@ static int attach_scheduler(struct fp_pool *p, const char *who, char *err, size_
 		ok_switch = s->links.fp_switch && s->links.fp_wakeup;
 	}
 	if (!ok_exit || !ok_switch) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: cannot attach the %s program: %s", who,
-			 ok_exit ? "context-switch" : "thread-exit", strerror(errno));
-		return ret ? ret : -EINVAL;
+		ret = errno ? errno : EINVAL;
+		return fp_fail(e, ret, "%s: cannot attach the %s program: %s", who,
+			       ok_exit ? "context-switch" : "thread-exit", strerror(ret));
 	}
 	return 0;
 }
@@ -225,7 +225,7 @@ static void destroy(struct fp_pool *p)
 }
 
 /* A new object of cap region entries, loaded and its scheduler programs attached. */
-static struct fp_pool *make(int cap, bool own, const char *who, char *err, size_t errlen)
+static struct fp_pool *make(int cap, bool own, const char *who, struct fp_err *e)
 {
 	struct fp_pool *p = calloc(1, sizeof(*p)), **pp;
 	char buf[128];
@@ -234,7 +234,7 @@ static struct fp_pool *make(int cap, bool own, const char *who, char *err, size_
 	if (p)
 		memset(p->slot_fd, -1, sizeof(p->slot_fd));
 	if (!p || !(p->rused = calloc((size_t)cap, 1)) || !(p->skel = featprof_bpf__open())) {
-		snprintf(err, errlen, "%s: cannot open BPF object", who);
+		fp_fail(e, ENOMEM, "%s: cannot open BPF object", who);
 		destroy(p);
 		errno = ENOMEM;
 		return NULL;
@@ -261,7 +261,7 @@ static struct fp_pool *make(int cap, bool own, const char *who, char *err, size_
 	ret = featprof_bpf__load(p->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
-		snprintf(err, errlen, "%s: cannot load BPF programs: %s", who, buf);
+		fp_fail(e, -ret, "%s: cannot load BPF programs: %s", who, buf);
 		goto fail;
 	}
 	set_costs(p);
@@ -272,12 +272,12 @@ static struct fp_pool *make(int cap, bool own, const char *who, char *err, size_
 		ret = bpf_map__update_elem(p->skel->maps.site_prog, &key, sizeof(key), &fd,
 					   sizeof(fd), BPF_ANY);
 		if (ret) {
-			snprintf(err, errlen, "%s: cannot set up the site trampolines: %s", who,
-				 strerror(-ret));
+			fp_fail(e, -ret, "%s: cannot set up the site trampolines: %s", who,
+				strerror(-ret));
 			goto fail;
 		}
 	}
-	ret = attach_scheduler(p, who, err, errlen);
+	ret = attach_scheduler(p, who, e);
 	if (ret)
 		goto fail;
 	for (pp = &pools; *pp; pp = &(*pp)->next)	/* oldest first: their holes fill first */
@@ -323,8 +323,7 @@ static int find_range(const struct fp_pool *p, int n)
 }
 
 /* An object with a free slot and n free entries: one there is, or a new one. */
-static struct fp_pool *find_room(int n, bool own, int *base, const char *who, char *err,
-				 size_t errlen)
+static struct fp_pool *find_room(int n, bool own, int *base, const char *who, struct fp_err *e)
 {
 	struct fp_pool *p;
 	int shared = 0, cap;
@@ -337,7 +336,7 @@ static struct fp_pool *find_room(int n, bool own, int *base, const char *who, ch
 			return p;
 	}
 	cap = shared < 5 ? POOL_FIRST << shared : POOL_MAX;
-	p = make(own || n > cap ? n : cap, own, who, err, errlen);
+	p = make(own || n > cap ? n : cap, own, who, e);
 	*base = 0;
 	return p;
 }
@@ -446,12 +445,12 @@ static int slot_maps(struct fp_pool *p, int slot)
 	return 0;
 }
 
-int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size_t errlen)
+int fp_pool__join(struct fp_target *t, int cap, const char *who, struct fp_err *e)
 {
 	struct fp_pool *p;
 	int base = 0, slot, ret;
 
-	p = find_room(cap, t->pid == 0, &base, who, err, errlen);
+	p = find_room(cap, t->pid == 0, &base, who, e);
 	if (!p)
 		return -errno;
 	for (slot = 0; p->slots & (1ULL << slot); slot++)
@@ -460,11 +459,11 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size
 	t->rbase = base;
 	ret = clean(p, slot, base, cap);
 	if (!ret && (ret = slot_maps(p, slot)))
-		snprintf(err, errlen, "%s: cannot install its path maps in the BPF object: %s",
-			 who, strerror(-ret));
+		fp_fail(e, -ret, "%s: cannot install its path maps in the BPF object: %s", who,
+			strerror(-ret));
 	else if (ret)
-		snprintf(err, errlen, "%s: cannot clean its entries in the BPF object: %s", who,
-			 strerror(-ret));
+		fp_fail(e, -ret, "%s: cannot clean its entries in the BPF object: %s", who,
+			strerror(-ret));
 	if (ret) {
 		if (!p->ntargets)	/* made for this target */
 			forget(p);

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "err.h"
+
 struct fp_target;
 struct fp_daemon_cal;
 
@@ -13,9 +15,9 @@ struct fp_daemon_cal;
  * range of region indices in an object that up to FP_POOL_SLOTS process targets use; an
  * executable group's file target has an object of its own. Sets t->skel, t->slot,
  * t->rbase, t->paths_fd, t->nodes_fd, t->ts_map, t->multi for a target of cap regions.
- * 0 or -errno (err filled, who names the target).
+ * 0 or -errno (e filled, who names the target).
  */
-int fp_pool__join(struct fp_target *t, int cap, const char *who, char *err, size_t errlen);
+int fp_pool__join(struct fp_target *t, int cap, const char *who, struct fp_err *e);
 /* The target's slot and range emptied and given back; the last target of an object
  * destroys it. t->skel is NULL after. */
 void fp_pool__leave(struct fp_target *t);

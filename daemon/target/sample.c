@@ -34,6 +34,7 @@
 
 #include "clock.h"
 #include "closer.h"
+#include "err.h"
 #include "featprof.skel.h"
 #include "featprof.h"
 #include "kernel.h"
@@ -104,7 +105,7 @@ int fp_target__sample_reset(struct fp_target *t)
 
 /* --remote: the switch hook and the task iterator over the target's threads, ticked by
  * the sampler thread. */
-static int remote_start(struct fp_target *t, int hz, char *err, size_t errlen)
+static int remote_start(struct fp_target *t, int hz, struct fp_err *e)
 {
 	union bpf_iter_link_info li = { .task.pid = (__u32)t->pid };
 	LIBBPF_OPTS(bpf_iter_attach_opts, io, .link_info = &li, .link_info_len = sizeof(li));
@@ -112,10 +113,8 @@ static int remote_start(struct fp_target *t, int hz, char *err, size_t errlen)
 	struct bpf_link *it;
 	int ret;
 
-	if (!tid) {
-		snprintf(err, errlen, "pid %d: cannot start the sampler thread", (int)t->pid);
-		return -EAGAIN;
-	}
+	if (!tid)
+		return fp_fail(e, EAGAIN, "pid %d: cannot start the sampler thread", (int)t->pid);
 	t->smp->links = calloc(2, sizeof(*t->smp->links));
 	if (!t->smp->links)
 		return -ENOMEM;
@@ -139,10 +138,9 @@ static int remote_start(struct fp_target *t, int hz, char *err, size_t errlen)
 		goto fail;
 	return 0;
 fail:
-	ret = -errno;
-	snprintf(err, errlen, "pid %d: cannot attach the remote sampler: %s", (int)t->pid,
-		 strerror(errno));
-	return ret ? ret : -EINVAL;
+	ret = errno ? errno : EINVAL;
+	return fp_fail(e, ret, "pid %d: cannot attach the remote sampler: %s", (int)t->pid,
+		       strerror(ret));
 }
 
 /*
@@ -151,9 +149,9 @@ fail:
  * per-CPU event would count the CPU's time, and a thread that sleeps and wakes on a
  * timer can be woken at the sampler's tick (timer slack coalesces them), every burst
  * then sampled at the same offsets: that biased shares by up to 9 points on the truth
- * target (docs/TRACING.md). 0 or -errno (err filled; the links made so far stay in t).
+ * target (docs/TRACING.md). 0 or -errno (e filled; the links made so far stay in t).
  */
-static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
+static int clock_start(struct fp_target *t, int hz, struct fp_err *e)
 {
 	struct bpf_program *prog = t->smp->src == FP_SRC_TLS ? t->smp->skel->progs.fp_sample
 				   : t->smp->src == FP_SRC_INPROC ? t->smp->skel->progs.fp_sample_ip
@@ -174,9 +172,9 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
 	dir = opendir(path);
 	if (!dir) {
-		snprintf(err, errlen, "pid %d: cannot list its threads: %s", (int)t->pid,
-			 strerror(errno));
-		return -errno;
+		ret = errno;
+		return fp_fail(e, ret, "pid %d: cannot list its threads: %s", (int)t->pid,
+			       strerror(ret));
 	}
 	while (!ret && (de = readdir(dir))) {
 		long tid = strtol(de->d_name, NULL, 10);
@@ -191,8 +189,8 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 			if (errno == ESRCH)	/* the thread exited meanwhile */
 				continue;
 			ret = -errno;
-			snprintf(err, errlen, "pid %d: cannot open a cpu-clock event on thread "
-				 "%ld: %s", (int)t->pid, tid, strerror(errno));
+			fp_fail(e, -ret, "pid %d: cannot open a cpu-clock event on thread "
+				"%ld: %s", (int)t->pid, tid, strerror(errno));
 			break;
 		}
 		g = realloc(t->smp->links, (size_t)(t->smp->nlinks + 1) * sizeof(*g));
@@ -202,8 +200,8 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 		if (!l) {
 			ret = g ? -errno : -ENOMEM;
 			close(pfd);
-			snprintf(err, errlen, "pid %d: cannot attach the sampler to thread %ld: %s",
-				 (int)t->pid, tid, strerror(-ret));
+			fp_fail(e, -ret, "pid %d: cannot attach the sampler to thread %ld: %s",
+				(int)t->pid, tid, strerror(-ret));
 			break;
 		}
 		t->smp->links[t->smp->nlinks++] = l;	/* owns pfd */
@@ -213,9 +211,8 @@ static int clock_start(struct fp_target *t, int hz, char *err, size_t errlen)
 }
 
 /* FEATPROF_SAMPLING_GATED: the kernel raises the semaphore at sem_off in the process
- * while the gate's uprobe is attached. 0 or -errno (err filled). */
-static int gate_start(struct fp_target *t, uint64_t gate_off, uint64_t sem_off, char *err,
-		      size_t errlen)
+ * while the gate's uprobe is attached. 0 or -errno (e filled). */
+static int gate_start(struct fp_target *t, uint64_t gate_off, uint64_t sem_off, struct fp_err *e)
 {
 	char path[64];
 	int fd;
@@ -226,23 +223,19 @@ static int gate_start(struct fp_target *t, uint64_t gate_off, uint64_t sem_off, 
 		t->smp->gate = fd;
 		return 0;
 	}
-	snprintf(err, errlen, "pid %d: cannot raise its sampling gate: %s", (int)t->pid,
-		 strerror(fd < 0 ? -fd : EBADF));
-	return fd < 0 ? fd : -EBADF;
+	return fp_fail(e, fd < 0 ? -fd : EBADF, "pid %d: cannot raise its sampling gate: %s",
+		       (int)t->pid, strerror(fd < 0 ? -fd : EBADF));
 }
 
 /* A fresh session: the figures and ids of an earlier one go, the object reads the
- * program's region stack at off (and its gate). 0 or -errno (err filled). */
-static int session_start(struct fp_target *t, int64_t off, bool gated, char *err,
-			 size_t errlen)
+ * program's region stack at off (and its gate). 0 or -errno (e filled). */
+static int session_start(struct fp_target *t, int64_t off, bool gated, struct fp_err *e)
 {
 	int ret = fp_target__sample_reset(t);
 
-	if (ret) {
-		snprintf(err, errlen, "pid %d: cannot reset its sampled figures: %s", (int)t->pid,
-			 strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return fp_fail(e, -ret, "pid %d: cannot reset its sampled figures: %s", (int)t->pid,
+			       strerror(-ret));
 	json_object_put(t->smp->last);
 	t->smp->last = NULL;
 	free(t->smp->ids);
@@ -266,9 +259,9 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, char *err
  * Sampling's programs and maps (bpf/sample.bpf.c) in an object of the target's own, made
  * at its first session, again where a session needs another shape: a stack map
  * (--stacks), or the target's thread states and enabled regions (FP_SRC_KERNEL: its
- * object's maps, shared by descriptor). 0 or -errno (err filled).
+ * object's maps, shared by descriptor). 0 or -errno (e filled).
  */
-static int sample_object(struct fp_target *t, char *err, size_t errlen)
+static int sample_object(struct fp_target *t, struct fp_err *e)
 {
 	const struct fp_kernel_caps *k = fp_kernel_caps();
 	struct fp_sampling *sm = t->smp;
@@ -286,10 +279,9 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 		sm->skel = NULL;
 	}
 	s = sample_bpf__open();
-	if (!s) {
-		snprintf(err, errlen, "pid %d: cannot open the sampler's BPF object", (int)t->pid);
-		return -ENOMEM;
-	}
+	if (!s)
+		return fp_fail(e, ENOMEM, "pid %d: cannot open the sampler's BPF object",
+			       (int)t->pid);
 	bpf_program__set_autoload(s->progs.fp_sample_remote, k->copy_from_user_task);
 	bpf_program__set_autoload(s->progs.fp_sample_switch, k->copy_from_user_task);
 	bpf_program__set_autoload(s->progs.fp_sample, !kern && !ip);
@@ -316,19 +308,19 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 		ret = sample_bpf__load(s);
 	if (ret && ((kern && t->ts_map) || ip)) {
 		/* 5.10's verifier: "perf_event programs can only use preallocated hash map" */
-		snprintf(err, errlen, "pid %d: sampling its %s regions reads %s, a hash map "
-			 "allocated at run time that no perf_event program may read before Linux "
-			 "6.1 (%s): sample a FEATPROF_SAMPLING build", (int)t->pid,
-			 ip ? "in-process" : "traced",
-			 ip ? "featprof's map of its threads' blocks" : "featprof's thread states",
-			 libbpf_strerror(ret, buf, sizeof(buf)) ? "?" : buf);
+		fp_fail(e, EOPNOTSUPP, "pid %d: sampling its %s regions reads %s, a hash map "
+			"allocated at run time that no perf_event program may read before Linux "
+			"6.1 (%s): sample a FEATPROF_SAMPLING build", (int)t->pid,
+			ip ? "in-process" : "traced",
+			ip ? "featprof's map of its threads' blocks" : "featprof's thread states",
+			libbpf_strerror(ret, buf, sizeof(buf)) ? "?" : buf);
 		sample_bpf__destroy(s);
 		return -EOPNOTSUPP;
 	}
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
-		snprintf(err, errlen, "pid %d: cannot load the sampler's BPF programs: %s",
-			 (int)t->pid, buf);
+		fp_fail(e, -ret, "pid %d: cannot load the sampler's BPF programs: %s",
+			(int)t->pid, buf);
 		sample_bpf__destroy(s);
 		return ret;
 	}
@@ -336,10 +328,10 @@ static int sample_object(struct fp_target *t, char *err, size_t errlen)
 	t->smp->skel_unwind = t->smp->unwind;
 	t->smp->skel_src = t->smp->src;
 	if (t->smp->unwind == FP_UNWIND_DWARF &&
-	    !(sm->dwarf = fp_dwarf__new(t->pid, bpf_map__fd(s->maps.stack_copies), err, errlen))) {
+	    !(sm->dwarf = fp_dwarf__new(t->pid, bpf_map__fd(s->maps.stack_copies), e))) {
 		sample_bpf__destroy(s);
 		t->smp->skel = NULL;
-		return -ENOENT;
+		return -EIO;
 	}
 	return 0;
 }
@@ -359,87 +351,76 @@ static int trapped_regions(const struct fp_target *t)
 /*
  * Where the open regions are read: the program's TLS stack where its executable keeps
  * one (FEATPROF_SAMPLING: every region, enabled or not), else the kernel's state of the
- * regions featprofd traces. 0 or -errno (err filled).
+ * regions featprofd traces. 0 or -errno (e filled).
  */
 static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
-			 uint64_t *sem_off, int64_t *off, char *err, size_t errlen)
+			 uint64_t *sem_off, int64_t *off, struct fp_err *e)
 {
-	int ret = fp_sample_tls_abi(t->pid, gate_off, sem_off, err, errlen);
+	int ret = fp_sample_tls_abi(t->pid, gate_off, sem_off, e);
 
 	if (!ret) {
 		t->smp->src = FP_SRC_TLS;
-		ret = fp_sample_tls_offset(t->pid, off, err, errlen);
-		return ret ? ret : fp_sample_one_stack(t, err, errlen);
+		ret = fp_sample_tls_offset(t->pid, off, e);
+		return ret ? ret : fp_sample_one_stack(t, e);
 	}
 	if (ret != -ENOENT)
 		return ret;
+	fp_err_clear(e);	/* no stack of its own: the regions traced, or its runtime's */
 	if (!trapped_regions(t) && t->ip_regions) {	/* all timed in the process */
 		t->smp->src = FP_SRC_INPROC;
 		*off = 0;
 		return 0;
 	}
-	if (!trapped_regions(t)) {
-		snprintf(err, errlen, "pid %d: no region is traced and its executable keeps no "
-			 "region stack of its own: featprof enable %d FEATURE first (or build "
-			 "with FEATPROF_SAMPLING)", (int)t->pid, (int)t->pid);
-		return -ENOENT;
-	}
+	if (!trapped_regions(t))
+		return fp_fail(e, ENODATA, "pid %d: no region is traced and its executable "
+			       "keeps no region stack of its own: featprof enable %d FEATURE "
+			       "first (or build with FEATPROF_SAMPLING)", (int)t->pid,
+			       (int)t->pid);
 	if (remote) {
-		snprintf(err, errlen, "pid %d: sample --remote reads a FEATPROF_SAMPLING "
-			 "build's region stack only; its regions are traced: sample without "
-			 "--remote", (int)t->pid);
-		return -EOPNOTSUPP;
+		return fp_fail(e, EOPNOTSUPP, "pid %d: sample --remote reads a FEATPROF_SAMPLING "
+			       "build's region stack only; its regions are traced: sample without "
+			       "--remote", (int)t->pid);
 	}
 	t->smp->src = FP_SRC_KERNEL;
 	*off = 0;
 	return 0;
 }
 
-int fp_target__sample_start(struct fp_target *t, int hz, int remote, int unwind, char *err,
-			    size_t errlen)
+int fp_target__sample_start(struct fp_target *t, int hz, int remote, int unwind, struct fp_err *e)
 {
 	uint64_t gate_off = 0, sem_off = 0;
 	int64_t off = 0;
 	int ret;
 
-	if (!t->skel) {
-		snprintf(err, errlen, "pid %d: exited", (int)t->pid);
-		return -ESRCH;
-	}
-	if (fp_target__sampling(t)) {
-		snprintf(err, errlen, "pid %d: already sampling", (int)t->pid);
-		return -EBUSY;
-	}
-	if (remote && !fp_kernel_caps()->copy_from_user_task) {
-		snprintf(err, errlen, "sample --remote needs bpf_copy_from_user_task (Linux "
-			 "5.18), which this kernel lacks: sample without --remote");
-		return -EOPNOTSUPP;
-	}
-	if (remote && unwind) {
-		snprintf(err, errlen, "sample --stacks interrupts each thread to walk its "
-			 "stack: sample without --remote");
-		return -EOPNOTSUPP;
-	}
-	if (!t->smp && !(t->smp = calloc(1, sizeof(*t->smp)))) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	ret = choose_source(t, remote, &gate_off, &sem_off, &off, err, errlen);
+	if (!t->skel)
+		return fp_fail(e, ESRCH, "pid %d: exited", (int)t->pid);
+	if (fp_target__sampling(t))
+		return fp_fail(e, EBUSY, "pid %d: already sampling", (int)t->pid);
+	if (remote && !fp_kernel_caps()->copy_from_user_task)
+		return fp_fail(e, EOPNOTSUPP,
+			       "sample --remote needs bpf_copy_from_user_task (Linux "
+			       "5.18), which this kernel lacks: sample without --remote");
+	if (remote && unwind)
+		return fp_fail(e, EOPNOTSUPP, "sample --stacks interrupts each thread to walk its "
+			       "stack: sample without --remote");
+	if (!t->smp && !(t->smp = calloc(1, sizeof(*t->smp))))
+		return fp_fail(e, ENOMEM, "out of memory");
+	ret = choose_source(t, remote, &gate_off, &sem_off, &off, e);
 	t->smp->unwind = unwind;
 	if (!ret)
-		ret = sample_object(t, err, errlen);
+		ret = sample_object(t, e);
 	if (!ret)
-		ret = session_start(t, off, gate_off != 0, err, errlen);
+		ret = session_start(t, off, gate_off != 0, e);
 	if (ret)
 		return ret;
 	__atomic_store_n(&t->smp->skel->bss->sample_tgid, (uint32_t)t->pid, __ATOMIC_SEQ_CST);
-	if (gate_off && (ret = gate_start(t, gate_off, sem_off, err, errlen))) {
+	if (gate_off && (ret = gate_start(t, gate_off, sem_off, e))) {
 		__atomic_store_n(&t->smp->skel->bss->sample_tgid, 0, __ATOMIC_SEQ_CST);
 		return ret;
 	}
 	t->smp->remote = remote;
 	t->smp->ticks = t->smp->missed = 0;
-	ret = remote ? remote_start(t, hz, err, errlen) : clock_start(t, hz, err, errlen);
+	ret = remote ? remote_start(t, hz, e) : clock_start(t, hz, e);
 	if (ret) {
 		if (!t->smp->links)	/* nothing to stop */
 			return ret;

@@ -3,6 +3,7 @@
 #ifndef FP_SAMPLE_H
 #define FP_SAMPLE_H
 
+#include "err.h"
 #include "target.h"
 
 struct json_object;
@@ -10,9 +11,8 @@ struct json_object;
 /* Starts sampling t's threads at hz: a cpu-clock event per thread, or (remote) the
  * sampler thread's ticks; stacks: each sample's user call stack too. The open regions
  * come from the program's TLS stack (FEATPROF_SAMPLING) or, where it keeps none, from
- * the regions traced in the kernel. 0 or -errno, err filled. */
-int fp_target__sample_start(struct fp_target *t, int hz, int remote, int stacks, char *err,
-			    size_t errlen);
+ * the regions traced in the kernel. 0 or -errno, e filled. */
+int fp_target__sample_start(struct fp_target *t, int hz, int remote, int stacks, struct fp_err *e);
 /* Where the session reads the open regions, in words. */
 const char *fp_target__sample_source(const struct fp_target *t);
 /* Names the ids seen so far while the target can still be read (called periodically). */

@@ -24,6 +24,7 @@
 #include <sys/user.h>
 #include <time.h>
 
+#include "err.h"
 #include "featprof_bpf.h"
 #include "sample_dwarf.h"
 
@@ -170,34 +171,34 @@ static int on_copy(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-struct fp_dwarf *fp_dwarf__new(pid_t pid, int ring_fd, char *err, size_t errlen)
+struct fp_dwarf *fp_dwarf__new(pid_t pid, int ring_fd, struct fp_err *e)
 {
 	struct fp_dwarf *d = calloc(1, sizeof(*d));
 	int ret;
 
 	if (!d) {
-		snprintf(err, errlen, "out of memory");
+		fp_fail(e, ENOMEM, "out of memory");
 		return NULL;
 	}
 	d->pid = pid;
 	d->dwfl = dwfl_begin(&dwfl_cbs);
 	ret = d->dwfl ? report(d, false) : -ENOMEM;
 	if (ret) {
-		snprintf(err, errlen, "pid %d: libdwfl cannot read its mappings: %s", (int)pid,
-			 d->dwfl ? dwfl_errmsg(-1) : "out of memory");
+		fp_fail(e, d->dwfl ? EIO : ENOMEM, "pid %d: libdwfl cannot read its mappings: %s",
+			(int)pid, d->dwfl ? dwfl_errmsg(-1) : "out of memory");
 		fp_dwarf__free(d);
 		return NULL;
 	}
 	if (!dwfl_attach_state(d->dwfl, NULL, pid, &thread_cbs, d)) {
-		snprintf(err, errlen, "pid %d: libdwfl cannot unwind it: %s", (int)pid,
-			 dwfl_errmsg(-1));
+		fp_fail(e, EIO, "pid %d: libdwfl cannot unwind it: %s", (int)pid,
+			dwfl_errmsg(-1));
 		fp_dwarf__free(d);
 		return NULL;
 	}
 	d->rb = ring_buffer__new(ring_fd, on_copy, d, NULL);
 	if (!d->rb) {
-		snprintf(err, errlen, "pid %d: cannot read the stack copies' ring: %s", (int)pid,
-			 strerror(errno));
+		fp_fail(e, errno, "pid %d: cannot read the stack copies' ring: %s", (int)pid,
+			strerror(errno));
 		fp_dwarf__free(d);
 		return NULL;
 	}

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
+
 struct fp_dwarf;
 struct fp_sample_key;
 
@@ -19,9 +21,9 @@ struct fp_sample_key;
 typedef void (*fp_dwarf_fn)(void *arg, const struct fp_sample_key *key, const uint64_t *ips,
 			    int n, int truncated);
 
-/* An unwinder of process pid's copies from the ring buffer map at ring_fd. NULL (err
+/* An unwinder of process pid's copies from the ring buffer map at ring_fd. NULL (e
  * filled) when libdwfl cannot report the process. */
-struct fp_dwarf *fp_dwarf__new(pid_t pid, int ring_fd, char *err, size_t errlen);
+struct fp_dwarf *fp_dwarf__new(pid_t pid, int ring_fd, struct fp_err *e);
 /* Unwinds the copies waiting, calling fn for each (NULL: drops them). Their count, or
  * -errno. */
 int fp_dwarf__drain(struct fp_dwarf *d, fp_dwarf_fn fn, void *arg);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "featprof.h"
 #include "kernel.h"
 #include "maps.h"
@@ -29,36 +30,35 @@
 /* The executable's TLS ABI note must say what this daemon reads: checked before any
  * read of the target's memory. A gated build's gate site and semaphore: *gate_off and
  * *sem_off (file offsets), else 0. */
-int fp_sample_tls_abi(pid_t pid, uint64_t *gate_off, uint64_t *sem_off, char *err,
-		   size_t errlen)
+int fp_sample_tls_abi(pid_t pid, uint64_t *gate_off, uint64_t *sem_off, struct fp_err *e)
 {
 	char path[64];
 	struct fp_object *obj = NULL;
 	int ret, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	ret = fp_object__read(path, path, &obj, err, errlen);
+	ret = fp_object__read(path, path, &obj, e);
 	if (ret)
 		return ret;
 	*gate_off = *sem_off = 0;
 	if (!obj->tls_version) {
-		snprintf(err, errlen, "pid %d: its executable has no featprof TLS note: sampling "
-			 "needs a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
-		ret = -ENOENT;
+		ret = fp_fail(e, ENOENT,
+			      "pid %d: its executable has no featprof TLS note: sampling "
+			      "needs a build with FEATPROF_SAMPLING (usdt/featprof.h)",
+			      (int)pid);
 	} else if (obj->tls_version != FP_TLS_ABI_VERSION || obj->tls_depth != FP_TLS_DEPTH ||
 		   obj->tls_magic != FP_TLS_MAGIC) {
-		snprintf(err, errlen, "pid %d: sampling ABI version %u (depth %u) in its "
-			 "executable; this featprofd reads version %d (depth %d)", (int)pid,
-			 obj->tls_version, obj->tls_depth, FP_TLS_ABI_VERSION, FP_TLS_DEPTH);
-		ret = -EPROTO;
+		ret = fp_fail(e, EPROTO, "pid %d: sampling ABI version %u (depth %u) in its "
+			      "executable; this featprofd reads version %d (depth %d)", (int)pid,
+			      obj->tls_version, obj->tls_depth, FP_TLS_ABI_VERSION, FP_TLS_DEPTH);
 	}
 	for (i = 0; !ret && i < obj->nsites; i++)
 		if (!strcmp(obj->sites[i].provider, "featprof") &&
 		    !strcmp(obj->sites[i].name, FP_GATE_PROBE)) {
 			if (!obj->sites[i].sem_off) {
-				snprintf(err, errlen, "pid %d: its sampling gate has no semaphore",
-					 (int)pid);
-				ret = -EPROTO;
+				ret =
+				    fp_fail(e, EPROTO, "pid %d: its sampling gate has no semaphore",
+					    (int)pid);
 			}
 			*gate_off = obj->sites[i].loc_off;
 			*sem_off = obj->sites[i].sem_off;
@@ -123,9 +123,9 @@ static int exports_tls(const char *path)
  * to the executable's: both export it (featprof.h gives it default visibility, whatever
  * -fvisibility says; a version script's "local: *" takes that away). A library that keeps
  * its own stack is refused, naming it: its regions would read 0% with no word. 0 or
- * -EOPNOTSUPP (err filled).
+ * -EOPNOTSUPP (e filled).
  */
-int fp_sample_one_stack(const struct fp_target *t, char *err, size_t errlen)
+int fp_sample_one_stack(const struct fp_target *t, struct fp_err *e)
 {
 	int o, exe = -1, lib;
 	struct stat es, os;
@@ -147,19 +147,20 @@ int fp_sample_one_stack(const struct fp_target *t, char *err, size_t errlen)
 		lib = exports_tls(obj->host_path);
 		if (exe == 1 && lib == 1)
 			continue;
-		snprintf(err, errlen, "pid %d: %s keeps a region stack of its own (featprof_tls "
-			 "is not exported %s): its regions cannot be sampled; export it, or "
-			 "measure them with featprof enable", (int)t->pid, obj->path,
-			 lib != 1 ? "there: a version script's local list, or an older "
-				    "featprof.h with -fvisibility=hidden"
-				  : "by the executable");
-		return -EOPNOTSUPP;
+		return fp_fail(e, EOPNOTSUPP,
+			       "pid %d: %s keeps a region stack of its own (featprof_tls "
+			       "is not exported %s): its regions cannot be sampled; export it, or "
+			       "measure them with featprof enable",
+			       (int)t->pid, obj->path,
+			       lib != 1 ? "there: a version script's local list, or an older "
+					  "featprof.h with -fvisibility=hidden"
+					: "by the executable");
 	}
 	return 0;
 }
 
 /* featprof_tls's offset from the thread pointer in the executable of pid. */
-int fp_sample_tls_offset(pid_t pid, int64_t *off, char *err, size_t errlen)
+int fp_sample_tls_offset(pid_t pid, int64_t *off, struct fp_err *e)
 {
 	char path[64];
 	int fd, ret = -ENOENT, found = 0;
@@ -171,15 +172,15 @@ int fp_sample_tls_offset(pid_t pid, int64_t *off, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "pid %d: cannot open its executable: %s", (int)pid,
-			 strerror(errno));
-		return -errno;
+		int no = errno;
+
+		return fp_fail(e, no, "pid %d: cannot open its executable: %s", (int)pid,
+			       strerror(no));
 	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph)) {
-		snprintf(err, errlen, "pid %d: its executable is not ELF", (int)pid);
-		ret = -ENOEXEC;
+		ret = fp_fail(e, ENOEXEC, "pid %d: its executable is not ELF", (int)pid);
 		goto out;
 	}
 	for (i = 0; i < nph; i++) {
@@ -193,9 +194,10 @@ int fp_sample_tls_offset(pid_t pid, int64_t *off, char *err, size_t errlen)
 	found = tls_sym(elf, false, &sym);
 	value = sym.st_value;
 	if (!found || !memsz) {
-		snprintf(err, errlen, "pid %d: no featprof_tls in its executable: sampling needs "
-			 "a build with FEATPROF_SAMPLING (usdt/featprof.h)", (int)pid);
-		ret = -ENOENT;
+		ret = fp_fail(e, ENODATA,
+			      "pid %d: no featprof_tls in its executable: sampling needs "
+			      "a build with FEATPROF_SAMPLING (usdt/featprof.h)",
+			      (int)pid);
 		goto out;
 	}
 	*off = (int64_t)value - (int64_t)((memsz + align - 1) / align * align);

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "err.h"
 #include "featprof.skel.h"
 #include "log.h"
 #include "sample.h"
@@ -68,9 +69,7 @@ void fp_target__release(struct fp_target *t)
 	if (t->ip_on && t->cat)	/* its gates down: the arena stays readable */
 		for (r = 0; r < t->cat->nregions; r++)
 			if (t->ip_on[r]) {
-				char ignored[8];
-
-				fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+				fp_inproc__set(t->ip, r, false, NULL);
 				t->ip_on[r] = 0;
 			}
 	t->ip_regions = 0;
@@ -140,7 +139,7 @@ void fp_target__free(struct fp_target *t)
 	free(t);
 }
 
-void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, size_t errlen)
+int fp_no_probes(const struct fp_proc *proc, const char *comm, struct fp_err *e)
 {
 	char prov[256] = "";
 	int o, k, n = 0;
@@ -156,7 +155,8 @@ void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, s
 		}
 	if (n)
 		strcat(prov, ")");
-	snprintf(err, errlen, "pid %d (%s): no featprof probes%s", (int)proc->pid, comm, prov);
+	return fp_fail(e, ENODATA, "pid %d (%s): no featprof probes%s", (int)proc->pid, comm,
+		       prov);
 }
 
 static void read_comm(struct fp_target *t)
@@ -173,7 +173,7 @@ static void read_comm(struct fp_target *t)
 	}
 }
 
-static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, size_t errlen);
+static int take_defs(struct fp_target *t, struct fp_regdefs *more, struct fp_err *e);
 
 /* Region r's entry in region_info: its feature mask and flags. */
 static int fill_region_info(struct fp_target *t, int r)
@@ -289,27 +289,24 @@ int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp
 /*
  * The part of a new target that is the same for a process and a file: the catalog from
  * t->proc's objects, a slot in a BPF object (daemon/target/pool.c) and its region entries. who
- * names the target in messages. 0 or -errno with err filled.
+ * names the target in messages. 0 or -errno with e filled.
  */
-static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
+static int load(struct fp_target *t, const char *who, struct fp_err *e)
 {
 	int ret, r;
 
 	t->cat = fp_catalog__new(t->proc->objs, t->proc->nobjs, t->defs);
 	if (!t->cat || fp_catalog__extend(t->cat, t->proc->objs, t->proc->nobjs,
-					  &t->own_defs) < 0) {
-		snprintf(err, errlen, "%s: out of memory", who);
-		return -ENOMEM;
-	}
-	if (!t->cat->nregions) {
-		fp_no_probes_msg(t->proc, t->comm, err, errlen);
-		return -ENOENT;
-	}
-	if (t->cat->nfeatures > FP_MAX_FEATURES) {
-		snprintf(err, errlen, "%s: %d features, at most %d supported", who,
-			 t->cat->nfeatures, FP_MAX_FEATURES);
-		return -E2BIG;
-	}
+					  &t->own_defs) < 0)
+		return fp_fail(e, ENOMEM, "%s: out of memory", who);
+	if (!t->cat->nregions && !t->pid)
+		return fp_fail(e, ENODATA, "%s: no featprof probes or defined regions in the "
+			       "file itself", who);
+	if (!t->cat->nregions)
+		return fp_no_probes(t->proc, t->comm, e);
+	if (t->cat->nfeatures > FP_MAX_FEATURES)
+		return fp_fail(e, E2BIG, "%s: %d features, at most %d supported", who,
+			       t->cat->nfeatures, FP_MAX_FEATURES);
 	t->cap_regions = region_capacity(t->cat->nregions);
 	t->enabled = calloc((size_t)t->cap_regions, 1);
 	t->region_mask = calloc((size_t)t->cap_regions, sizeof(*t->region_mask));
@@ -317,19 +314,16 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 	/* no attach cookie: a trampoline per region and point, made at its attach */
 	if (!t->enabled || !t->region_mask || !t->ip_on ||
 	    fp_links__new(t, !fp_kernel_caps()->cookie)) {
-		snprintf(err, errlen, "%s: out of memory", who);
-		return -ENOMEM;
+		return fp_fail(e, ENOMEM, "%s: out of memory", who);
 	}
-	ret = fp_pool__join(t, t->cap_regions, who, err, errlen);
+	ret = fp_pool__join(t, t->cap_regions, who, e);
 	if (ret)
 		return ret;
 	for (r = 0; r < t->cat->nregions; r++) {
 		ret = fill_region_info(t, r);
-		if (ret) {
-			snprintf(err, errlen, "%s: cannot fill the region map: %s", who,
-				 strerror(-ret));
-			return ret;
-		}
+		if (ret)
+			return fp_fail(e, -ret, "%s: cannot fill the region map: %s", who,
+				       strerror(-ret));
 	}
 	/* objects built with FEATPROF_INPROCESS: their regions can time themselves */
 	t->ip = t->pid ? fp_inproc__new(t->pid, t->cat) : NULL;
@@ -341,14 +335,14 @@ static int load(struct fp_target *t, const char *who, char *err, size_t errlen)
 }
 
 struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
-				 struct fp_regdefs *more, char *err, size_t errlen)
+				 struct fp_regdefs *more, struct fp_err *e)
 {
 	struct fp_target *t = calloc(1, sizeof(*t));
 	char who[32];
 	int ret = 0;
 
 	if (!t) {
-		errno = ENOMEM;
+		errno = -fp_fail(e, ENOMEM, "out of memory");
 		return NULL;
 	}
 	t->pid = pid;
@@ -358,20 +352,19 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 	t->start_time = fp_start_time(pid);
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "pid %d: %s", (int)pid,
-			 errno == ESRCH ? "no such process" : strerror(errno));
+		ret = fp_fail(e, errno, "pid %d: %s", (int)pid,
+			      errno == ESRCH ? "no such process" : strerror(errno));
 		goto fail;
 	}
 	read_comm(t);
-	ret = fp_proc__read(pid, &t->proc, err, errlen);
+	ret = fp_proc__read(pid, &t->proc, e);
 	if (ret)
 		goto fail;
-	ret = more ? take_defs(t, more, err, errlen) : 0;
+	ret = more ? take_defs(t, more, e) : 0;
 	if (ret < 0)
 		goto fail;
 	snprintf(who, sizeof(who), "pid %d", (int)pid);
-	ret = load(t, who, err, errlen);
+	ret = load(t, who, e);
 	if (ret)
 		goto fail;
 	return t;
@@ -382,7 +375,7 @@ fail:
 }
 
 struct fp_target *fp_target__new_file(int fd, const char *path, int group, int use_opt,
-				      const struct fp_regdefs *defs, char *err, size_t errlen)
+				      const struct fp_regdefs *defs, struct fp_err *e)
 {
 	struct fp_target *t = calloc(1, sizeof(*t));
 	struct fp_object *obj = NULL;
@@ -392,7 +385,7 @@ struct fp_target *fp_target__new_file(int fd, const char *path, int group, int u
 
 	if (!t || !(t->proc = calloc(1, sizeof(*t->proc))) ||
 	    !(t->proc->objs = calloc(1, sizeof(*t->proc->objs)))) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		fp_fail(e, ENOMEM, "%s: out of memory", path);
 		goto fail;
 	}
 	t->pidfd = -1;
@@ -405,22 +398,18 @@ struct fp_target *fp_target__new_file(int fd, const char *path, int group, int u
 	 * holds its own descriptor (closed with it) */
 	own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (own < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		ret = fp_fail(e, errno, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	snprintf(host, sizeof(host), "/proc/self/fd/%d", own);
-	ret = fp_object__read(host, path, &obj, err, errlen);
+	ret = fp_object__read(host, path, &obj, e);
 	if (ret) {
 		close(own);
 		goto fail;
 	}
 	obj->fd = own;
 	t->proc->objs[t->proc->nobjs++] = obj;
-	ret = load(t, path, err, errlen);
-	if (ret == -ENOENT)
-		snprintf(err, errlen, "%s: no featprof probes or defined regions in the file "
-			 "itself", path);
+	ret = load(t, path, e);
 	if (ret)
 		goto fail;
 	fp_target__set_member_group(t, (uint32_t)group);
@@ -447,7 +436,7 @@ static int wanted(const struct fp_target *t, int r)
 	return 0;
 }
 
-int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen)
+int fp_target__apply_wants(struct fp_target *t, int on, struct fp_err *e)
 {
 	uint8_t *sel = calloc((size_t)t->cat->nregions + 1, 1);
 	int r, ret;
@@ -458,7 +447,7 @@ int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen
 		sel[r] = (uint8_t)(on ? wanted(t, r) && !(t->file_skips_ip &&
 							 fp_inproc__file_can(t->cat, r))
 				      : t->enabled[r] && !wanted(t, r));
-	ret = fp_target__set_regions(t, sel, on, err, errlen);
+	ret = fp_target__set_regions(t, sel, on, e);
 	free(sel);
 	return ret;
 }
@@ -469,7 +458,7 @@ int fp_target__set_wants(struct fp_target *t, const struct fp_wants *w)
 }
 
 /* Would the catalog over the process's objects and all definitions fit the object? */
-static int check_fits(struct fp_target *t, char *err, size_t errlen)
+static int check_fits(struct fp_target *t, struct fp_err *e)
 {
 	struct fp_catalog *c = fp_catalog__new(t->proc->objs, t->proc->nobjs, t->defs);
 	int ret = 0;
@@ -479,17 +468,16 @@ static int check_fits(struct fp_target *t, char *err, size_t errlen)
 	else if (c->nregions > t->cap_regions || c->nfeatures > FP_MAX_FEATURES)
 		ret = -E2BIG;
 	if (ret == -E2BIG)
-		snprintf(err, errlen,
-			 "pid %d: %d regions and %d features would exceed this target's room "
-			 "(%d, %d): detach and attach again", (int)t->pid, c->nregions,
-			 c->nfeatures, t->cap_regions, FP_MAX_FEATURES);
+		fp_fail(e, E2BIG, "pid %d: %d regions and %d features would exceed this "
+			"target's room (%d, %d): detach and attach again", (int)t->pid,
+			c->nregions, c->nfeatures, t->cap_regions, FP_MAX_FEATURES);
 	else if (ret)
-		snprintf(err, errlen, "pid %d: out of memory", (int)t->pid);
+		fp_fail(e, ENOMEM, "pid %d: out of memory", (int)t->pid);
 	fp_catalog__free(c);
 	return ret;
 }
 
-int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
+int fp_target__refresh(struct fp_target *t, struct fp_err *e)
 {
 	int n0, r, ret, added, *nsites0 = NULL;
 	uint8_t *sel = NULL;
@@ -497,22 +485,22 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 
 	if (t->exited || !t->skel)
 		return -EINVAL;
-	ret = fp_proc__refresh(t->proc, err, errlen);
+	ret = fp_proc__refresh(t->proc, e);
 	t->cat->objs = t->proc->objs;	/* the array may have moved */
 	if (ret < 0)
 		return ret;
-	if (t->ip && (added = fp_inproc__remap(t->ip, err, errlen)))
+	if (t->ip && (added = fp_inproc__remap(t->ip, e)))
 		return added;	/* (a library loaded again: its runtime is told) */
 	if (!ret && !t->defs_added)	/* no object mapped, no definition: as it was */
 		return 0;
 	t->defs_added = 0;
 	n0 = t->cat->nregions;
-	ret = check_fits(t, err, errlen);
+	ret = check_fits(t, e);
 	if (ret)
 		return ret;
 	nsites0 = calloc((size_t)n0 + 1, sizeof(*nsites0));
 	if (!nsites0)
-		return -ENOMEM;
+		return fp_fail(e, ENOMEM, "pid %d: out of memory", (int)t->pid);
 	for (r = 0; r < n0; r++)
 		nsites0[r] = t->cat->regions[r].nsites;
 	added = fp_catalog__extend(t->cat, t->proc->objs, t->proc->nobjs, t->defs);
@@ -523,14 +511,14 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 	if (added <= 0) {
 		free(nsites0);
 		if (added < 0)
-			snprintf(err, errlen, "pid %d: out of memory", (int)t->pid);
+			fp_fail(e, -added, "pid %d: out of memory", (int)t->pid);
 		return added;
 	}
 	for (r = 0; r < t->cat->nregions; r++) {
 		ret = fill_region_info(t, r);
 		if (ret) {
-			snprintf(err, errlen, "pid %d: cannot fill the region map: %s",
-				 (int)t->pid, strerror(-ret));
+			fp_fail(e, -ret, "pid %d: cannot fill the region map: %s",
+				(int)t->pid, strerror(-ret));
 			goto out;
 		}
 	}
@@ -540,13 +528,13 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 		ret = -errno;
 	use_inproc(t);
 	if (ret) {
-		snprintf(err, errlen, "pid %d: in-process timing of its new objects: %s",
-			 (int)t->pid, strerror(-ret));
+		fp_fail(e, -ret, "pid %d: in-process timing of its new objects: %s",
+			(int)t->pid, strerror(-ret));
 		goto out;
 	}
 	for (r = 0; r < n0; r++)	/* a region measured in-process that gained a gate */
 		if (t->ip_on[r] && t->cat->regions[r].nsites != nsites0[r] &&
-		    (ret = fp_inproc__set(t->ip, r, true, err, errlen)))
+		    (ret = fp_inproc__set(t->ip, r, true, e)))
 			goto out;
 	sel = calloc((size_t)t->cat->nregions, 1);
 	if (!sel) {
@@ -560,15 +548,15 @@ int fp_target__refresh(struct fp_target *t, char *err, size_t errlen)
 		if (r >= n0 && wanted(t, r))
 			sel[r] = 1, any = 1;
 		if (grew && !t->multi) {	/* per-site links: attach the region again */
-			ret = fp_target__set_region(t, r, 0, err, errlen);
+			ret = fp_target__set_region(t, r, 0, e);
 			if (!ret)
-				ret = fp_target__set_region(t, r, 1, err, errlen);
+				ret = fp_target__set_region(t, r, 1, e);
 			if (ret)
 				goto out;
 		}
 		force |= grew;
 	}
-	ret = any || force ? fp_links__set(t, sel, 1, force, err, errlen) : 0;
+	ret = any || force ? fp_links__set(t, sel, 1, force, e) : 0;
 out:
 	free(sel);
 	free(nsites0);
@@ -577,7 +565,7 @@ out:
 
 /* Checks more's probes against the process and moves the new ones into own_defs; returns
  * how many were moved, or -errno (nothing moved). */
-static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, size_t errlen)
+static int take_defs(struct fp_target *t, struct fp_regdefs *more, struct fp_err *e)
 {
 	struct fp_regdef *a;
 	int i, j, n0 = t->own_defs.ndefs;
@@ -586,9 +574,11 @@ static int take_defs(struct fp_target *t, struct fp_regdefs *more, char *err, si
 		char what[32];
 
 		snprintf(what, sizeof(what), "pid %d", (int)t->pid);
-		if (fp_regdef__missing_msg(t->proc->objs, t->proc->nobjs, &more->defs[i], what,
-					   err, errlen))
-			return -ENOENT;
+		int ret = fp_regdef__check(t->proc->objs, t->proc->nobjs, &more->defs[i], what,
+					   e);
+
+		if (ret)
+			return ret;
 	}
 	a = realloc(t->own_defs.defs, sizeof(*a) * (size_t)(n0 + more->ndefs + 1));
 	if (!a)
@@ -622,21 +612,20 @@ bool fp_target__pending_feature(const void *target, const char *feature)
 	return false;
 }
 
-int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
-			size_t errlen)
+int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, struct fp_err *e)
 {
 	int n0 = t->own_defs.ndefs, ret;
 
 	if (t->exited || !t->skel)
 		return -EINVAL;
-	ret = fp_proc__refresh(t->proc, err, errlen);
+	ret = fp_proc__refresh(t->proc, e);
 	t->cat->objs = t->proc->objs;
 	if (ret < 0)
 		return ret;
-	ret = take_defs(t, more, err, errlen);
+	ret = take_defs(t, more, e);
 	if (ret <= 0)
 		return ret;
-	ret = fp_target__refresh(t, err, errlen);
+	ret = fp_target__refresh(t, e);
 	if (ret < 0)	/* not applied: not kept */
 		fp_regdefs__truncate(&t->own_defs, n0);
 	return ret;

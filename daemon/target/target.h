@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "catalog.h"
+#include "err.h"
 #include "stats.h"
 #include "wants.h"
 
@@ -48,22 +49,23 @@ int fp_target__update_wants(struct fp_target *t, const struct fp_wants *names, b
  * process times itself are left to its own target. */
 void fp_target__set_file_skips_ip(struct fp_target *t, bool skip);
 
-/* The one-line error for a process without featprof probes (names other providers). */
-void fp_no_probes_msg(const struct fp_proc *proc, const char *comm, char *err, size_t errlen);
+/* The one-line error for a process without featprof probes (names other providers):
+ * -ENODATA. */
+int fp_no_probes(const struct fp_proc *proc, const char *comm, struct fp_err *e);
 /* Reads the target's catalog (featprof notes, defs' regions and more's, as
  * fp_target__add_defs; more may be NULL) and loads its BPF object. NULL with errno;
- * err filled. */
+ * e filled. */
 struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
-				 struct fp_regdefs *more, char *err, size_t errlen);
+				 struct fp_regdefs *more, struct fp_err *e);
 /*
  * The target of an executable profiled as a whole (daemon/groups/groups.c): the notes of the
  * file open at fd (read through it, so the inode the group was keyed by), its sites
  * attached for every process that maps it (no pid filter) and measured only for the
  * group's members that have no target of their own (bpf/featprof.bpf.c member_group).
- * pid is 0; nothing of it reads /proc. NULL with errno; err filled.
+ * pid is 0; nothing of it reads /proc. NULL with errno; e filled.
  */
 struct fp_target *fp_target__new_file(int fd, const char *path, int group, int use_opt,
-				      const struct fp_regdefs *defs, char *err, size_t errlen);
+				      const struct fp_regdefs *defs, struct fp_err *e);
 /* The daemon's calibration (daemon/target/calibrate.h): every object loaded from now on charges
  * each event its per-gap probe costs (bpf/featprof.bpf.c "Cost"); NULL: nothing. */
 struct fp_daemon_cal;
@@ -98,8 +100,7 @@ void fp_target__join_group(struct fp_target *t, int group);
  * already is skipped): every probe they name must be in the process, else -ENOENT
  * and nothing changes. Then refreshes (below). Returns as fp_target__refresh.
  */
-int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, char *err,
-			size_t errlen);
+int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, struct fp_err *e);
 /* Does one of t's own definitions (a client's) give feature its regions when the object
  * it names is mapped (a function definition whose library is dlopen'ed later)? */
 bool fp_target__pending_feature(const void *t, const char *feature);
@@ -107,12 +108,12 @@ bool fp_target__pending_feature(const void *t, const char *feature);
  * Re-reads the process's mappings: objects mapped since (dlopen) and definitions added
  * to own_defs join the catalog with new region indices; regions asked for by name
  * (t->wants) that appear are enabled. Returns regions added (0: nothing new) or -errno
- * with err filled (nothing measured changed).
+ * with e filled (nothing measured changed).
  */
-int fp_target__refresh(struct fp_target *t, char *err, size_t errlen);
+int fp_target__refresh(struct fp_target *t, struct fp_err *e);
 /* Enables the regions asked for by name (t->wants; on), or disables the enabled ones no
- * longer asked for (off). 0 or -errno (err filled). */
-int fp_target__apply_wants(struct fp_target *t, int on, char *err, size_t errlen);
+ * longer asked for (off). 0 or -errno (e filled). */
+int fp_target__apply_wants(struct fp_target *t, int on, struct fp_err *e);
 /* Replaces what is asked for by name with a copy of w. 0 or -ENOMEM (nothing wanted). */
 int fp_target__set_wants(struct fp_target *t, const struct fp_wants *w);
 void fp_target__free(struct fp_target *t);
@@ -123,9 +124,8 @@ void fp_target__retire(struct fp_target *t);
 void fp_target__release(struct fp_target *t);
 /* Attaches (on) or detaches (off) the sites of the regions with sel[r] set. 0 or
  * -errno; on error nothing changed. */
-int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
-			   size_t errlen);
-int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen);
+int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, struct fp_err *e);
+int fp_target__set_region(struct fp_target *t, int region, int on, struct fp_err *e);
 /* Where the enabled regions' sites are attached: bit 0 a nop1 (trap), bit 1 the
  * shielded nop5 (optimized); third-party sites are always nop1. */
 int fp_target__attach_points(const struct fp_target *t);
@@ -148,14 +148,14 @@ int fp_target__reset(struct fp_target *t);
 /*
  * Recording (featprof record): a ring of bytes (a power of two) swapped into the
  * object, every completed instance an fp_event passed to cb when drained. start: 0 or
- * -errno (err filled). drain: events consumed, or cb's negative return when cb asked
+ * -errno (e filled). drain: events consumed, or cb's negative return when cb asked
  * to stop (what it has not taken stays in the ring, for the next drain). halt: no more
  * events are written (the ring leaves the object but stays drainable); the events lost
  * to a full ring. stop: halts and frees the ring, discarding what it still holds.
  */
 int fp_target__record_start(struct fp_target *t, uint32_t bytes,
-			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
-			    size_t errlen);
+			    int (*cb)(void *ctx, void *data, size_t size), void *ctx,
+			    struct fp_err *e);
 int fp_target__record_drain(struct fp_target *t);
 uint64_t fp_target__record_halt(struct fp_target *t);
 uint64_t fp_target__record_stop(struct fp_target *t);

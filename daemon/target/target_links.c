@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "closer.h"
+#include "err.h"
 #include "featprof.skel.h"
 #include "inproc.h"
 #include "journal.h"
@@ -128,8 +129,7 @@ static int attach_trampoline(struct fp_target *t, uint64_t cookie, const char *p
 	return fp_uprobe_perf_attach(*fd, path, off, ref, t->pid, ret);
 }
 
-static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l, char *err,
-			   size_t errlen)
+static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l, struct fp_err *e)
 {
 	const struct fp_region *reg = &t->cat->regions[region];
 	int s;
@@ -155,12 +155,11 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 			int fd = attach_trampoline(t, opts.bpf_cookie, obj->host_path, off,
 						   site->sem_off, opts.retprobe);
 
-			if (fd < 0) {
-				snprintf(err, errlen, "attach: cannot attach '%s' at %s+0x%llx in "
-					 "pid %d: %s", reg->name, obj->path,
-					 (unsigned long long)off, (int)t->pid, strerror(-fd));
-				return fd;
-			}
+			if (fd < 0)
+				return fp_fail(e, -fd, "attach: cannot attach '%s' at %s+0x%llx "
+					       "in pid %d: %s", reg->name, obj->path,
+					       (unsigned long long)off, (int)t->pid,
+					       strerror(-fd));
 			l->fds[l->nfds++] = fd;
 			continue;
 		}
@@ -168,12 +167,11 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		l->links[l->nlinks] = bpf_program__attach_uprobe_opts(
 			t->skel->progs.fp_site, t->pid ? t->pid : -1, obj->host_path, off, &opts);
 		if (!l->links[l->nlinks]) {
-			int e = errno;
+			int no = errno;
 
-			snprintf(err, errlen,
-				 "attach: cannot attach '%s' at %s+0x%llx in pid %d: %s", reg->name,
-				 obj->path, (unsigned long long)off, (int)t->pid, strerror(e));
-			return -e;
+			return fp_fail(e, no, "attach: cannot attach '%s' at %s+0x%llx in pid %d: "
+				       "%s", reg->name, obj->path, (unsigned long long)off,
+				       (int)t->pid, strerror(no));
 		}
 		l->nlinks++;
 	}
@@ -200,7 +198,7 @@ static int link_kind(const struct fp_target *t, const struct fp_site_ref *ref)
  * number of links in *fds_out, or -errno.
  */
 static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int **fds_out,
-		     char *err, size_t errlen)
+		     struct fp_err *e)
 {
 	static const unsigned flags[LINK_KINDS] = { 0, FP_UPROBE_MULTI_RETURN, FP_UPROBE_SESSION };
 	static const char *const what[LINK_KINDS] = { "sites", "return probes", "sessions" };
@@ -251,9 +249,8 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 		fd = fp_uprobe_multi_link(prog, obj->host_path, offs, refs, cookies, k, t->pid,
 					  flags[kind]);
 		if (fd < 0) {
-			ret = fd;
-			snprintf(err, errlen, "attach: cannot attach %u %s in %s of pid %d: %s",
-				 k, what[kind], obj->path, (int)t->pid, strerror(-fd));
+			ret = fp_fail(e, -fd, "attach: cannot attach %u %s in %s of pid %d: %s", k,
+				      what[kind], obj->path, (int)t->pid, strerror(-fd));
 			goto out;
 		}
 		fds[n++] = fd;
@@ -302,30 +299,29 @@ static int count_sites(const struct fp_target *t, const uint8_t *want)
 
 /* force: rebuild the link set even when no region changes (a region gained sites). */
 static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
-			  char *err, size_t errlen);
+			  struct fp_err *e);
 
 /* Every change of a target's attachments is journaled (daemon/target/journal.c). */
 /*
  * The regions of sel that time themselves in the process (daemon/inproc/inproc.c) leave rest,
  * the regions left for uprobes: on, their gates go up (unless the target is trapped by
  * request), marked 2 in ip_on until fp_links__set keeps them (1) or lowers them again;
- * off, their gates go down. 0 or -errno (err filled).
+ * off, their gates go down. 0 or -errno (e filled).
  */
 static int set_inproc(struct fp_target *t, const uint8_t *sel, int on, uint8_t *rest,
-		      char *err, size_t errlen)
+		      struct fp_err *e)
 {
-	char ignored[8];
 	int r, ret = 0;
 
 	for (r = 0; r < t->cat->nregions && !ret; r++) {
 		if (!sel[r])
 			continue;
 		if (on && !t->enabled[r] && !t->trap_only && fp_inproc__can(t->ip, r)) {
-			ret = fp_inproc__set(t->ip, r, true, err, errlen);
+			ret = fp_inproc__set(t->ip, r, true, e);
 			if (!ret)
 				t->ip_on[r] = 2;
 		} else if (!on && t->ip_on[r]) {
-			fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+			fp_inproc__set(t->ip, r, false, NULL);
 			t->ip_on[r] = 0;
 			t->enabled[r] = 0;
 			t->ip_regions--;
@@ -340,14 +336,13 @@ static int set_inproc(struct fp_target *t, const uint8_t *sel, int on, uint8_t *
 /* The gates raised by this change stay (ok) or go down again. */
 static void end_inproc(struct fp_target *t, int ok)
 {
-	char ignored[8];
 	int r;
 
 	for (r = 0; r < t->cat->nregions; r++) {
 		if (t->ip_on[r] != 2)
 			continue;
 		if (!ok) {
-			fp_inproc__set(t->ip, r, false, ignored, sizeof(ignored));
+			fp_inproc__set(t->ip, r, false, NULL);
 			t->ip_on[r] = 0;
 			continue;
 		}
@@ -359,8 +354,7 @@ static void end_inproc(struct fp_target *t, int ok)
 	}
 }
 
-int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
-		  size_t errlen)
+int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, struct fp_err *e)
 {
 	uint8_t *rest = NULL;
 	int ret = 0;
@@ -375,10 +369,10 @@ int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, ch
 		else
 			memcpy(rest, sel, (size_t)t->cat->nregions);
 		if (!ret)
-			ret = set_inproc(t, sel, on, rest, err, errlen);
+			ret = set_inproc(t, sel, on, rest, e);
 	}
 	if (!ret)
-		ret = change_regions(t, rest ? rest : sel, on, force, err, errlen);
+		ret = change_regions(t, rest ? rest : sel, on, force, e);
 	if (t->ip)
 		end_inproc(t, !ret);
 	fp_journal__end();
@@ -387,7 +381,7 @@ int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, ch
 }
 
 static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
-			  char *err, size_t errlen)
+			  struct fp_err *e)
 {
 	int r, n, ret = 0, changed = 0;
 	uint8_t *want;
@@ -402,7 +396,7 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 	if (!t->multi) {
 		for (r = 0; r < t->cat->nregions && !ret; r++)
 			if (sel[r])
-				ret = fp_target__set_region(t, r, on, err, errlen);
+				ret = fp_target__set_region(t, r, on, e);
 		return ret;
 	}
 	want = malloc((size_t)t->cat->nregions);
@@ -414,14 +408,13 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 		ret = set_enabled_flags(t, sel, 0);
 		if (ret) {
 			set_enabled_flags(t, sel, 1);
-			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
-				 (int)t->pid, strerror(-ret));
 			free(want);
-			return ret;
+			return fp_fail(e, -ret, "pid %d: cannot update the region map: %s",
+				       (int)t->pid, strerror(-ret));
 		}
 		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
 	}
-	n = count_sites(t, want) ? build_set(t, want, t->links->gen + 1, &fds, err, errlen) : 0;
+	n = count_sites(t, want) ? build_set(t, want, t->links->gen + 1, &fds, e) : 0;
 	if (n < 0) {
 		if (!on)	/* nothing changed: the regions stay enabled on the old set */
 			set_enabled_flags(t, sel, 1);
@@ -445,21 +438,20 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 	return 0;
 }
 
-int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, char *err,
-			   size_t errlen)
+int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, struct fp_err *e)
 {
-	return fp_links__set(t, sel, on, 0, err, errlen);
+	return fp_links__set(t, sel, on, 0, e);
 }
 
 /* The per-site path (no multi-uprobe link): the region's own links. */
-static int set_region_links(struct fp_target *t, int region, int on, char *err, size_t errlen)
+static int set_region_links(struct fp_target *t, int region, int on, struct fp_err *e)
 {
 	struct fp_rlinks *l;
 	int ret;
 
 	l = &t->links->regions[region];
 	if (on) {
-		ret = attach_per_site(t, region, l, err, errlen);
+		ret = attach_per_site(t, region, l, e);
 		if (ret) {
 			detach_links(l, false);
 			return ret;
@@ -467,20 +459,17 @@ static int set_region_links(struct fp_target *t, int region, int on, char *err, 
 		ret = set_flag(t, region, 1);
 		if (ret) {
 			detach_links(l, false);
-			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
-				 (int)t->pid, strerror(-ret));
-			return ret;
+			return fp_fail(e, -ret, "pid %d: cannot update the region map: %s",
+				       (int)t->pid, strerror(-ret));
 		}
 		t->attached_sites += t->cat->regions[region].nsites;
 		if (!t->enabled_at_ns)
 			t->enabled_at_ns = fp_mono_ns();
 	} else {
 		ret = set_flag(t, region, 0);
-		if (ret) {
-			snprintf(err, errlen, "pid %d: cannot update the region map: %s",
-				 (int)t->pid, strerror(-ret));
-			return ret;
-		}
+		if (ret)
+			return fp_fail(e, -ret, "pid %d: cannot update the region map: %s",
+				       (int)t->pid, strerror(-ret));
 		__atomic_add_fetch(&t->skel->bss->disable_epoch[t->slot], 1, __ATOMIC_SEQ_CST);
 		detach_links(l, false);
 		t->attached_sites -= t->cat->regions[region].nsites;
@@ -489,7 +478,7 @@ static int set_region_links(struct fp_target *t, int region, int on, char *err, 
 	return 0;
 }
 
-int fp_target__set_region(struct fp_target *t, int region, int on, char *err, size_t errlen)
+int fp_target__set_region(struct fp_target *t, int region, int on, struct fp_err *e)
 {
 	int ret;
 
@@ -503,12 +492,12 @@ int fp_target__set_region(struct fp_target *t, int region, int on, char *err, si
 		if (!sel)
 			return -ENOMEM;
 		sel[region] = 1;
-		ret = fp_target__set_regions(t, sel, on, err, errlen);
+		ret = fp_target__set_regions(t, sel, on, e);
 		free(sel);
 		return ret;
 	}
 	fp_journal__begin(t);
-	ret = set_region_links(t, region, on, err, errlen);
+	ret = set_region_links(t, region, on, e);
 	fp_journal__end();
 	return ret;
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 struct fp_target;
 
 /* The target's link set, for its capacity of regions (trampolines: one per region,
@@ -16,9 +18,8 @@ int fp_links__new(struct fp_target *t, bool trampolines);
 void fp_links__free(struct fp_target *t);
 /* Attaches (on) or detaches the sites of the regions with sel[r] set, journaled; force:
  * rebuild the link set even when no region changes (a region gained sites). 0 or -errno
- * (err filled); on error nothing changed. */
-int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, char *err,
-		  size_t errlen);
+ * (e filled); on error nothing changed. */
+int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, struct fp_err *e);
 /* Closes every link and trampoline, journaled; attached_sites 0. */
 void fp_links__release(struct fp_target *t);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "err.h"
 #include "featprof.skel.h"
 #include "inproc.h"
 #include "kernel.h"
@@ -226,46 +227,39 @@ bool fp_target__recording(const struct fp_target *t)
 }
 
 int fp_target__record_start(struct fp_target *t, uint32_t bytes,
-			    int (*cb)(void *ctx, void *data, size_t size), void *ctx, char *err,
-			    size_t errlen)
+			    int (*cb)(void *ctx, void *data, size_t size), void *ctx,
+			    struct fp_err *e)
 {
 	__u32 key = (__u32)t->slot;
 	int ret, ncpu = libbpf_num_possible_cpus();
 	struct fp_rec *rec;
 	uint64_t *zero;
 
-	if (!t->skel || t->rec) {
-		snprintf(err, errlen, "pid %d: %s", (int)t->pid,
-			 t->skel ? "already recording" : "exited");
-		return -EBUSY;
-	}
-	if (!fp_kernel_caps()->ringbuf_inner) {
-		snprintf(err, errlen, "record needs a BPF ring buffer inside an array of maps, "
-			 "which this kernel refuses");
-		return -EOPNOTSUPP;
-	}
+	if (!t->skel || t->rec)
+		return fp_fail(e, t->skel ? EBUSY : ESRCH, "pid %d: %s", (int)t->pid,
+			       t->skel ? "already recording" : "exited");
+	if (!fp_kernel_caps()->ringbuf_inner)
+		return fp_fail(e, EOPNOTSUPP,
+			       "record needs a BPF ring buffer inside an array of maps, "
+			       "which this kernel refuses");
 	rec = calloc(1, sizeof(*rec));
-	if (!rec) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (!rec)
+		return fp_fail(e, ENOMEM, "out of memory");
 	rec->fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "fp_record", 0, 0, bytes, NULL);
 	if (rec->fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "pid %d: cannot create a %u-byte ring: %s", (int)t->pid,
-			 bytes, strerror(-ret));
+		ret = errno;
 		free(rec);
-		return ret;
+		return fp_fail(e, ret, "pid %d: cannot create a %u-byte ring: %s", (int)t->pid,
+			       bytes, strerror(ret));
 	}
 	rec->rb = ring_buffer__new(rec->fd, cb, ctx, NULL);
 	ret = rec->rb ? bpf_map__update_elem(t->skel->maps.record_rb, &key, sizeof(key), &rec->fd,
 					     sizeof(rec->fd), BPF_ANY)
 		      : -errno;
 	if (ret) {
-		snprintf(err, errlen, "pid %d: cannot install the ring: %s", (int)t->pid,
-			 strerror(-ret));
 		rec_free(rec);
-		return ret;
+		return fp_fail(e, -ret, "pid %d: cannot install the ring: %s", (int)t->pid,
+			       strerror(-ret));
 	}
 	t->rec = rec;
 	zero = calloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zero));

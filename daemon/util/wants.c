@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "err.h"
 #include "notes.h"
 #include "wants.h"
 
@@ -48,7 +49,7 @@ static int find(char *const *v, int n, const char *name)
 	return -1;
 }
 
-int fp_wants_parse(struct fp_wants *w, struct json_object *req, char *msg, size_t msglen)
+int fp_wants_parse(struct fp_wants *w, struct json_object *req, struct fp_err *e)
 {
 	struct json_object *v, *x;
 	size_t k;
@@ -56,10 +57,8 @@ int fp_wants_parse(struct fp_wants *w, struct json_object *req, char *msg, size_
 
 	memset(w, 0, sizeof(*w));
 	if (json_object_object_get_ex(req, "all", &v)) {
-		if (!json_object_is_type(v, json_type_boolean)) {
-			snprintf(msg, msglen, "'all' must be a boolean");
-			return -1;
-		}
+		if (!json_object_is_type(v, json_type_boolean))
+			return fp_fail(e, EINVAL, "'all' must be a boolean");
 		w->all = json_object_get_boolean(v);
 	}
 	for (i = 0; i < 2; i++) {
@@ -77,19 +76,16 @@ int fp_wants_parse(struct fp_wants *w, struct json_object *req, char *msg, size_
 			if (find(*list, *n, json_object_get_string(x)) < 0 &&
 			    fp_strv_add(list, n, json_object_get_string(x))) {
 				fp_wants_clear(w);
-				snprintf(msg, msglen, "out of memory");
-				return -1;
+				return fp_fail(e, ENOMEM, "out of memory");
 			}
 		}
 		if (!json_object_is_type(v, json_type_array) || k < json_object_array_length(v)) {
 			fp_wants_clear(w);
-			snprintf(msg, msglen, "'%s' must be an array of strings", key);
-			return -1;
+			return fp_fail(e, EINVAL, "'%s' must be an array of strings", key);
 		}
 	}
 	if (fp_wants_empty(w)) {	/* "all": false or empty lists alone */
-		snprintf(msg, msglen, "name features, regions, or all");
-		return -1;
+		return fp_fail(e, EINVAL, "name features, regions, or all");
 	}
 	return 0;
 }
@@ -140,63 +136,64 @@ int fp_wants_copy(struct fp_wants *dst, const struct fp_wants *src)
 
 /* Parses the definitions d ({name, text} or an array of at most max) into out, all or
  * none. */
-static int defs_parse(struct json_object *d, size_t max, struct fp_regdefs *out, char *msg,
-		      size_t msglen)
+static int defs_parse(struct json_object *d, size_t max, struct fp_regdefs *out, struct fp_err *e)
 {
 	bool arr = json_object_is_type(d, json_type_array);
 	size_t i, n = arr ? json_object_array_length(d) : 1;
-	int n0 = out->ndefs;
+	int n0 = out->ndefs, ret;
 
 	for (i = 0; i < n; i++) {
-		struct json_object *e = arr ? json_object_array_get_idx(d, i) : d, *name, *text;
+		struct json_object *de = arr ? json_object_array_get_idx(d, i) : d, *name, *text;
 
-		if (n > max || !json_object_is_type(e, json_type_object) ||
-		    !json_object_object_get_ex(e, "name", &name) ||
-		    !json_object_object_get_ex(e, "text", &text) ||
+		if (n > max || !json_object_is_type(de, json_type_object) ||
+		    !json_object_object_get_ex(de, "name", &name) ||
+		    !json_object_object_get_ex(de, "text", &text) ||
 		    !json_object_is_type(name, json_type_string) ||
 		    !json_object_is_type(text, json_type_string)) {
-			snprintf(msg, msglen, "'definitions' must be {\"name\": string, "
-				 "\"text\": string} or an array of 1-4 of them");
 			fp_regdefs__truncate(out, n0);
-			return -1;
+			return fp_fail(e, EINVAL, "'definitions' must be {\"name\": string, "
+				       "\"text\": string} or an array of 1-4 of them");
 		}
-		if (fp_regdefs__parse(out, json_object_get_string(text),
-				      (size_t)json_object_get_string_len(text),
-				      json_object_get_string(name), msg, msglen)) {
+		ret = fp_regdefs__parse(out, json_object_get_string(text),
+					(size_t)json_object_get_string_len(text),
+					json_object_get_string(name), e);
+		if (ret) {
 			fp_regdefs__truncate(out, n0);
-			return -1;
+			return ret;
 		}
 	}
 	return 0;
 }
 
 int fp_wants_defs_parse(struct fp_wants *w, struct json_object *req, struct fp_regdefs *out,
-			char *msg, size_t msglen)
+			struct fp_err *e)
 {
 	struct json_object *d, *all;
 	size_t i;
+	int ret;
 
 	if (!json_object_object_get_ex(req, "definitions", &d))
 		return 0;
-	if (defs_parse(d, 4, out, msg, msglen))
-		return -1;
+	ret = defs_parse(d, 4, out, e);
+	if (ret)
+		return ret;
 	if (!w)
 		return 0;
 	if (!w->defs)
 		w->defs = json_object_new_array();
 	all = json_object_is_type(d, json_type_array) ? d : NULL;
 	for (i = 0; i < (all ? json_object_array_length(all) : 1); i++) {
-		struct json_object *e = all ? json_object_array_get_idx(all, i) : d;
+		struct json_object *de = all ? json_object_array_get_idx(all, i) : d;
 
-		json_object_array_add(w->defs, json_object_get(e));
+		json_object_array_add(w->defs, json_object_get(de));
 	}
 	return 0;
 }
 
-int fp_wants_defs(const struct fp_wants *w, struct fp_regdefs *out, char *msg, size_t msglen)
+int fp_wants_defs(const struct fp_wants *w, struct fp_regdefs *out, struct fp_err *e)
 {
 	out->lenient = 1;	/* a member's libraries may not be mapped yet */
-	return w->defs ? defs_parse(w->defs, DEFS_KEPT_MAX, out, msg, msglen) : 0;
+	return w->defs ? defs_parse(w->defs, DEFS_KEPT_MAX, out, e) : 0;
 }
 
 bool fp_wants_has(const struct fp_wants *w, const char *name, struct json_object *feats)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 struct json_object;
 struct fp_catalog;
 
@@ -25,10 +27,10 @@ struct fp_wants {
 
 /*
  * Reads "all" (a boolean), "features" and "regions" (arrays of strings) of a request
- * into w (duplicates once); something must be asked for (all true, or a name). 0, or -1
- * with msg (w empty).
+ * into w (duplicates once); something must be asked for (all true, or a name). 0, or
+ * -errno with e filled (w empty).
  */
-int fp_wants_parse(struct fp_wants *w, struct json_object *req, char *msg, size_t msglen);
+int fp_wants_parse(struct fp_wants *w, struct json_object *req, struct fp_err *e);
 /* Adds what names asks for to w (on), or removes it (off; "all" off clears w). 0, or
  * -ENOMEM (w keeps what it had, and the names added so far). */
 int fp_wants_update(struct fp_wants *w, const struct fp_wants *names, bool on);
@@ -52,13 +54,13 @@ int fp_wants_select(const struct fp_wants *names, const struct fp_catalog *cat, 
 struct fp_regdefs;
 /*
  * A request's "definitions" ({name, text} or an array of 1-4 of them) parsed into out
- * (0; absent: nothing added), or -1 with msg (nothing added); the same definitions kept
+ * (0; absent: nothing added), or -errno with e filled (nothing added); the same definitions kept
  * in w->defs when w is not NULL.
  */
 int fp_wants_defs_parse(struct fp_wants *w, struct json_object *req, struct fp_regdefs *out,
-			char *msg, size_t msglen);
+			struct fp_err *e);
 /* w's kept definitions parsed into out (for a member of a group, lenient: they apply
- * where they match): 0 or -1 with msg. */
-int fp_wants_defs(const struct fp_wants *w, struct fp_regdefs *out, char *msg, size_t msglen);
+ * where they match): 0 or -errno with e filled. */
+int fp_wants_defs(const struct fp_wants *w, struct fp_regdefs *out, struct fp_err *e);
 
 #endif

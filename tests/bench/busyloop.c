@@ -232,9 +232,9 @@ static int attach_function(int prog, const char *exe, struct fp_object *obj,
 	struct fp_symbols *sy = NULL;
 	uint64_t off = 0, zero = 0;
 	int k, ret = -1, fd = open(exe, O_RDONLY | O_CLOEXEC);
-	char err[512];
+	struct fp_err err = { 0 };
 
-	if (fd < 0 || fp_symbols__read(fd, exe, "", &sy, err, sizeof(err)))
+	if (fd < 0 || fp_symbols__read(fd, exe, "", &sy, &err))
 		sy = NULL;
 	if (fd >= 0)
 		close(fd);
@@ -259,7 +259,8 @@ static int attach_bare(const char *where, long long *nsites, int floor)
 	uint64_t offs[16], zero[16] = { 0 };
 	int prog = floor ? empty_prog() : -1;
 	struct fp_object *obj;
-	char exe[4096], err[512];
+	struct fp_err err = { 0 };
+	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int type = -1, k;
 	FILE *f;
@@ -271,8 +272,8 @@ static int attach_bare(const char *where, long long *nsites, int floor)
 	if (!f || fscanf(f, "%d", &type) != 1)
 		return -1;
 	fclose(f);
-	if (fp_object__read(exe, exe, &obj, err, sizeof(err))) {
-		fprintf(stderr, "busyloop: %s\n", err);
+	if (fp_object__read(exe, exe, &obj, &err)) {
+		fprintf(stderr, "busyloop: %s\n", err.msg);
 		return -1;
 	}
 	if (floor && prog < 0) {

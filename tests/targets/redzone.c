@@ -20,6 +20,13 @@
 #include "featprof.h"
 #include "notes.h"
 
+/* A cleared record: every call here reports its own failure (the first one stays). */
+static struct fp_err *fresh(struct fp_err *e)
+{
+	fp_err_clear(e);
+	return e;
+}
+
 #ifdef REDZONE_BARE_NOP5
 /* The hazard: a bare nop5 with a standard stapsdt note at it. */
 #define SITE(name)                                                                         \
@@ -89,7 +96,8 @@ int main(int argc, char **argv)
 	unsigned long corrupted = 0, values = 0;
 	long long hits = 0, h;
 	int fds[16], nfd = 0, k;
-	char exe[4096], err[512];
+	struct fp_err err = { 0 };
+	char exe[4096];
 	ssize_t n;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -99,8 +107,8 @@ int main(int argc, char **argv)
 	if (attach) {
 		struct fp_object *obj;
 
-		if (fp_object__read(exe, exe, &obj, err, sizeof(err))) {
-			fprintf(stderr, "redzone: %s\n", err);
+		if (fp_object__read(exe, exe, &obj, fresh(&err))) {
+			fprintf(stderr, "redzone: %s\n", err.msg);
 			return 2;
 		}
 		for (k = 0; k < obj->nsites && nfd < 16; k++) {

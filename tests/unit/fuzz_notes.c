@@ -13,12 +13,19 @@
 #include "notes.h"
 #include "symbols.h"
 
+/* A cleared record: every call here reports its own failure (the first one stays). */
+static struct fp_err *fresh(struct fp_err *e)
+{
+	fp_err_clear(e);
+	return e;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fp_object *obj = NULL;
-	char err[512];
+	struct fp_err err = { 0 };
 	uint8_t *copy;
 
 	if (size < 1)
@@ -30,10 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fp_symbols *sy = NULL;
 		int k;
 
-		if (!fp_object__read_mem(copy, size - 1, "fuzz", &obj, err, sizeof(err)))
+		if (!fp_object__read_mem(copy, size - 1, "fuzz", &obj, fresh(&err)))
 			fp_object__free(obj);
 		if (!fp_symbols__read_mem(copy, size - 1, "/fuzz/fuzz", "/nonexistent-root", &sy,
-					  err, sizeof(err))) {
+					  fresh(&err))) {
 			for (k = 0; k < sy->n; k++)	/* every string read */
 				(void)fp_func__unmeasurable(sy, &sy->f[k]);
 			fp_symbols__free(sy);
@@ -43,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		obj->fd = -1;
 		obj->path = strdup("fuzz");
 		obj->host_path = strdup("fuzz");
-		fp_notes_parse(obj, copy, size - 1, 0, (data[0] >> 1) & 1, err, sizeof(err));
+		fp_notes_parse(obj, copy, size - 1, 0, (data[0] >> 1) & 1, fresh(&err));
 		fp_object__free(obj);
 	}
 	free(copy);

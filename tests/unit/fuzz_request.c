@@ -34,13 +34,14 @@ static void no_nul(struct json_object *o)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *copy = malloc(size ? size : 1), msg[256], cut[17];
+	char *copy = malloc(size ? size : 1), cut[17];
+	struct fp_err e = { 0 };
 	struct json_object *o, *v;
 	long long id;
 	int id_ok;
 
 	memcpy(copy, data, size);	/* exact size: ASan sees a read past it */
-	o = fp_request_parse(copy, size, &id, &id_ok, msg, sizeof(msg));
+	o = fp_request_parse(copy, size, &id, &id_ok, &e);
 	if (o) {
 		if (!fp_utf8_valid(copy, size) || !id_ok || id > FP_MAX_ID || id < -FP_MAX_ID ||
 		    !json_object_object_get_ex(o, "verb", &v) ||
@@ -51,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!fp_utf8_valid(cut, strlen(cut)))
 			abort();
 		json_object_put(o);
-	} else if (!msg[0] || !fp_utf8_valid(msg, strlen(msg))) {
+	} else if (!e.code || !e.msg[0] || !fp_utf8_valid(e.msg, strlen(e.msg))) {
 		abort();
 	}
 	free(copy);

@@ -4,18 +4,25 @@
 
 #include "notes.h"
 
+/* A cleared record: every call here reports its own failure (the first one stays). */
+static struct fp_err *fresh(struct fp_err *e)
+{
+	fp_err_clear(e);
+	return e;
+}
+
 int main(int argc, char **argv)
 {
 	struct fp_object *obj;
-	char err[512];
+	struct fp_err err = { 0 };
 	int i;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: notes_dump FILE\n");
 		return 2;
 	}
-	if (fp_object__read(argv[1], argv[1], &obj, err, sizeof(err))) {
-		fprintf(stderr, "notes_dump: %s\n", err);
+	if (fp_object__read(argv[1], argv[1], &obj, fresh(&err))) {
+		fprintf(stderr, "notes_dump: %s\n", err.msg);
 		return 1;
 	}
 	for (i = 0; i < obj->nsites; i++) {

@@ -14,7 +14,15 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "protocol.h"
 #include "test.h"
+
+/* A cleared record: every call here reports its own failure (the first one stays). */
+static struct fp_err *fresh(struct fp_err *e)
+{
+	fp_err_clear(e);
+	return e;
+}
 
 static char dir[1024];
 
@@ -81,13 +89,13 @@ static void test_c_target(const char *name)
 	const struct fp_region *r;
 	struct fp_catalog *cat;
 	struct fp_object *obj;
-	char err[512];
+	struct fp_err err = { 0 };
 	int ret;
 
-	ret = fp_object__read(file, file, &obj, err, sizeof(err));
+	ret = fp_object__read(file, file, &obj, fresh(&err));
 	CHECK_INT(ret, 0);
 	if (ret) {
-		fprintf(stderr, "  %s\n", err);
+		fprintf(stderr, "  %s\n", err.msg);
 		return;
 	}
 	check_site_bytes(file, obj);
@@ -127,9 +135,9 @@ static void test_cxx_target(void)
 	const struct fp_region *r;
 	struct fp_catalog *cat;
 	struct fp_object *obj;
-	char err[512];
+	struct fp_err err = { 0 };
 
-	CHECK_INT(fp_object__read(file, file, &obj, err, sizeof(err)), 0);
+	CHECK_INT(fp_object__read(file, file, &obj, fresh(&err)), 0);
 	if (!obj)
 		return;
 	cat = fp_catalog__new(&obj, 1, NULL);
@@ -172,13 +180,13 @@ static int find_section(uint8_t *img, size_t len, const char *want, size_t *off,
 static void expect_corrupt(const uint8_t *img, size_t len, const char *what, const char *msg)
 {
 	struct fp_object *obj = (struct fp_object *)1;
-	char err[512] = "";
+	struct fp_err err = { 0 };
 	int ret;
 
-	ret = fp_object__read_mem(img, len, what, &obj, err, sizeof(err));
+	ret = fp_object__read_mem(img, len, what, &obj, fresh(&err));
 	CHECK(ret < 0 && obj == NULL, "%s: corrupt input accepted", what);
-	CHECK(strstr(err, what) && strstr(err, msg), "%s: error '%s' lacks '%s'", what, err,
-	      msg);
+	CHECK(strstr(err.msg, what) && strstr(err.msg, msg), "%s: error '%s' lacks '%s'", what,
+	      err.msg, msg);
 }
 
 static void test_corrupt(void)
@@ -187,7 +195,7 @@ static void test_corrupt(void)
 	uint8_t *orig = slurp(path_of("site_c"), &len), *img;
 	struct fp_object *obj;
 	uint32_t v;
-	char err[512];
+	struct fp_err err = { 0 };
 
 	CHECK(orig != NULL, "cannot read site_c");
 	if (!orig)
@@ -231,13 +239,13 @@ static void test_corrupt(void)
 		base -= 0x10;
 		memcpy(img + off + 20, &pc, 8);
 		memcpy(img + off + 28, &base, 8);
-		CHECK_INT(fp_object__read_mem(orig, len, "orig", &ref, err, sizeof(err)), 0);
+		CHECK_INT(fp_object__read_mem(orig, len, "orig", &ref, fresh(&err)), 0);
 		/* the catalog note still has the old pc, so only compare stapsdt reading */
-		if (!fp_object__read_mem(img, len, "prelinked", &obj, err, sizeof(err))) {
+		if (!fp_object__read_mem(img, len, "prelinked", &obj, fresh(&err))) {
 			CHECK(0, "prelinked copy should disagree with its catalog note");
 			fp_object__free(obj);
 		} else {
-			CHECK(strstr(err, "no catalog entry") != NULL, "prelink: %s", err);
+			CHECK(strstr(err.msg, "no catalog entry") != NULL, "prelink: %s", err.msg);
 		}
 		fp_object__free(ref);
 	}
@@ -264,7 +272,7 @@ static void test_shlib_process(void)
 	const struct fp_region *r;
 	struct fp_catalog *cat;
 	struct fp_proc *proc;
-	char err[512];
+	struct fp_err err = { 0 };
 	int ret, have_lib = 0, i, objs_seen[2] = { 0, 0 };
 	pid_t pid = fork();
 
@@ -273,7 +281,7 @@ static void test_shlib_process(void)
 		_exit(127);
 	}
 	usleep(200000);
-	ret = fp_proc__read(pid, &proc, err, sizeof(err));
+	ret = fp_proc__read(pid, &proc, fresh(&err));
 	CHECK_INT(ret, 0);
 	if (!ret) {
 		for (i = 0; i < proc->nobjs; i++)
@@ -292,14 +300,15 @@ static void test_shlib_process(void)
 		fp_catalog__free(cat);
 		fp_proc__free(proc);
 	} else {
-		fprintf(stderr, "  %s\n", err);
+		fprintf(stderr, "  %s\n", err.msg);
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 
-	ret = fp_proc__read(pid, &proc, err, sizeof(err));
-	CHECK_INT(ret, -ENOENT);
-	CHECK(strstr(err, "no such process") != NULL, "err: %s", err);
+	ret = fp_proc__read(pid, &proc, fresh(&err));
+	CHECK_INT(ret, -ESRCH);	/* the one error record: its code and message together */
+	CHECK_INT(err.code, ESRCH);
+	CHECK(strstr(err.msg, "no such process") != NULL, "err: %s", err.msg);
 }
 
 /* Region definitions: the parser's errors name file and line; a definition becomes a
@@ -325,11 +334,11 @@ static void test_regdefs(void)
 	struct fp_regdefs defs = { 0 };
 	struct fp_object *obj = NULL;
 	struct fp_catalog *cat;
-	char err[512];
+	struct fp_err err = { 0 };
 	size_t i;
 	int r;
 
-	CHECK_INT(fp_regdefs__parse(&defs, good, sizeof(good) - 1, "f", err, sizeof(err)), 0);
+	CHECK_INT(fp_regdefs__parse(&defs, good, sizeof(good) - 1, "f", fresh(&err)), 0);
 	CHECK_INT(defs.ndefs, 2);
 	if (defs.ndefs == 2) {
 		CHECK_STR(defs.defs[0].name, "a.gc");
@@ -343,20 +352,20 @@ static void test_regdefs(void)
 
 		if (strstr(bad[i].want, "NUL"))
 			len = strlen(bad[i].text) + 2;
-		err[0] = 0;
-		CHECK(fp_regdefs__parse(&defs, bad[i].text, len, "f", err, sizeof(err)) < 0 &&
-			      strstr(err, bad[i].want),
-		      "bad %zu: '%s' (want '%s')", i, err, bad[i].want);
+		CHECK(fp_regdefs__parse(&defs, bad[i].text, len, "f", fresh(&err)) < 0 &&
+			      strstr(err.msg, bad[i].want),
+		      "bad %zu: '%s' (want '%s')", i, err.msg, bad[i].want);
 		CHECK_INT(defs.ndefs, 2);	/* all or nothing */
 	}
-	CHECK_INT(fp_regdefs__parse(&defs, good, sizeof(good) - 1, "g", err, sizeof(err)), 0);
+	CHECK_INT(fp_regdefs__parse(&defs, good, sizeof(good) - 1, "g", fresh(&err)), 0);
 	CHECK_INT(defs.ndefs, 2);	/* the same definitions again: kept once */
-	CHECK(fp_regdefs__parse(&defs, "region a.gc begin x:y end x:z\n", 30, "g", err,
-				sizeof(err)) < 0 && strstr(err, "already defined at f:3"),
-	      "conflict: %s", err);
-	if (fp_object__read("/usr/bin/python3.11", "/usr/bin/python3.11", &obj, err,
-			    sizeof(err))) {
-		printf("  (no /usr/bin/python3.11 with probes: catalog part not run: %s)\n", err);
+	CHECK(fp_regdefs__parse(&defs, "region a.gc begin x:y end x:z\n", 30, "g", fresh(&err)) <
+		      0 &&
+		  strstr(err.msg, "already defined at f:3"),
+	      "conflict: %s", err.msg);
+	if (fp_object__read("/usr/bin/python3.11", "/usr/bin/python3.11", &obj, fresh(&err))) {
+		printf("  (no /usr/bin/python3.11 with probes: catalog part not run: %s)\n",
+		       err.msg);
 		fp_regdefs__clear(&defs);
 		return;
 	}
@@ -378,6 +387,39 @@ static void test_regdefs(void)
 	fp_regdefs__clear(&defs);
 }
 
+/* The one error channel (common/err.h): the first failure stays, its code and message
+ * together; a NULL record only returns; each code maps to one protocol status. */
+static void test_err(void)
+{
+	struct fp_err e = { 0 };
+	static const struct {
+		int code;
+		enum fp_status st;
+	} map[] = {
+		{ 0, FP_OK }, { EINVAL, FP_E_BAD_REQUEST }, { EBADRQC, FP_E_UNKNOWN_VERB },
+		{ EMSGSIZE, FP_E_TOO_LONG }, { ESRCH, FP_E_NO_SUCH_PROCESS },
+		{ EPERM, FP_E_PERMISSION_DENIED }, { EACCES, FP_E_PERMISSION_DENIED },
+		{ ENODATA, FP_E_NO_PROBES }, { ENOENT, FP_E_UNKNOWN_NAME },
+		{ ENOTCONN, FP_E_NOT_ATTACHED }, { EBUSY, FP_E_BUSY }, { EUSERS, FP_E_BUSY },
+		{ EOPNOTSUPP, FP_E_UNSUPPORTED }, { ENOMEM, FP_E_INTERNAL }, { EIO, FP_E_INTERNAL },
+	};
+	size_t i;
+
+	CHECK_INT(fp_fail(NULL, ESRCH, "ignored"), -ESRCH);
+	CHECK_INT(fp_fail(&e, ENODATA, "pid %d: no probes", 7), -ENODATA);
+	CHECK_INT(fp_fail(&e, EIO, "a caller's vaguer failure"), -EIO);
+	CHECK_INT(e.code, ENODATA);
+	CHECK(!strcmp(e.msg, "pid 7: no probes"), "first failure kept: %s", e.msg);
+	fp_err_clear(&e);
+	CHECK(!e.code && !e.msg[0], "cleared");
+	CHECK_INT(fp_fail(&e, EBUSY, "then %s", "another"), -EBUSY);
+	CHECK(e.code == EBUSY && !strcmp(e.msg, "then another"), "after a clear: %s", e.msg);
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		CHECK_INT(fp_status_of(map[i].code), map[i].st);
+		CHECK_INT(fp_status_of(-map[i].code), map[i].st);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -391,5 +433,6 @@ int main(int argc, char **argv)
 	test_corrupt();
 	test_shlib_process();
 	test_regdefs();
+	test_err();
 	TEST_DONE("test_notes");
 }
