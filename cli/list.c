@@ -264,6 +264,56 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 	return pattern && !measurable;
 }
 
+/* The objects of target, a pid (*proc) or a file (*single), and how to name it (what).
+ * 0, or 1 (said). */
+static int read_target(const char *target, long *pid, struct fp_proc **proc,
+		       struct fp_object **single, char *what, size_t whatlen)
+{
+	struct fp_err err = { 0 };
+	int i, r;
+
+	if (parse_pid(target, pid)) {
+		if (fp_object__read(target, target, single, &err)) {
+			fprintf(stderr, "featprof: list: %s\n", err.msg);
+			return 1;
+		}
+		snprintf(what, whatlen, "%s", target);
+		return 0;
+	}
+	r = fp_proc__read((pid_t)*pid, proc, &err);
+	if (r == -EACCES || r == -EPERM) {
+		fprintf(stderr, "featprof: list: pid %ld: permission denied (you can list only "
+			"processes you could ptrace; try sudo)\n", *pid);
+		return 1;
+	}
+	if (r) {
+		fprintf(stderr, "featprof: list: %s\n", err.msg);
+		return 1;
+	}
+	for (i = 0; i < (*proc)->nerrors; i++)
+		fprintf(stderr, "featprof: list: warning: skipped %s\n", (*proc)->errors[i]);
+	snprintf(what, whatlen, "pid %ld", *pid);
+	return 0;
+}
+
+/* A catalog without regions: said, with the other providers it has. */
+static void say_no_probes(const struct fp_catalog *cat, const char *what)
+{
+	struct json_object *prov = fp_catalog__providers_json(cat);
+	size_t n = json_object_array_length(prov), k;
+
+	fprintf(stderr, "featprof: list: %s has no featprof probes and no defined regions", what);
+	if (n) {
+		fprintf(stderr, " (other stapsdt providers:");
+		for (k = 0; k < n; k++)
+			fprintf(stderr, " %s",
+				json_object_get_string(json_object_array_get_idx(prov, k)));
+		fprintf(stderr, ")");
+	}
+	fprintf(stderr, "\n");
+	json_object_put(prov);
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct fp_object *single = NULL, **objs = NULL;
@@ -274,7 +324,7 @@ int cmd_list(int argc, char **argv)
 	int json = 0, nobjs = 0, ret = 1, i, traps;
 	struct fp_regdefs defs = { 0 };
 	const char *target = NULL;
-	long pid;
+	long pid = 0;
 
 	struct cli_opts o;
 	int rc = cli_parse(argc, argv, O_JSON | O_DEFS | O_FUNCTION | O_FUNCTIONS, &o);
@@ -303,32 +353,10 @@ int cmd_list(int argc, char **argv)
 		return 1;
 	}
 
-	if (parse_pid(target, &pid) == 0) {
-		int r = fp_proc__read((pid_t)pid, &proc, &err);
-
-		if (r == -EACCES || r == -EPERM) {
-			fprintf(stderr, "featprof: list: pid %ld: permission denied (you can list "
-				"only processes you could ptrace; try sudo)\n", pid);
-			return 1;
-		}
-		if (r) {
-			fprintf(stderr, "featprof: list: %s\n", err.msg);
-			return 1;
-		}
-		for (i = 0; i < proc->nerrors; i++)
-			fprintf(stderr, "featprof: list: warning: skipped %s\n", proc->errors[i]);
-		objs = proc->objs;
-		nobjs = proc->nobjs;
-		snprintf(what, sizeof(what), "pid %ld", pid);
-	} else {
-		if (fp_object__read(target, target, &single, &err)) {
-			fprintf(stderr, "featprof: list: %s\n", err.msg);
-			return 1;
-		}
-		objs = &single;
-		nobjs = 1;
-		snprintf(what, sizeof(what), "%s", target);
-	}
+	if (read_target(target, &pid, &proc, &single, what, sizeof(what)))
+		goto out;
+	objs = proc ? proc->objs : &single;
+	nobjs = proc ? proc->nobjs : 1;
 
 	if (o.functions) {
 		ret = list_functions(objs, nobjs, o.npos == 2 ? o.pos[1] : NULL, json, what);
@@ -354,20 +382,7 @@ int cmd_list(int argc, char **argv)
 		goto out;
 	}
 	if (!cat->nregions) {
-		struct json_object *prov = fp_catalog__providers_json(cat);
-		size_t n = json_object_array_length(prov);
-
-		fprintf(stderr, "featprof: list: %s has no featprof probes and no defined regions",
-			what);
-		if (n) {
-			fprintf(stderr, " (other stapsdt providers:");
-			for (size_t k = 0; k < n; k++)
-				fprintf(stderr, " %s", json_object_get_string(
-							       json_object_array_get_idx(prov, k)));
-			fprintf(stderr, ")");
-		}
-		fprintf(stderr, "\n");
-		json_object_put(prov);
+		say_no_probes(cat, what);
 		goto out;
 	}
 	/* sites holding int3: attached now, or left behind by a killed attacher */

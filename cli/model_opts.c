@@ -236,12 +236,12 @@ static int add_group(struct model *m, struct json_object **docs, int n, const ch
 	return 0;
 }
 
-int code_options(struct model *m, struct json_object **docs, int n, struct json_object *given,
-		 double *px, const struct choices *ch)
+/* Every run names the options of the first (cfg0), and --predict (given) no others. 0, or
+ * -1 (said). */
+static int same_options(const struct model *m, struct json_object **docs, int n,
+			struct json_object *cfg0, struct json_object *given)
 {
-	struct json_object *cfg0 = json_object_object_get(json_object_object_get(docs[0], "run"),
-							  "config");
-	int r, i;
+	int r;
 
 	for (r = 0; r < n; r++) {
 		struct json_object *c = json_object_object_get(
@@ -269,6 +269,18 @@ int code_options(struct model *m, struct json_object **docs, int n, struct json_
 			}
 		}
 	}
+	return 0;
+}
+
+int code_options(struct model *m, struct json_object **docs, int n, struct json_object *given,
+		 double *px, const struct choices *ch)
+{
+	struct json_object *cfg0 = json_object_object_get(json_object_object_get(docs[0], "run"),
+							  "config");
+	int r, i;
+
+	if (same_options(m, docs, n, cfg0, given))
+		return -1;
 	json_object_object_foreach(cfg0, key, val) {
 		const struct choice *c = choice_of(ch, key);
 		int pair = 4, bin = 1, num = 1, first = m->nopt;

@@ -467,32 +467,13 @@ static bool measured(struct json_object *const *docs, int n, const struct pstate
 	return false;
 }
 
-int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
-	     const struct constraints *cs, const char **par, int npar)
+/* The options the constraints and --parallel name are the run's; --parallel's bits in
+ * *pbits. 0, or 2 (said). */
+static int plan_names(struct pstate *P, const struct constraints *cs, const char **par,
+		      int npar, uint64_t *pbits)
 {
-	uint64_t pbits = 0;
-	struct json_object *d = read_run(files[0]), *cfg, *out, *arr, *drop, *regs;
-	struct json_object *found = NULL;
-	uint64_t named;
-	struct json_object **docs = calloc((size_t)nfiles, sizeof(*docs));
-	struct pstate *P = calloc(1, sizeof(*P));
-	uint64_t sets[4096];
-	struct pconf c[256];
-	int nsets = 0, nc, i, j, k, kept = 0, nlin = 0, rank, nhad = 0;
-	double all = 1;
-	size_t r;
+	int i, k;
 
-	if (!d || !P || !docs)
-		return json_object_put(d), free(P), free(docs), 1;
-	for (i = 0; nfiles > 1 && i < nfiles; i++)	/* runs so far: what they found */
-		if (!(docs[i] = read_run(files[i])))
-			return json_object_put(d), free(P), free(docs), 1;
-	if (nfiles > 1 && !(found = region_options(files, nfiles, ch)))
-		return json_object_put(d), free(P), free(docs), 1;
-	P->cs = cs;
-	cfg = json_object_object_get(json_object_object_get(d, "run"), "config");
-	if (plan_keys(P, cfg, ch))
-		return json_object_put(d), free(P), 2;
 	for (i = 0; cs && i < cs->n; i++)
 		for (k = -1; k < cs->c[i].n; k++) {
 			const struct lit *l = k < 0 ? (cs->c[i].implies ? &cs->c[i].then : NULL)
@@ -501,7 +482,7 @@ int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
 			if (l && !key_of(P, l->name)) {
 				fprintf(stderr, "featprof model --plan: --constraint %s: %s is "
 					"not an option of the run\n", cs->c[i].text, l->name);
-				return json_object_put(d), free(P), 2;
+				return 2;
 			}
 		}
 	for (i = 0; i < npar; i++) {	/* --parallel: its bits join every region's set */
@@ -510,12 +491,24 @@ int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
 		if (!K) {
 			fprintf(stderr, "featprof model --plan: --parallel %s: not an option of "
 				"the run\n", par[i]);
-			return json_object_put(d), free(P), 2;
+			return 2;
 		}
-		pbits |= K->group < 0 ? 1ull << K->bit : P->gmask[K->group];
-		P->pbits = pbits;
+		*pbits |= K->group < 0 ? 1ull << K->bit : P->gmask[K->group];
 	}
-	regs = geta(d, "regions");
+	return 0;
+}
+
+/* Each region's set of options (those its features name, those the runs showed it
+ * depends on, --parallel's; with no --config its features are the options), and for a
+ * region that depends on options it does not name, each such option with each other
+ * one: into sets (at most 4096). Their number. */
+static int region_sets(struct pstate *P, struct json_object *regs, struct json_object *cfg,
+		       struct json_object *found, uint64_t pbits, uint64_t *sets)
+{
+	int nsets = 0, j, k;
+	uint64_t named;
+	size_t r;
+
 	for (r = 0; regs && r < json_object_array_length(regs); r++) {
 		struct json_object *fl = geta(json_object_array_get_idx(regs, r), "features");
 		uint64_t s = 0;
@@ -565,20 +558,18 @@ int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
 					add_set(sets, &nsets, named | kb | key_bits(P, &P->key[j]));
 		}
 	}
-	for (i = 0; i < nsets; i++)	/* the largest first */
-		for (k = i + 1; k < nsets; k++)
-			if (__builtin_popcountll(sets[k]) > __builtin_popcountll(sets[i])) {
-				uint64_t t = sets[i];
+	return nsets;
+}
 
-				sets[i] = sets[k];
-				sets[k] = t;
-			}
-	nc = plan(P, sets, nsets, c, 256);
-	out = json_object_new_object();
-	arr = json_object_new_array();
-	drop = json_object_new_array();
-	for (i = 0; i < P->nkey; i++)
-		all *= P->key[i].group < 0 ? 2 : P->m.group[P->key[i].group].n;
+/* The planned configurations that are complete and hold the constraints, moved to the
+ * front of c (their lines set, those the runs measured marked had) and put in arr; the
+ * others in drop, said. Their number; *nhad: how many were measured. */
+static int keep_valid(const struct pstate *P, const struct constraints *cs, struct pconf *c,
+		      int nc, struct json_object *const *docs, int nfiles, struct json_object *arr,
+		      struct json_object *drop, int *nhad)
+{
+	int i, k, kept = 0;
+
 	for (k = 0; k < nc; k++) {
 		bool done = complete(P, &c[k]);
 		const struct constraint *bad = done ? hold(P, cs, &c[k]) : NULL;
@@ -600,7 +591,7 @@ int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
 				json_object_put(o);
 			else
 				json_object_array_add(arr, o);
-			nhad += c[kept].had;
+			*nhad += c[kept].had;
 			snprintf(c[kept++].line, sizeof(c[0].line), "%s", line);
 			continue;
 		}
@@ -612,6 +603,53 @@ int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
 			"leaves nothing to change\n", line,
 			bad ? bad->text : "(a one-of option with no value left)");
 	}
+	return kept;
+}
+
+int cmd_plan(char **files, int nfiles, int json, const struct choices *ch,
+	     const struct constraints *cs, const char **par, int npar)
+{
+	uint64_t pbits = 0;
+	struct json_object *d = read_run(files[0]), *cfg, *out, *arr, *drop, *regs;
+	struct json_object *found = NULL;
+	struct json_object **docs = calloc((size_t)nfiles, sizeof(*docs));
+	struct pstate *P = calloc(1, sizeof(*P));
+	uint64_t sets[4096];
+	struct pconf c[256];
+	int nsets = 0, nc, i, k, kept, nlin = 0, rank, nhad = 0;
+	double all = 1;
+
+	if (!d || !P || !docs)
+		return json_object_put(d), free(P), free(docs), 1;
+	for (i = 0; nfiles > 1 && i < nfiles; i++)	/* runs so far: what they found */
+		if (!(docs[i] = read_run(files[i])))
+			return json_object_put(d), free(P), free(docs), 1;
+	if (nfiles > 1 && !(found = region_options(files, nfiles, ch)))
+		return json_object_put(d), free(P), free(docs), 1;
+	P->cs = cs;
+	cfg = json_object_object_get(json_object_object_get(d, "run"), "config");
+	if (plan_keys(P, cfg, ch))
+		return json_object_put(d), free(P), 2;
+	if (plan_names(P, cs, par, npar, &pbits))
+		return json_object_put(d), free(P), 2;
+	P->pbits = pbits;
+	regs = geta(d, "regions");
+	nsets = region_sets(P, regs, cfg, found, pbits, sets);
+	for (i = 0; i < nsets; i++)	/* the largest first */
+		for (k = i + 1; k < nsets; k++)
+			if (__builtin_popcountll(sets[k]) > __builtin_popcountll(sets[i])) {
+				uint64_t t = sets[i];
+
+				sets[i] = sets[k];
+				sets[k] = t;
+			}
+	nc = plan(P, sets, nsets, c, 256);
+	out = json_object_new_object();
+	arr = json_object_new_array();
+	drop = json_object_new_array();
+	for (i = 0; i < P->nkey; i++)
+		all *= P->key[i].group < 0 ? 2 : P->m.group[P->key[i].group].n;
+	kept = keep_valid(P, cs, c, nc, docs, nfiles, arr, drop, &nhad);
 	for (i = 0; i < P->m.nopt; i++)
 		nlin += !(P->base >> i & 1);
 	{

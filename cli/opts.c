@@ -77,43 +77,167 @@ int cli_add_function(struct cli_opts *o, const char *cmd, const char *arg)
 	return 0;
 }
 
+/* The long options, and which command flag (O_*) each needs. */
+static const struct option lopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "by-region", no_argument, NULL, 'r' },
+	{ "regions", required_argument, NULL, 'R' },
+	{ "exe", required_argument, NULL, 'x' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "value", required_argument, NULL, 'V' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "threshold", required_argument, NULL, 't' },
+	{ "hz", required_argument, NULL, 'z' },
+	{ "remote", no_argument, NULL, 'm' },
+	{ "check", no_argument, NULL, 'c' },
+	{ "trap", no_argument, NULL, 'T' },
+	{ "function", required_argument, NULL, 'F' },
+	{ "functions", no_argument, NULL, 'U' },
+	{ "stacks", no_argument, NULL, 'S' },
+	{ "top", required_argument, NULL, 'K' },
+	{ "unwind", required_argument, NULL, 'W' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct { int ch; unsigned bit; } need[] = {
+	{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
+	{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
+	{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
+	{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
+	{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
+	{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
+	{ 'W', O_UNWIND },
+};
+
+/* One option c of command cmd with its value arg (NULL: none) into o. 0, or -1 (said). */
+/* An option that takes a number in its range: 0, or -1 (said). */
+static int take_number(struct cli_opts *o, int c, const char *cmd, const char *arg)
+{
+	switch (c) {
+	case 'K':
+		if (parse_long(arg, 1, 1000, &o->top)) {
+			fprintf(stderr, "featprof %s: --top takes 1 to 1000: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		break;
+	case 'i':
+		if (parse_long(arg, FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS,
+			       &o->interval)) {
+			fprintf(stderr, "featprof %s: --interval takes milliseconds, %d to "
+				"%d: '%s'\n", cmd, FP_CLI_MIN_INTERVAL,
+				FP_MAX_INTERVAL_MS, arg);
+			return -1;
+		}
+		break;
+	case 'z':
+		if (parse_long(arg, FP_MIN_HZ, FP_MAX_HZ, &o->hz)) {
+			fprintf(stderr, "featprof %s: --hz takes %d to %d: '%s'\n",
+				cmd, FP_MIN_HZ, FP_MAX_HZ, arg);
+			return -1;
+		}
+		break;
+	case 'd':
+		if (parse_long(arg, 1, FP_MAX_RECORD_MS / 1000, &o->duration)) {
+			fprintf(stderr, "featprof %s: --duration takes seconds, 1 to %d: "
+				"'%s'\n", cmd, FP_MAX_RECORD_MS / 1000, arg);
+			return -1;
+		}
+		break;
+	case 'n':
+		if (parse_long(arg, 0, 1L << 40, &o->count)) {
+			fprintf(stderr, "featprof %s: --count takes a number: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		break;
+	}
+	return 0;
+}
+
+static int take_option(struct cli_opts *o, int c, const char *cmd, char *arg)
+{
+	switch (c) {
+	case 'j':
+		o->json = 1;
+		break;
+	case 'a':
+		o->all = 1;
+		break;
+	case 'r':
+		o->regions = 1;
+		break;
+	case 'm':
+		o->remote = 1;
+		break;
+	case 'c':
+		o->check = 1;
+		break;
+	case 'T':
+		o->trap = 1;
+		break;
+	case 'U':
+		o->functions = 1;
+		break;
+	case 'S':
+		o->stacks = 1;
+		break;
+	case 'W':
+		if (strcmp(arg, "fp") && strcmp(arg, "dwarf")) {
+			fprintf(stderr, "featprof %s: --unwind takes fp or dwarf: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		o->unwind = arg;
+		o->stacks = 1;
+		break;
+	case 'F':
+		if (cli_add_function(o, cmd, arg))
+			return -1;
+		break;
+	case 'f':
+		o->format = arg;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case 'V':
+		o->value = arg;
+		break;
+	case 'l':
+		o->listen = arg;
+		break;
+	case 't':
+		o->threshold = arg;
+		break;
+	case 'R':
+		o->defs_file = arg;
+		break;
+	case 'x':
+		if (arg[0] != '/') {
+			fprintf(stderr, "featprof %s: --exe takes an absolute path: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		o->exe = arg;
+		break;
+	case 'i':
+	case 'z':
+	case 'd':
+	case 'n':
+	case 'K':
+		return take_number(o, c, cmd, arg);
+	}
+	return 0;
+}
+
 int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 {
-	static const struct option lopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "by-region", no_argument, NULL, 'r' },
-		{ "regions", required_argument, NULL, 'R' },
-		{ "exe", required_argument, NULL, 'x' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "value", required_argument, NULL, 'V' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "hz", required_argument, NULL, 'z' },
-		{ "remote", no_argument, NULL, 'm' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "trap", no_argument, NULL, 'T' },
-		{ "function", required_argument, NULL, 'F' },
-		{ "functions", no_argument, NULL, 'U' },
-		{ "stacks", no_argument, NULL, 'S' },
-		{ "top", required_argument, NULL, 'K' },
-		{ "unwind", required_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const struct { int ch; unsigned bit; } need[] = {
-		{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
-		{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
-		{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
-		{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
-		{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
-		{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
-		{ 'W', O_UNWIND },
-	};
 	int c, k;
 
 	memset(o, 0, sizeof(*o));
@@ -134,108 +258,8 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 					argv[0], argv[optind - 1]);
 				return -1;
 			}
-		switch (c) {
-		case 'j':
-			o->json = 1;
-			break;
-		case 'a':
-			o->all = 1;
-			break;
-		case 'r':
-			o->regions = 1;
-			break;
-		case 'm':
-			o->remote = 1;
-			break;
-		case 'c':
-			o->check = 1;
-			break;
-		case 'T':
-			o->trap = 1;
-			break;
-		case 'U':
-			o->functions = 1;
-			break;
-		case 'S':
-			o->stacks = 1;
-			break;
-		case 'W':
-			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf")) {
-				fprintf(stderr, "featprof %s: --unwind takes fp or dwarf: '%s'\n",
-					argv[0], optarg);
-				return -1;
-			}
-			o->unwind = optarg;
-			o->stacks = 1;
-			break;
-		case 'K':
-			if (parse_long(optarg, 1, 1000, &o->top)) {
-				fprintf(stderr, "featprof %s: --top takes 1 to 1000: '%s'\n",
-					argv[0], optarg);
-				return -1;
-			}
-			break;
-		case 'F':
-			if (cli_add_function(o, argv[0], optarg))
-				return -1;
-			break;
-		case 'i':
-			if (parse_long(optarg, FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS,
-				       &o->interval)) {
-				fprintf(stderr, "featprof %s: --interval takes milliseconds, %d to "
-					"%d: '%s'\n", argv[0], FP_CLI_MIN_INTERVAL,
-					FP_MAX_INTERVAL_MS, optarg);
-				return -1;
-			}
-			break;
-		case 'f':
-			o->format = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'V':
-			o->value = optarg;
-			break;
-		case 'l':
-			o->listen = optarg;
-			break;
-		case 't':
-			o->threshold = optarg;
-			break;
-		case 'R':
-			o->defs_file = optarg;
-			break;
-		case 'x':
-			if (optarg[0] != '/') {
-				fprintf(stderr, "featprof %s: --exe takes an absolute path: '%s'\n",
-					argv[0], optarg);
-				return -1;
-			}
-			o->exe = optarg;
-			break;
-		case 'z':
-			if (parse_long(optarg, FP_MIN_HZ, FP_MAX_HZ, &o->hz)) {
-				fprintf(stderr, "featprof %s: --hz takes %d to %d: '%s'\n",
-					argv[0], FP_MIN_HZ, FP_MAX_HZ, optarg);
-				return -1;
-			}
-			break;
-		case 'd':
-			if (parse_long(optarg, 1, FP_MAX_RECORD_MS / 1000, &o->duration)) {
-				fprintf(stderr, "featprof %s: --duration takes seconds, 1 to %d: "
-					"'%s'\n", argv[0], FP_MAX_RECORD_MS / 1000, optarg);
-				return -1;
-			}
-			break;
-		case 'n':
-			if (parse_long(optarg, 0, 1L << 40, &o->count)) {
-				fprintf(stderr, "featprof %s: --count takes a number: '%s'\n",
-					argv[0], optarg);
-				return -1;
-			}
-			break;
-		}
+		if (take_option(o, c, argv[0], optarg))
+			return -1;
 	}
 	o->pos = argv + optind;
 	o->npos = argc - optind;

@@ -189,11 +189,45 @@ static int64_t field(struct json_object *e, size_t i)
 	return json_object_get_int64(json_object_array_get_idx(e, i));
 }
 
+/* A push's events appended to *ev (*n of *cap). 0, or -ENOMEM (said). */
+static int take_events(struct json_object *evs, struct ev **ev, size_t *n, size_t *cap)
+{
+	size_t k;
+
+	for (k = 0; k < json_object_array_length(evs); k++) {
+		struct json_object *e = json_object_array_get_idx(evs, k);
+		struct ev *x;
+
+		if (*n == *cap) {
+			size_t nc = *cap ? 2 * *cap : 4096;
+			struct ev *g = realloc(*ev, nc * sizeof(**ev));
+
+			if (!g) {
+				fprintf(stderr, "featprof record: out of memory\n");
+				return -ENOMEM;
+			}
+			*ev = g;
+			*cap = nc;
+		}
+		x = &(*ev)[(*n)++];
+		memset(x, 0, sizeof(*x));
+		x->tid = field(e, 0);
+		x->region = field(e, 1);
+		x->start = field(e, 2);
+		x->end = field(e, 3);
+		x->depth = field(e, 4);
+		x->ndesc = field(e, 5);
+		x->cstart = field(e, 6);	/* 0 from an older featprofd */
+		x->cend = field(e, 7);
+	}
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct json_object *req, *res, *push, *v, *names = NULL, *done = NULL;
 	struct ev *ev = NULL;
-	size_t n = 0, cap = 0, k;
+	size_t n = 0, cap = 0;
 	struct cli_opts o;
 	char tmp[4096];
 	long pid = 0;
@@ -240,31 +274,7 @@ int cmd_record(int argc, char **argv)
 		} else if (json_object_object_get_ex(push, "done", &v)) {
 			done = json_object_get(push);
 		} else if ((evs = geta(push, "events"))) {
-			for (k = 0; ok && k < json_object_array_length(evs); k++) {
-				struct json_object *e = json_object_array_get_idx(evs, k);
-
-				if (n == cap) {
-					size_t nc = cap ? 2 * cap : 4096;
-					struct ev *g = realloc(ev, nc * sizeof(*ev));
-
-					if (!g) {
-						fprintf(stderr, "featprof record: out of memory\n");
-						ok = 0;
-						break;
-					}
-					ev = g;
-					cap = nc;
-				}
-				memset(&ev[n], 0, sizeof(ev[n]));
-				ev[n].tid = field(e, 0);
-				ev[n].region = field(e, 1);
-				ev[n].start = field(e, 2);
-				ev[n].end = field(e, 3);
-				ev[n].depth = field(e, 4);
-				ev[n].ndesc = field(e, 5);
-				ev[n].cstart = field(e, 6);	/* 0 from an older featprofd */
-				ev[n++].cend = field(e, 7);
-			}
+			ok = !take_events(evs, &ev, &n, &cap);
 		}
 		json_object_put(push);
 	}

@@ -92,9 +92,72 @@ static double traced_cpu(struct json_object *st, const char *arr, const char *na
 	return -1;
 }
 
+/* The sampled table: features, sets, the base, regions (beside their traced CPU time in
+ * st), anomalies. */
+static void print_sampled(struct json_object *st, struct json_object *sm, long pid)
+{
+	struct json_object *a;
+	size_t k;
+
+	if (exe)
+		printf("featprof sample: %s, %lld processes (%lld live), summed:\n", exe,
+		       (long long)geti(st, "processes_joined"),
+		       (long long)geti(st, "processes_live"));
+	else
+		printf("featprof sample: pid %ld (%s):\n", pid, gets_(st, "comm"));
+	printf("%lld samples at %lld Hz (%s, %.3f ms each) over %.1f s", (long long)geti(sm,
+	       "samples"), (long long)geti(sm, "hz"), gets_(sm, "clock"),
+	       getd(sm, "period_ns") / 1e6, (double)geti(sm, "duration_ns") / 1e9);
+	if (!strcmp(gets_(sm, "clock"), "remote"))
+		printf("; %lld ticks, %lld passed over%s", (long long)geti(sm, "ticks"),
+		       (long long)geti(sm, "ticks_missed"),
+		       json_object_get_boolean(json_object_object_get(sm, "sampler_realtime"))
+			       ? "" : "; sampler not realtime");
+	printf("\n");
+	printf("%-8s %-24s %8s %12s %10s %7s %12s\n", "", "name", "samples", "CPU ms",
+	       "± ms (SE)", "share", "traced CPU ms");
+	for (a = geta(sm, "features"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		row("feature", gets_(x, "name"), x, traced_cpu(st, "features", gets_(x, "name")));
+	}
+	for (a = geta(sm, "feature_sets"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k), *fl = geta(x, "features");
+		char name[256] = "";
+		size_t j, len = 0;
+
+		for (j = 0; fl && j < json_object_array_length(fl) && len < sizeof(name); j++)
+			len += (size_t)snprintf(
+				name + len, sizeof(name) - len, "%s%s", j ? "+" : "",
+				json_object_get_string(json_object_array_get_idx(fl, j)));
+		row("set", name, x, -1);
+	}
+	row("base", "(no region open)", json_object_object_get(sm, "base"), -1);
+	for (a = geta(sm, "regions"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		if (geti(x, "samples"))
+			row("region", gets_(x, "name"), x,
+			    traced_cpu(st, "regions", gets_(x, "name")));
+	}
+	a = json_object_object_get(sm, "anomalies");
+	printf("anomalies: read_failed %lld, bad_magic %lld, unknown_region %lld, "
+	       "deeper_than_stored %lld, stacks_full %lld, unmatched_ends %lld\n",
+	       (long long)geti(a, "read_failed"), (long long)geti(a, "bad_magic"),
+	       (long long)geti(a, "unknown_region"), (long long)geti(a, "deeper_than_stored"),
+	       (long long)geti(a, "stacks_full"), (long long)geti(a, "unmatched_ends"));
+	if (geti(sm, "probe_samples") > 0)	/* regions traced meanwhile */
+		printf("probe handling: %lld samples (%.1f ms) in featprofd's uprobes of the "
+		       "regions traced meanwhile, left out of the figures above\n",
+		       (long long)geti(sm, "probe_samples"), getd(sm, "probe_ns") / 1e6);
+	if (!strcmp(gets_(sm, "stack"), "gated"))
+		printf("stack: gated (FEATPROF_SAMPLING_GATED: kept only while sampled; regions "
+		       "open when sampling began are not in it, their ends are unmatched_ends)\n");
+}
+
 int cmd_sample(int argc, char **argv)
 {
-	struct json_object *res, *st, *sm, *a;
+	struct json_object *res, *st, *sm;
 	struct cli_opts o;
 	long pid = 0, hz, secs;
 	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE | O_REMOTE |
@@ -102,7 +165,6 @@ int cmd_sample(int argc, char **argv)
 	struct timespec ts = { 0, 100000000 };
 	char tmp[4200];
 	FILE *out = NULL;
-	size_t k;
 	long i;
 
 	if (rc || o.npos != !o.exe || (!o.exe && parse_pid(o.pos[0], &pid))) {
@@ -176,60 +238,7 @@ int cmd_sample(int argc, char **argv)
 		json_object_put(st);
 		return 0;
 	}
-	if (exe)
-		printf("featprof sample: %s, %lld processes (%lld live), summed:\n", exe,
-		       (long long)geti(st, "processes_joined"),
-		       (long long)geti(st, "processes_live"));
-	else
-		printf("featprof sample: pid %ld (%s):\n", pid, gets_(st, "comm"));
-	printf("%lld samples at %lld Hz (%s, %.3f ms each) over %.1f s", (long long)geti(sm,
-	       "samples"), (long long)geti(sm, "hz"), gets_(sm, "clock"),
-	       getd(sm, "period_ns") / 1e6, (double)geti(sm, "duration_ns") / 1e9);
-	if (!strcmp(gets_(sm, "clock"), "remote"))
-		printf("; %lld ticks, %lld passed over%s", (long long)geti(sm, "ticks"),
-		       (long long)geti(sm, "ticks_missed"),
-		       json_object_get_boolean(json_object_object_get(sm, "sampler_realtime"))
-			       ? "" : "; sampler not realtime");
-	printf("\n");
-	printf("%-8s %-24s %8s %12s %10s %7s %12s\n", "", "name", "samples", "CPU ms",
-	       "± ms (SE)", "share", "traced CPU ms");
-	for (a = geta(sm, "features"), k = 0; a && k < json_object_array_length(a); k++) {
-		struct json_object *x = json_object_array_get_idx(a, k);
-
-		row("feature", gets_(x, "name"), x, traced_cpu(st, "features", gets_(x, "name")));
-	}
-	for (a = geta(sm, "feature_sets"), k = 0; a && k < json_object_array_length(a); k++) {
-		struct json_object *x = json_object_array_get_idx(a, k), *fl = geta(x, "features");
-		char name[256] = "";
-		size_t j, len = 0;
-
-		for (j = 0; fl && j < json_object_array_length(fl) && len < sizeof(name); j++)
-			len += (size_t)snprintf(
-				name + len, sizeof(name) - len, "%s%s", j ? "+" : "",
-				json_object_get_string(json_object_array_get_idx(fl, j)));
-		row("set", name, x, -1);
-	}
-	row("base", "(no region open)", json_object_object_get(sm, "base"), -1);
-	for (a = geta(sm, "regions"), k = 0; a && k < json_object_array_length(a); k++) {
-		struct json_object *x = json_object_array_get_idx(a, k);
-
-		if (geti(x, "samples"))
-			row("region", gets_(x, "name"), x,
-			    traced_cpu(st, "regions", gets_(x, "name")));
-	}
-	a = json_object_object_get(sm, "anomalies");
-	printf("anomalies: read_failed %lld, bad_magic %lld, unknown_region %lld, "
-	       "deeper_than_stored %lld, stacks_full %lld, unmatched_ends %lld\n",
-	       (long long)geti(a, "read_failed"), (long long)geti(a, "bad_magic"),
-	       (long long)geti(a, "unknown_region"), (long long)geti(a, "deeper_than_stored"),
-	       (long long)geti(a, "stacks_full"), (long long)geti(a, "unmatched_ends"));
-	if (geti(sm, "probe_samples") > 0)	/* regions traced meanwhile */
-		printf("probe handling: %lld samples (%.1f ms) in featprofd's uprobes of the "
-		       "regions traced meanwhile, left out of the figures above\n",
-		       (long long)geti(sm, "probe_samples"), getd(sm, "probe_ns") / 1e6);
-	if (!strcmp(gets_(sm, "stack"), "gated"))
-		printf("stack: gated (FEATPROF_SAMPLING_GATED: kept only while sampled; regions "
-		       "open when sampling began are not in it, their ends are unmatched_ends)\n");
+	print_sampled(st, sm, pid);
 	if (stacks)
 		stacks_table(sm, o.top ? o.top : 5);
 	json_object_put(st);

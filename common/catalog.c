@@ -502,50 +502,54 @@ static struct json_object *strings_json(char **s, int n)
 	return arr;
 }
 
+/* One object of the catalog: its path, counts and, built with FEATPROF_INPROCESS, its
+ * regions' gates. */
+static struct json_object *object_json(const struct fp_object *ob)
+{
+	struct json_object *jo = json_object_new_object();
+	int i;
+
+	json_object_object_add(jo, "path", json_object_new_string(ob->path));
+	if (ob->nfuncs)
+		json_object_object_add(jo, "symbols",
+				       json_object_new_string(fp_symbols__source_name(
+					       ob->syms ? ob->syms->source : 0)));
+	json_object_object_add(jo, "stapsdt_sites", json_object_new_int(ob->nsites));
+	json_object_object_add(jo, "featprof_sites", json_object_new_int(ob->nfeatprof));
+	if (ob->ip_version) {
+		struct json_object *g = json_object_new_array();
+
+		for (i = 0; i < ob->nsites; i++) {
+			struct json_object *e;
+			size_t rl = 0;
+
+			if (!fp_site_is_gate(&ob->sites[i], &rl) || !rl)
+				continue;
+			e = json_object_new_object();
+			json_object_object_add(e, "region", json_object_new_string_len(
+							  ob->sites[i].name, (int)rl));
+			json_object_object_add(e, "offset", json_object_new_int64(
+							  (int64_t)ob->sites[i].loc_off));
+			json_object_object_add(e, "semaphore_offset", json_object_new_int64(
+							  (int64_t)ob->sites[i].sem_off));
+			json_object_array_add(g, e);
+		}
+		json_object_object_add(jo, "inprocess_abi", json_object_new_int(
+							   (int32_t)ob->ip_version));
+		json_object_object_add(jo, "gates", g);
+	}
+	return jo;
+}
+
 struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
 {
 	struct json_object *root = json_object_new_object(), *objs = json_object_new_array();
 	struct json_object *feats = json_object_new_array(), *regs = json_object_new_array();
 	int o, i, j;
 
-	for (o = 0; o < cat->nobjs; o++) {
-		const struct fp_object *ob = cat->objs[o];
-		struct json_object *jo;
-
-		if (!ob->nsites && !ob->nfuncs)	/* a file of the process with nothing used */
-			continue;
-		jo = json_object_new_object();
-		json_object_object_add(jo, "path", json_object_new_string(ob->path));
-		if (ob->nfuncs)
-			json_object_object_add(jo, "symbols",
-					       json_object_new_string(fp_symbols__source_name(
-						       ob->syms ? ob->syms->source : 0)));
-		json_object_object_add(jo, "stapsdt_sites", json_object_new_int(ob->nsites));
-		json_object_object_add(jo, "featprof_sites", json_object_new_int(ob->nfeatprof));
-		if (ob->ip_version) {	/* built with FEATPROF_INPROCESS: its regions' gates */
-			struct json_object *g = json_object_new_array();
-
-			for (i = 0; i < ob->nsites; i++) {
-				struct json_object *e;
-				size_t rl = 0;
-
-				if (!fp_site_is_gate(&ob->sites[i], &rl) || !rl)
-					continue;
-				e = json_object_new_object();
-				json_object_object_add(e, "region", json_object_new_string_len(
-								  ob->sites[i].name, (int)rl));
-				json_object_object_add(e, "offset", json_object_new_int64(
-								  (int64_t)ob->sites[i].loc_off));
-				json_object_object_add(e, "semaphore_offset", json_object_new_int64(
-								  (int64_t)ob->sites[i].sem_off));
-				json_object_array_add(g, e);
-			}
-			json_object_object_add(jo, "inprocess_abi", json_object_new_int(
-								   (int32_t)ob->ip_version));
-			json_object_object_add(jo, "gates", g);
-		}
-		json_object_array_add(objs, jo);
-	}
+	for (o = 0; o < cat->nobjs; o++)	/* a file of the process with nothing used: not */
+		if (cat->objs[o]->nsites || cat->objs[o]->nfuncs)
+			json_object_array_add(objs, object_json(cat->objs[o]));
 	for (i = 0; i < cat->nfeatures; i++) {
 		struct json_object *jf = json_object_new_object(), *rl = json_object_new_array();
 

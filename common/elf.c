@@ -106,6 +106,38 @@ static int merge_catalog(struct fp_object *obj, struct fp_err *e)
 	return 0;
 }
 
+/* Each site's file offsets (location, semaphore) from its addresses (moved by the
+ * .stapsdt.base section where the file has one), and the shielded ones' nop5. */
+static int place_sites(struct fp_object *obj, const struct segs *sg, uint64_t base_addr,
+		       int have_base, const uint8_t *image, size_t image_sz, struct fp_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)obj->nsites; i++) {
+		struct fp_site *s = &obj->sites[i];
+		uint64_t pc = s->pc, sem = s->sem;
+
+		if (s->base && have_base) {
+			pc += base_addr - s->base;
+			if (sem)
+				sem += base_addr - s->base;
+		}
+		if (vaddr_to_off(sg, pc, 1, &s->loc_off))
+			return fp_fail(e, EINVAL, "%s: stapsdt note at offset 0x%llx: location "
+				       "0x%llx is not in an executable segment", obj->path,
+				       (unsigned long long)s->note_off, (unsigned long long)pc);
+		if (sem && vaddr_to_off(sg, sem, 0, &s->sem_off))
+			return fp_fail(e, EINVAL, "%s: stapsdt note at offset 0x%llx: semaphore "
+				       "0x%llx is not in a loaded segment", obj->path,
+				       (unsigned long long)s->note_off, (unsigned long long)sem);
+		if (s->kind && s->shape == FP_SHAPE_SHIELDED && image &&
+		    s->loc_off <= image_sz && image_sz - s->loc_off >= FP_SHIELD_LEN &&
+		    !memcmp(image + s->loc_off, shield_bytes, FP_SHIELD_LEN))
+			s->opt_off = s->loc_off + FP_SHIELD_NOP5;
+	}
+	return 0;
+}
+
 static int read_elf(Elf *elf, struct fp_object *obj, struct fp_err *e)
 {
 	const uint8_t *image;
@@ -191,37 +223,7 @@ static int read_elf(Elf *elf, struct fp_object *obj, struct fp_err *e)
 		}
 	}
 
-	for (i = 0; i < (size_t)obj->nsites; i++) {
-		struct fp_site *s = &obj->sites[i];
-		uint64_t pc = s->pc, sem = s->sem;
-
-		if (s->base && have_base) {
-			pc += base_addr - s->base;
-			if (sem)
-				sem += base_addr - s->base;
-		}
-		if (vaddr_to_off(&sg, pc, 1, &s->loc_off)) {
-			ret = fp_fail(e, EINVAL,
-				      "%s: stapsdt note at offset 0x%llx: location 0x%llx is "
-				      "not in an executable segment",
-				      obj->path, (unsigned long long)s->note_off,
-				      (unsigned long long)pc);
-			goto out;
-		}
-		if (sem && vaddr_to_off(&sg, sem, 0, &s->sem_off)) {
-			ret = fp_fail(e, EINVAL,
-				      "%s: stapsdt note at offset 0x%llx: semaphore 0x%llx "
-				      "is not in a loaded segment",
-				      obj->path, (unsigned long long)s->note_off,
-				      (unsigned long long)sem);
-			goto out;
-		}
-		if (s->kind && s->shape == FP_SHAPE_SHIELDED && image &&
-		    s->loc_off <= image_sz && image_sz - s->loc_off >= FP_SHIELD_LEN &&
-		    !memcmp(image + s->loc_off, shield_bytes, FP_SHIELD_LEN))
-			s->opt_off = s->loc_off + FP_SHIELD_NOP5;
-	}
-	ret = 0;
+	ret = place_sites(obj, &sg, base_addr, have_base, image, image_sz, e);
 out:
 	free(sg.ph);
 	return ret;

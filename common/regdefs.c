@@ -205,6 +205,28 @@ static int parse_funcs(char *tok, struct fp_probe_name *out, int *nout, const ch
 	return 0;
 }
 
+/* "features F,..." of a definition: each name checked and kept. 0 or -errno (why). */
+static int parse_features(char *list, struct fp_regdef *d, const char **why)
+{
+	char *items[FP_REGDEF_MAX_FEATURES];
+	int k, nf = split_commas(list, items, FP_REGDEF_MAX_FEATURES);
+
+	if (nf < 0) {
+		*why = "too many features (at most 8)";
+		return -EINVAL;
+	}
+	for (k = 0; k < nf; k++) {
+		if (!valid_name(items[k], strlen(items[k]), "_.-")) {
+			*why = "a feature name is 1-63 letters, digits, '_', '.', '-'";
+			return -EINVAL;
+		}
+		d->features[d->nfeatures] = strdup(items[k]);
+		if (!d->features[d->nfeatures++])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* One line without its newline, NUL-terminated (modified). 0 for a blank or comment. */
 static int parse_line(char *line, struct fp_regdef *d, const char **why)
 {
@@ -267,28 +289,13 @@ static int parse_line(char *line, struct fp_regdef *d, const char **why)
 			if (ret)
 				return ret;
 		} else if (!strcmp(tok[i], "features")) {
-			char *items[FP_REGDEF_MAX_FEATURES];
-			int k, nf;
-
 			if (last || d->nfeatures) {
 				*why = last ? "a feature list is missing" : "features given twice";
 				return -EINVAL;
 			}
-			nf = split_commas(tok[++i], items, FP_REGDEF_MAX_FEATURES);
-			if (nf < 0) {
-				*why = "too many features (at most 8)";
-				return -EINVAL;
-			}
-			for (k = 0; k < nf; k++) {
-				if (!valid_name(items[k], strlen(items[k]), "_.-")) {
-					*why = "a feature name is 1-63 letters, digits, "
-					       "'_', '.', '-'";
-					return -EINVAL;
-				}
-				d->features[d->nfeatures] = strdup(items[k]);
-				if (!d->features[d->nfeatures++])
-					return -ENOMEM;
-			}
+			ret = parse_features(tok[++i], d, why);
+			if (ret)
+				return ret;
 		} else {
 			*why = "unknown word (expected begin, end, function, features or nests)";
 			return -EINVAL;

@@ -7,8 +7,8 @@ ranks are derived from it (a module's rank is one more than the highest of those
 depends on), so there is no table to keep in step, and an include or a call that goes
 up a layer closes a cycle and is refused, with the files that close it. A header named
 *_impl.h is its module's own (the fields of its structs): included from another module,
-it is a breach. Also: no file over 900 lines, no function over 100. Prints each breach
-and exits 1.
+it is a breach. Also: no file over 900 lines, no function over 100, in DIR and in the
+cli/ and common/ beside it. Prints each breach and exits 1.
 usage: scripts/layers.py [DIR] (default daemon)"""
 import os
 import re
@@ -33,6 +33,27 @@ for h, m in headers.items():
         exports[fn] = m
 
 bad = ["%s/%s: a file outside every module (folder)" % (D, f) for f in stray]
+
+
+def sizes(path, src):
+    """No file over 900 lines; no function over 100, from its signature's first line to
+    the "}" in column 0 closing its body, which opens with "{" in column 0."""
+    lines = src.split("\n")
+    if len(lines) - 1 > 900:
+        bad.append("%s: %d lines (at most 900)" % (path, len(lines) - 1))
+    sig = start = None
+    for i, ln in enumerate(lines, 1):
+        if re.match(r"[a-z].*\(", ln) and not ln.rstrip().endswith(";"):
+            sig, fname = i, re.split(r"[ *]+", ln.split("(")[0])[-1]
+        elif ln.startswith("{"):
+            start = sig or i
+        elif ln.startswith("}") and start:
+            if i - start + 1 > 100:
+                bad.append("%s:%d: %s is %d lines (at most 100)" % (
+                    path, start, fname, i - start + 1))
+            sig = start = None
+
+
 why = {}  # (from, to) -> the first reason seen
 for m in mods:
     for name in files[m]:
@@ -46,24 +67,14 @@ for m in mods:
         for fn in sorted(set(re.findall(r"\b(fp_[a-z0-9_]+)\b", src))):
             if exports.get(fn, m) != m:
                 why.setdefault((m, exports[fn]), "%s: calls %s (%s)" % (path, fn, exports[fn]))
-        if not name.endswith(".c"):
-            continue
-        lines = src.split("\n")
-        if len(lines) - 1 > 900:
-            bad.append("%s: %d lines (at most 900)" % (path, len(lines) - 1))
-        # a function: from its signature's first line to the "}" in column 0 closing
-        # its body, which opens with "{" in column 0
-        sig = start = None
-        for i, ln in enumerate(lines, 1):
-            if re.match(r"[a-z].*\(", ln) and not ln.rstrip().endswith(";"):
-                sig, fname = i, re.split(r"[ *]+", ln.split("(")[0])[-1]
-            elif ln.startswith("{"):
-                start = sig or i
-            elif ln.startswith("}") and start:
-                if i - start + 1 > 100:
-                    bad.append("%s:%d: %s is %d lines (at most 100)" % (
-                        path, start, fname, i - start + 1))
-                sig = start = None
+        if name.endswith(".c"):
+            sizes(path, src)
+
+for side in ("cli", "common"):  # the other C folders: sizes only
+    there = os.path.join(os.path.dirname(os.path.abspath(D)), side)
+    for name in sorted(os.listdir(there)) if os.path.isdir(there) else []:
+        if name.endswith(".c"):
+            sizes(os.path.join(side, name), text(os.path.join(there, name)))
 
 deps = {m: sorted({b for (a, b) in why if a == m}) for m in mods}
 rank, state = {}, {}
@@ -91,6 +102,6 @@ for b in bad:
 if not bad:
     order = sorted(mods, key=lambda m: (rank[m], m))
     print("layers: %d modules, %d files; ranks from their dependencies: %s; files <= 900 "
-          "lines, functions <= 100" % (len(mods), sum(len(f) for f in files.values()),
+          "lines, functions <= 100 (and in cli/, common/)" % (len(mods), sum(len(f) for f in files.values()),
                                        ", ".join("%s %d" % (m, rank[m]) for m in order)))
 sys.exit(1 if bad else 0)
