@@ -39,7 +39,6 @@
 #include "client.h"
 #include "inproc.h"
 #include "log.h"
-#include "merge.h"
 #include "registry.h"
 #include "sample.h"
 #include "watch.h"

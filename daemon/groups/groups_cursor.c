@@ -13,7 +13,6 @@
 
 #include "clock.h"
 #include "groups_impl.h"
-#include "merge.h"
 #include "registry.h"
 #include "target.h"
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The executable groups' state, shared by the files of that room (rank 3): groups.c
- * (membership, the file's target, enable, stats, runs) and groups_cursor.c (the readers
- * per interval). Nothing outside the room includes this.
+ * The groups module's one private header (daemon/groups/): the executable groups' state
+ * and what its files call of each other -- groups.c (membership, the file's target,
+ * enable, stats), groups_run.c (runs), groups_cursor.c (the readers per interval),
+ * groups_report.c (replies) and merge.c (sums). No other module includes it
+ * (scripts/layers.py); tests/unit/test_merge.c does, for merge.c.
  */
 #ifndef FP_GROUPS_IMPL_H
 #define FP_GROUPS_IMPL_H
@@ -105,5 +107,17 @@ struct json_object *fp_group__enable_reply(const struct exe_group *g, const char
 					   bool ended);
 struct json_object *fp_group__sample_reply(const struct exe_group *g, bool on, int started,
 					   int failed);
+
+/* --- merge.c --- */
+/* Summing one process's figures (a stats reply) into another's: daemon/groups/merge.c. */
+struct json_object;
+
+/*
+ * Sums src's figures into dst: numbers add (min_* take the least, max_* the largest,
+ * elapsed and the sampling rate's keys the largest), objects recurse, arrays of named
+ * objects (regions, features) merge by name. Keys that describe one process (pid, comm)
+ * and arrays without names (paths) are not summed.
+ */
+void fp_merge_figures(struct json_object *dst, struct json_object *src);
 
 #endif

@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "groups_impl.h"
-#include "merge.h"
 #include "registry.h"
 #include "sample.h"
 

@@ -13,7 +13,8 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#include "merge.h"
+#include "groups_impl.h"
+
 
 static int is_number(struct json_object *o)
 {

@@ -20,7 +20,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "protocol.h"
-#include "server.h"
+#include "serve_impl.h"
 #include "target.h"
 
 static struct fp_daemon_cal cal;

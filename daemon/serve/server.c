@@ -31,9 +31,8 @@
 #include "journal.h"
 #include "log.h"
 #include "registry.h"
-#include "server.h"
+#include "serve_impl.h"
 #include "subs.h"
-#include "verbs.h"
 #include "watch.h"
 
 #define SD_LISTEN_FDS_START 3	/* sd_listen_fds(3): the first socket systemd passes */

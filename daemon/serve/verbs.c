@@ -29,8 +29,8 @@
 #include "report.h"
 #include "request.h"
 #include "sample.h"
+#include "serve_impl.h"
 #include "subs.h"
-#include "verbs.h"
 #include "watch.h"
 
 static const struct fp_server_opts *opts;

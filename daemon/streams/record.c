@@ -29,8 +29,8 @@
 #include "clock.h"
 #include "err.h"
 #include "log.h"
-#include "record.h"
 #include "registry.h"
+#include "streams_impl.h"
 
 #define RECORD_DRAIN_MS 100
 #define RECORD_BEHIND_MS 5	/* next drain when the last one left events behind */

@@ -15,10 +15,10 @@
 #include "clock.h"
 #include "err.h"
 #include "groups.h"
-#include "record.h"
 #include "registry.h"
 #include "report.h"
 #include "sample.h"
+#include "streams_impl.h"
 #include "subs.h"
 
 struct sub {

@@ -41,13 +41,8 @@
 #include "log.h"
 #include "pool.h"
 #include "sample.h"
-#include "sample_impl.h"
 #include "target_impl.h"
-#include "sample_elf.h"
-#include "sample_dwarf.h"
-#include "sample_stacks.h"
 #include "sample.skel.h"
-#include "sampler.h"
 #include "uprobe.h"
 
 _Static_assert(sizeof(struct featprof_tls) == sizeof(struct fp_tls_user),

@@ -26,7 +26,7 @@
 
 #include "err.h"
 #include "featprof_bpf.h"
-#include "sample_dwarf.h"
+#include "target_impl.h"
 
 #define FP_DWARF_FRAMES FP_STACK_FRAMES
 /* a word of the copy's registers: x86-64's struct pt_regs, whose first words

@@ -22,9 +22,7 @@
 #include "kernel.h"
 #include "maps.h"
 #include "notes.h"
-#include "sample_elf.h"
 #include "sample.skel.h"
-#include "sample_impl.h"
 #include "target_impl.h"
 
 /* The executable's TLS ABI note must say what this daemon reads: checked before any

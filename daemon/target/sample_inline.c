@@ -19,7 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sample_inline.h"
+#include "target_impl.h"
+
 
 struct unit {
 	uint64_t lo, hi;	/* [lo, hi) */

@@ -22,12 +22,8 @@
 #include "featprof.h"
 #include "inproc.h"
 #include "sample.h"
-#include "sample_impl.h"
 #include "target_impl.h"
-#include "sample_dwarf.h"
-#include "sample_stacks.h"
 #include "sample.skel.h"
-#include "sampler.h"
 
 /* The region an id names (FP_SRC_TLS: the string at that address in the target, cached;
  * FP_SRC_KERNEL: the region's index); -1 when it names none of the catalog's. */

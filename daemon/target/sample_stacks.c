@@ -27,9 +27,8 @@
 #include "featprof_bpf.h"
 #include "maps.h"
 #include "notes.h"
-#include "sample_inline.h"
-#include "sample_stacks.h"
 #include "symbols.h"
+#include "target_impl.h"
 
 struct fn {
 	char *name;

@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "sampler.h"
+#include "target_impl.h"
 
 struct fp_sampler_entry {
 	struct fp_sampler_entry *next;

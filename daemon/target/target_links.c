@@ -21,7 +21,6 @@
 #include "journal.h"
 #include "log.h"
 #include "target_impl.h"
-#include "target_links.h"
 #include "uprobe.h"
 
 /* The uprobes of one enabled region: multi-uprobe link fds, or per-site links. */

@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * featprof record (daemon/streams/record.c): every completed instance of a target's enabled
- * regions for a while, pushed to one client at its own pace. Part of the subscriptions
- * room: a recording is a subscription's (daemon/streams/subs.c).
- */
-#ifndef FP_RECORD_H
-#define FP_RECORD_H
+/* The streams module's one private header (daemon/streams/): what subs.c calls of
+ * record.c. */
+#ifndef FP_STREAMS_IMPL_H
+#define FP_STREAMS_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +10,12 @@
 #include "err.h"
 #include "protocol.h"
 
+/* --- record.c --- */
+/*
+ * featprof record (daemon/streams/record.c): every completed instance of a target's enabled
+ * regions for a while, pushed to one client at its own pace. Part of the subscriptions
+ * room: a recording is a subscription's (daemon/streams/subs.c).
+ */
 struct fp_client;
 struct fp_target;
 struct fp_recording;
