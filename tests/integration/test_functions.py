@@ -66,22 +66,22 @@ def check_figures(binary, truth, st, cal, mech):
         err = r["exclusive_ns"] - want["excl_ns"]
         unc = r["exclusive_uncertainty_ns"]
         print("    %-10s %5d calls (program %5d)  excl %9.3f ms (raw %9.3f) program %9.3f"
-              " ms: %+5.2f%%, stated +-%.2f%%" % (
+              " ms: %+5.2f%%, stated +-%.2f%%, off CPU %.3f ms" % (
                   f, r["count"], want["calls"], r["exclusive_ns"] / 1e6,
                   r["raw_exclusive_ns"] / 1e6, want["excl_ns"] / 1e6,
-                  100 * err / want["excl_ns"], 100 * unc / want["excl_ns"]))
+                  100 * err / want["excl_ns"], 100 * unc / want["excl_ns"],
+                  r.get("exclusive_offcpu_ns", 0) / 1e6))
         check(r["count"] == want["calls"], "%s %s: %d calls counted of %d" % (
             binary, f, r["count"], want["calls"]))
         check(r["measured"] == "function", "%s %s: measured %s" % (binary, f, r["measured"]))
-        # recursion 5 deep: deeper returns cost the thread more than the calibration's
-        # one level, and by more from one run to the next (here up to 1.25 us a call
-        # beyond 2% + stated, against a calibrated pair of ~2 us: docs/REGIONS.md
-        # "Accuracy"), so up to one calibrated pair a call more for it, said, not hidden
-        extra = r["count"] * cal["pair_ns"] / want["excl_ns"] if f == "work_rec" else 0
-        check(abs(err) <= (0.02 + extra) * want["excl_ns"] + unc,
-              "%s %s: exclusive %.3f ms against the program's %.3f ms (+-%.1f%% +-%.3f)" % (
-                  binary, f, r["exclusive_ns"] / 1e6, want["excl_ns"] / 1e6,
-                  100 * (0.02 + extra), unc / 1e6))
+        # time off CPU inside an instance may fall in a window the program's own clock
+        # leaves out (between its clock read and the probe's timestamp): featprof counts
+        # it there, the program does not; featprof says how much there was
+        off = r.get("exclusive_offcpu_ns", 0)
+        check(-0.02 * want["excl_ns"] - unc <= err <= 0.02 * want["excl_ns"] + unc + off,
+              "%s %s: exclusive %.3f ms against the program's %.3f ms (+-2%% +-%.3f, "
+              "off CPU %.3f)" % (binary, f, r["exclusive_ns"] / 1e6, want["excl_ns"] / 1e6,
+                                 unc / 1e6, off / 1e6))
     jump = region(st, "work_jump")
     an = st.get("anomalies", {})
     check(jump["count"] == 0 and an.get("no_return") == truth["jumps"],
