@@ -46,7 +46,6 @@
 #include "sample.h"
 #include "sample.skel.h"
 #include "target_impl.h"
-#include "journal.h"
 #include "strays.h"
 #include "calibrate.h"
 #include "inproc.h"
