@@ -255,11 +255,11 @@ int fp_clients_count(void)
 	return n;
 }
 
-static void refuse(int fd, const char *why)
+static void refuse(int fd, const struct fp_err *e)
 {
 	char line[256];
-	int n = snprintf(line, sizeof(line), "{\"id\":null,\"error\":{\"code\":\"busy\","
-			 "\"message\":\"%s\"}}\n", why);
+	int n = snprintf(line, sizeof(line), "{\"id\":null,\"error\":{\"code\":\"%s\","
+			 "\"message\":\"%s\"}}\n", fp_status_name(fp_status_of(e->code)), e->msg);
 
 	if (send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		fp_log(FP_LOG_DEBUG, "refused client: %s", strerror(errno));
@@ -282,7 +282,10 @@ static bool out_of_fds(int lfd)
 	close(cl.spare_fd);
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd >= 0) {
-		refuse(fd, "out of file descriptors: featprofd serves too many targets");
+		struct fp_err e = { 0 };
+
+		fp_fail(&e, EBUSY, "out of file descriptors: featprofd serves too many targets");
+		refuse(fd, &e);
 		fp_log(FP_LOG_WARN, "out of file descriptors: a client was refused");
 	}
 	cl.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -292,9 +295,9 @@ static bool out_of_fds(int lfd)
 /*
  * Room for an unprivileged client: at most FP_USER_CLIENTS per uid, and never the last
  * FP_ROOT_CLIENTS slots, which are root's (and CAP_SYS_PTRACE's): no user can lock the
- * administrator out. 0, or -1 with why.
+ * administrator out. 0, or -EBUSY with e filled.
  */
-static int client_limit(const struct fp_client *c, char *why, size_t len)
+static int client_limit(const struct fp_client *c, struct fp_err *e)
 {
 	int i, same = 0, used = 0;
 
@@ -303,30 +306,25 @@ static int client_limit(const struct fp_client *c, char *why, size_t len)
 			used++;
 			same += cl.slots[i]->peer.cred.uid == c->peer.cred.uid;
 		}
-	if (same >= FP_USER_CLIENTS) {
-		snprintf(why, len, "too many clients for uid %u (%d)", (unsigned)c->peer.cred.uid,
-			 FP_USER_CLIENTS);
-		return -1;
-	}
-	if (used >= FP_MAX_CLIENTS - FP_ROOT_CLIENTS) {
-		snprintf(why, len, "too many clients");
-		return -1;
-	}
+	if (same >= FP_USER_CLIENTS)
+		return fp_fail(e, EBUSY, "too many clients for uid %u (%d)",
+			       (unsigned)c->peer.cred.uid, FP_USER_CLIENTS);
+	if (used >= FP_MAX_CLIENTS - FP_ROOT_CLIENTS)
+		return fp_fail(e, EBUSY, "too many clients");
 	return 0;
 }
 
-/* A new client on fd in slot, or NULL with why (fd still open). */
-static struct fp_client *new_client(int fd, int slot, char *why, size_t len)
+/* A new client on fd in slot, or NULL with e filled (fd still open). */
+static struct fp_client *new_client(int fd, int slot, struct fp_err *e)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_data(slot) };
 	struct fp_client *c = calloc(1, sizeof(*c));
 
-	snprintf(why, len, "cannot serve a client now");
 	if (c)
 		c->in = malloc(FP_MAX_LINE);
 	if (!c || !c->in || fp_peer_read(fd, &c->peer))
 		goto fail;
-	if (!fp_peer_privileged(&c->peer) && client_limit(c, why, len))
+	if (!fp_peer_privileged(&c->peer) && client_limit(c, e))
 		goto fail;
 	c->fd = fd;
 	c->slot = slot;
@@ -334,6 +332,7 @@ static struct fp_client *new_client(int fd, int slot, char *why, size_t len)
 		goto fail;
 	return c;
 fail:
+	fp_fail(e, EBUSY, "cannot serve a client now");	/* unless the limit said why */
 	if (c)
 		free(c->in);
 	free(c);
@@ -342,9 +341,8 @@ fail:
 
 void fp_clients_accept(int lfd)
 {
-	char why[128];
-
 	for (;;) {
+		struct fp_err e = { 0 };
 		int fd, i, slot = -1;
 
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -359,12 +357,13 @@ void fp_clients_accept(int lfd)
 			if (!cl.slots[i])
 				slot = i;
 		if (slot < 0) {
-			refuse(fd, "too many clients");
+			fp_fail(&e, EBUSY, "too many clients");
+			refuse(fd, &e);
 			continue;
 		}
-		cl.slots[slot] = new_client(fd, slot, why, sizeof(why));
+		cl.slots[slot] = new_client(fd, slot, &e);
 		if (!cl.slots[slot])
-			refuse(fd, why);
+			refuse(fd, &e);
 	}
 }
 
