@@ -7,9 +7,11 @@ then each configuration held out in turn (its runs left out, the rest fitted): w
 CPU predicted against measured, white-box against black-box. Needs root; starts its own
 featprofd.
 
-usage: zstd_model.py FEATPROF_BUILD ZSTD INPUT
+usage: zstd_model.py FEATPROF_BUILD ZSTD INPUT [REPLICATES]
   ZSTD: the zstd of `ZSTD_MODEL=1 ZSTD_VARIANTS=ip tests/bench/zstd_build.sh SRC OUT`
-  (OUT/ip/programs/zstd); INPUT: a file to compress (32 MiB: a few seconds a run)."""
+  (OUT/ip/programs/zstd); INPUT: a file to compress (32 MiB: a few seconds a run);
+  REPLICATES: runs of each planned configuration (default 2), in rounds over all of them,
+  so that the machine's drift over minutes falls on every configuration alike."""
 import json
 import os
 import subprocess
@@ -18,6 +20,7 @@ import tempfile
 import time
 
 B, ZSTD, INPUT = sys.argv[1], sys.argv[2], sys.argv[3]
+REPS = int(sys.argv[4]) if len(sys.argv) > 4 else 2
 T = tempfile.mkdtemp(prefix="featprof-zstd-model-")
 sock = os.path.join(T, "fp.sock")
 d = subprocess.Popen([B + "/featprofd", "--socket", sock, "--group", "nogroup"],
@@ -59,19 +62,19 @@ try:
     p1 = plan(T + "/first.json")
     print("plan: %d configurations: %s" % (len(p1), [cfg(c) for c in p1]))
     files = []
-    for i, c in enumerate(p1 * 2):
+    for i, c in enumerate(p1 * REPS):
         files.append("%s/p%d.json" % (T, i))
         run(files[-1], c)
     p2 = plan(*files)
     print("second plan: %d more: %s" % (len(p2), [cfg(c) for c in p2]))
-    for i, c in enumerate(p2 * 2):
+    for i, c in enumerate(p2 * REPS):
         files.append("%s/q%d.json" % (T, i))
         run(files[-1], c)
     r = fp("model", *files, "--json", *CHOICES, "--parallel", "threads")
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
     print(fp("model", *files, *CHOICES, "--parallel", "threads").stdout)
-    # every configuration held out in turn (both of its runs left out, the rest fitted):
+    # every configuration held out in turn (all of its runs left out, the rest fitted):
     # what a configuration nobody measured gets, where no configuration is left unrun
     runs = {}
     for f in files:
