@@ -27,7 +27,7 @@
 struct fp_watch {
 	struct watch_bpf *skel;
 	struct ring_buffer *rb;
-	void (*cb)(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other);
+	fp_watch_fn cb;
 	void *ctx;
 	bool multi;		/* fp_watch_dl is a uprobe.multi program */
 };
@@ -38,13 +38,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	const struct fp_watch_event *e = data;
 
 	if (size >= sizeof(*e))
-		w->cb(w->ctx, e->kind, e->tgid, e->other);
+		w->cb(w->ctx, e->kind, e->tgid, e->other, e->ts);
 	return 0;
 }
 
-struct fp_watch *fp_watch__open(void (*cb)(void *ctx, uint32_t kind, uint32_t tgid,
-					   uint32_t other),
-				void *ctx, struct fp_err *e)
+struct fp_watch *fp_watch__open(fp_watch_fn cb, void *ctx, struct fp_err *e)
 {
 	struct fp_watch *w = calloc(1, sizeof(*w));
 	int ret = 0;

@@ -10,11 +10,14 @@
 
 struct fp_watch;
 
-/* cb gets each event (kind FP_WATCH_*, tgid, other). NULL with e filled when the
- * kernel cannot run it (the daemon then works without following mappings). */
-struct fp_watch *fp_watch__open(void (*cb)(void *ctx, uint32_t kind, uint32_t tgid,
-					   uint32_t other),
-				void *ctx, struct fp_err *e);
+/* One event: kind FP_WATCH_*, the process, other (a group, ...), and when the kernel
+ * saw it (ts: CLOCK_MONOTONIC ns, daemon/util/clock.h's clock). */
+typedef void (*fp_watch_fn)(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other,
+			    uint64_t ts);
+
+/* cb gets each event. NULL with e filled when the kernel cannot run it (the daemon then
+ * works without following mappings). */
+struct fp_watch *fp_watch__open(fp_watch_fn cb, void *ctx, struct fp_err *e);
 void fp_watch__free(struct fp_watch *w);
 /* The fd to poll for events; consume them with fp_watch__consume. */
 int fp_watch__fd(const struct fp_watch *w);

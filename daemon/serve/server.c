@@ -77,13 +77,21 @@ static void target_drop(struct fp_target *t)
  * The watcher's events. A mapping refreshes the target's catalog; a fork or exec into
  * an executable group (other: the group) joins it; an exec of a target: a group's
  * member leaves as at an exit (and joins again when it runs the group's file), a pid
- * target gets the new program's catalog.
+ * target gets the new program's catalog. An exec from before the target was made is
+ * the program the target already read (a run's first process is attached stopped at
+ * its exec, and the event can be read after that on a loaded machine): nothing to do.
  */
-static void watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other)
+static void watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other,
+			uint64_t ts)
 {
 	struct fp_target *t = fp_registry_find((pid_t)tgid);
 
 	(void)ctx;
+	if (kind == FP_WATCH_EXEC && t && ts < fp_target__made_ns(t)) {
+		fp_log(FP_LOG_DEBUG, "pid %d: its exec came before its target: already read",
+		       (int)tgid);
+		return;
+	}
 	if (kind == FP_WATCH_ARENA) {
 		fp_registry_arena((pid_t)tgid);
 		return;

@@ -342,6 +342,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 		return NULL;
 	}
 	t->pid = pid;
+	t->made_ns = fp_mono_ns();	/* before anything of the process is read */
 	t->use_opt = use_opt;
 	t->defs = defs;
 	t->paths_fd = t->nodes_fd = -1;
@@ -657,6 +658,11 @@ uint64_t fp_target__exited_ns(const struct fp_target *t)
 unsigned long long fp_target__start_time(const struct fp_target *t)
 {
 	return t->start_time;
+}
+
+uint64_t fp_target__made_ns(const struct fp_target *t)
+{
+	return t->made_ns;
 }
 
 int fp_target__pidfd(const struct fp_target *t)

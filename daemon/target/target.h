@@ -27,6 +27,9 @@ const struct fp_catalog *fp_target__catalog(const struct fp_target *t);
 bool fp_target__exited(const struct fp_target *t);
 uint64_t fp_target__exited_ns(const struct fp_target *t);	/* fp_mono_ns() at exit */
 unsigned long long fp_target__start_time(const struct fp_target *t);
+/* When the target began reading the process (fp_mono_ns()): its catalog is of the
+ * program the process ran then. */
+uint64_t fp_target__made_ns(const struct fp_target *t);
 int fp_target__pidfd(const struct fp_target *t);	/* readable at exit; -1: none */
 int fp_target__group(const struct fp_target *t);	/* its executable group, 0: none */
 /* Who attached it (fp_owner()): may see it after exit. Set by whoever attaches it. */

@@ -31,6 +31,7 @@ struct fp_target {
 	uint64_t exited_ns;		/* when it exited (fp_mono_ns) */
 	unsigned long long start_time;	/* of the process (/proc/PID/stat, clock ticks since
 					 * boot): a pid reused by a new process differs */
+	uint64_t made_ns;		/* fp_mono_ns() as it began reading the process */
 	uid_t owner;			/* fp_owner() at attach: may see it after exit */
 	char comm[32];
 	struct fp_proc *proc;
