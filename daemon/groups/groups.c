@@ -490,7 +490,7 @@ static int group_again(int gi, const struct fp_wants *names, struct fp_err *e)
 		return fp_fail(e, ENOMEM, "out of memory");
 	ret = watch_file(gi);
 	if (ret)
-		return fp_fail(e, EIO, "%s: cannot watch its exec: %s", g->path, strerror(-ret));
+		return fp_fail(e, -ret, "%s: cannot watch its exec: %s", g->path, strerror(-ret));
 	g->ended = false;
 	file_restart(gi);
 	scan(gi);

@@ -296,11 +296,9 @@ static int configure(struct fp_inproc *ip, struct fp_err *e)
 			continue;
 		ret = fp_inproc_peek(ip->pid, ip->rts[i].ctl, &c, sizeof(c));
 		if (ret || c.magic != FP_IP_MAGIC || c.version != FP_IP_ABI_VERSION) {
-			fp_fail(e, ret ? -ret : EPROTO,
-				"pid %d: in-process control block of object %d "
-				"unreadable or of another version",
-				(int)ip->pid, ip->rts[i].obj);
-			return ret ? ret : -EPROTO;
+			return fp_fail(e, ret ? -ret : EPROTO, "pid %d: in-process control "
+				       "block of object %d unreadable or of another version",
+				       (int)ip->pid, ip->rts[i].obj);
 		}
 		if (!ip->primary)
 			ip->primary = c.primary ? (uint64_t)(uintptr_t)c.primary : ip->rts[i].ctl;

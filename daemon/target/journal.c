@@ -171,14 +171,12 @@ int fp_journal__open(const char *dir, const char *socket_path, struct fp_err *e)
 		if (name[i] == '/')
 			name[i] = '_';
 	if (mkdir(dir, 0700) && errno != EEXIST) {
-		ret = -errno;
-		return fp_fail(e, -ret, "cannot create %s: %s", dir, strerror(errno));
+		return fp_fail(e, errno, "cannot create %s: %s", dir, strerror(errno));
 	}
 	snprintf(path, sizeof(path), "%s/journal%s", dir, name);
 	jfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (jfd < 0) {
-		ret = -errno;
-		return fp_fail(e, -ret, "cannot open %s: %s", path, strerror(errno));
+		return fp_fail(e, errno, "cannot open %s: %s", path, strerror(errno));
 	}
 	f = fdopen(dup(jfd), "r");
 	if (f) {

@@ -286,9 +286,9 @@ static int sample_object(struct fp_target *t, struct fp_err *e)
 	bpf_program__set_autoload(s->progs.fp_sample_tm, kern && t->ts_map);
 	bpf_map__set_autocreate(s->maps.tstate, kern && !t->ts_map);
 	bpf_map__set_autocreate(s->maps.tstate_map, kern && t->ts_map);
-	if (t->smp->unwind == FP_UNWIND_FP)
+	if (sm->unwind == FP_UNWIND_FP)
 		ret = bpf_map__set_max_entries(s->maps.ustacks, FP_STACK_IDS);
-	if (t->smp->unwind == FP_UNWIND_DWARF)
+	if (sm->unwind == FP_UNWIND_DWARF)
 		ret = bpf_map__set_max_entries(s->maps.stack_copies, FP_STACK_RING);
 	if (!ret && kern)
 		ret = bpf_map__reuse_fd(t->ts_map ? s->maps.tstate_map : s->maps.tstate,
@@ -319,13 +319,13 @@ static int sample_object(struct fp_target *t, struct fp_err *e)
 		sample_bpf__destroy(s);
 		return ret;
 	}
-	t->smp->skel = s;
-	t->smp->skel_unwind = t->smp->unwind;
-	t->smp->skel_src = t->smp->src;
-	if (t->smp->unwind == FP_UNWIND_DWARF &&
+	sm->skel = s;
+	sm->skel_unwind = sm->unwind;
+	sm->skel_src = sm->src;
+	if (sm->unwind == FP_UNWIND_DWARF &&
 	    !(sm->dwarf = fp_dwarf__new(t->pid, bpf_map__fd(s->maps.stack_copies), e))) {
 		sample_bpf__destroy(s);
-		t->smp->skel = NULL;
+		sm->skel = NULL;
 		return -EIO;
 	}
 	return 0;
