@@ -8,11 +8,12 @@
  *                  begin and right before its end, less the windows of nested sites, and
  *                  the truth is printed as one JSON object (ns, counts). The truth counts
  *                  the target's own clock reads as the region's work, as they are: a
- *                  read's cost (the median gap of back-to-back reads, "read_ns") is added
+ *                  read's cost (the mean gap of back-to-back reads, "read_ns") is added
  *                  once per pair of reads that bracket region time (see one())
- *   hot N NS       N instances of ip_body back to back, each NS ns of work measured inside
- *                  (its own clock reads, as accuracy's), then one JSON line: count,
- *                  ip_body (the truth, ns), read_ns, loop_ns (the whole loop's time)
+ *   hot N NS [KB]  N instances of ip_body back to back, each NS ns of work measured inside
+ *                  (its own clock reads, as accuracy's; with KB, each also reads KB KiB of
+ *                  a 64 MiB buffer), then one JSON line: count, ip_body (the truth, ns),
+ *                  read_ns, loop_ns (the whole loop's time)
  *   spin           ip_hot (a few ns of work) in a loop until a line arrives; prints
  *                  "iterations N ns_per_iteration X"
  *   hostile        ip_flat 1000 times, "ran", then on a line overwrites its own arena with
@@ -34,12 +35,52 @@
 
 #include "featprof.h"
 
-static uint64_t now_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ticks(void)
+{
+	unsigned int lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static uint64_t tsc_mult;	/* ns = ticks * tsc_mult >> 24; 0: CLOCK_MONOTONIC */
+
+/* The target's own clock, independent of featprof's: the TSC where the kernel's
+ * clocksource is the TSC (a clock_gettime may step coarser than a short region: 10 ns
+ * on some guests), at the rate measured against CLOCK_MONOTONIC at the start. */
+static uint64_t now_ns(void)
+{
+	if (tsc_mult)
+		return (uint64_t)(((unsigned __int128)ticks() * tsc_mult) >> 24);
+	return mono_ns();
+}
+
+static void setup_clock(void)
+{
+	char buf[32] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	uint64_t t0, c0;
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	if (strcmp(buf, "tsc\n"))
+		return;
+	t0 = mono_ns();
+	c0 = ticks();
+	while (mono_ns() - t0 < 20000000)
+		;
+	tsc_mult = (uint64_t)((double)(mono_ns() - t0) / (double)(ticks() - c0) * (1 << 24));
 }
 
 static void busy_until(uint64_t end)
@@ -49,12 +90,13 @@ static void busy_until(uint64_t end)
 }
 
 struct truth {
-	uint64_t flat, outer_incl, outer_excl, inner, n;
+	double flat, outer_incl, outer_excl, inner;
+	uint64_t n;
 };
 
 static long iterations;
 static volatile int go_on;
-static uint64_t read_ns;	/* one clock read, measured at the start */
+static double read_ns;	/* one clock read, measured at the start */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -63,11 +105,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median gap between back-to-back clock reads: what a read adds to the time it is in. */
-static uint64_t measure_read(void)
+/* The mean gap between back-to-back clock reads, those over 4x the median (an interrupt)
+ * left out: what a read adds to the time it is in. A median would be off by up to half
+ * the clock's step. */
+static double measure_read(void)
 {
 	static uint64_t gap[10001];
-	int i;
+	double sum = 0;
+	int i, n = 0;
 
 	for (i = 0; i < 10001; i++) {
 		uint64_t a = now_ns();
@@ -75,7 +120,9 @@ static uint64_t measure_read(void)
 		gap[i] = now_ns() - a;
 	}
 	qsort(gap, 10001, sizeof(gap[0]), cmp_u64);
-	return gap[5000];
+	for (i = 0; i < 10001 && gap[i] <= 4 * gap[5000] + 1; i++, n++)
+		sum += (double)gap[i];
+	return sum / n;
 }
 
 static void one(struct truth *t)
@@ -87,7 +134,7 @@ static void one(struct truth *t)
 	busy_until(a + 1000);
 	b = now_ns();
 	FP_END(ip_flat);
-	t->flat += b - a + read_ns;	/* a's tail and b's head: one read */
+	t->flat += (double)(b - a) + read_ns;	/* a's tail and b's head: one read */
 
 	FP_BEGIN(ip_outer, "Outer");
 	a = now_ns();
@@ -106,9 +153,9 @@ static void one(struct truth *t)
 	FP_END(ip_outer);
 	/* each window (w0..c, d..w0) holds a read of the target's own besides featprof's
 	 * sites: outer's own time is b - a - win plus a read for (a, b) and one per window */
-	t->inner += d - c + read_ns;
-	t->outer_incl += b - a - win + 3 * read_ns;
-	t->outer_excl += b - a - win - (d - c) + 2 * read_ns;
+	t->inner += (double)(d - c) + read_ns;
+	t->outer_incl += (double)(b - a - win) + 3 * read_ns;
+	t->outer_excl += (double)(b - a - win - (d - c)) + 2 * read_ns;
 	t->n++;
 }
 
@@ -163,19 +210,28 @@ static void accuracy(long n, int threads)
 		sum.inner += t[i].inner;
 		sum.n += t[i].n;
 	}
-	printf("{\"count\":%llu,\"ip_flat\":%llu,\"ip_outer_incl\":%llu,\"ip_outer_excl\":%llu,"
-	       "\"ip_inner\":%llu,\"read_ns\":%llu}\n", (unsigned long long)sum.n,
-	       (unsigned long long)sum.flat, (unsigned long long)sum.outer_incl,
-	       (unsigned long long)sum.outer_excl, (unsigned long long)sum.inner,
-	       (unsigned long long)read_ns);
+	printf("{\"count\":%llu,\"ip_flat\":%.0f,\"ip_outer_incl\":%.0f,"
+	       "\"ip_outer_excl\":%.0f,\"ip_inner\":%.0f,\"read_ns\":%.1f}\n",
+	       (unsigned long long)sum.n, sum.flat, sum.outer_incl, sum.outer_excl, sum.inner,
+	       read_ns);
 }
 
-/* Regions of ns ns back to back: a hot region (issue 31, part 5). */
-static void hot(long n, long ns)
-{
-	uint64_t a, b, truth = 0, t0;
-	long i;
+static volatile unsigned long sink;
 
+/* Regions of ns ns back to back: a hot region (issue 31, part 5). With kb > 0 each body
+ * also reads kb KiB (a line in each 64 bytes) of a 64 MiB buffer, far apart: the
+ * runtime's own lines are then not in the nearer caches when the region's sites run, as
+ * in a program that streams through memory. */
+static void hot(long n, long ns, long kb)
+{
+	size_t size = (size_t)64 << 20, at = 0;
+	unsigned char *buf = kb > 0 ? calloc(size, 1) : malloc(1);
+	uint64_t a, b, t0;
+	double truth = 0;
+	long i, j;
+
+	if (!buf)
+		exit(2);
 	read_ns = measure_read();
 	for (i = 0; i < 1000; i++) {	/* warm */
 		FP_BEGIN(ip_body, "Body");
@@ -190,18 +246,20 @@ static void hot(long n, long ns)
 	for (i = 0; i < n; i++) {
 		FP_BEGIN(ip_body, "Body");
 		a = now_ns();
+		for (j = 0; j < kb * 16; j++) {
+			at = (at + 4096 * 9 + 64 * 7) % size;
+			sink += buf[at];
+		}
 		busy_until(a + (uint64_t)ns);
 		b = now_ns();
 		FP_END(ip_body);
-		truth += b - a + read_ns;	/* a's tail and b's head: one read */
+		truth += (double)(b - a) + read_ns;	/* a's tail and b's head: one read */
 	}
-	printf("{\"count\":%ld,\"ip_body\":%llu,\"read_ns\":%llu,\"loop_ns\":%llu}\n", n,
-	       (unsigned long long)truth, (unsigned long long)read_ns,
-	       (unsigned long long)(now_ns() - t0));
+	printf("{\"count\":%ld,\"ip_body\":%.0f,\"read_ns\":%.1f,\"loop_ns\":%llu}\n", n,
+	       truth, read_ns, (unsigned long long)(now_ns() - t0));
 	fflush(stdout);
+	free(buf);
 }
-
-static volatile unsigned long sink;
 
 static void *watch_stdin(void *arg)
 {
@@ -292,13 +350,15 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "accuracy";
 	int i;
 
+	setup_clock();
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	wait_line();
 	if (!strcmp(mode, "accuracy")) {
 		accuracy(argc > 2 ? atol(argv[2]) : 2000, argc > 3 ? atoi(argv[3]) : 1);
 	} else if (!strcmp(mode, "hot")) {
-		hot(argc > 2 ? atol(argv[2]) : 1000000, argc > 3 ? atol(argv[3]) : 50);
+		hot(argc > 2 ? atol(argv[2]) : 1000000, argc > 3 ? atol(argv[3]) : 50,
+		    argc > 4 ? atol(argv[4]) : 0);
 	} else if (!strcmp(mode, "spin")) {
 		spin();
 	} else if (!strcmp(mode, "sleep")) {
