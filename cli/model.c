@@ -324,7 +324,7 @@ static struct json_object *not_estimable(const struct model *m, const struct fit
 					 bool print)
 {
 	struct json_object *a = json_object_new_array();
-	char buf[512], pbuf[512];
+	char buf[512];
 	int i, k;
 
 	for (i = 0; i < m->nunits; i++) {
@@ -347,19 +347,16 @@ static struct json_object *not_estimable(const struct model *m, const struct fit
 	}
 	for (k = 0; m->threads && k < F->ovl.dropped && k < 8; k++) {
 		struct json_object *o = json_object_new_object();
-		uint64_t g = global_mask(F->ovl.dropped_mask[k], F->lin_opts);
+		const char *w = ovl_column(m, F->ovl.dropped_mask[k]);
 
 		json_object_object_add(o, "region", json_object_new_string("(overlap)"));
-		json_object_object_add(o, "options", opts_json(m, g));
+		json_object_object_add(o, "parallel_work", json_object_new_string(w));
 		json_object_array_add(a, o);
-		mask_names(m, g, "*", buf, sizeof(buf));
-		mask_names(m, g & m->par_opts, "/", pbuf, sizeof(pbuf));
 		if (print)
-			printf("note: the threads' overlap changes with %s, but the runs cannot "
-			       "tell "
-			       "term %s apart: wall times of configurations that combine them are "
-			       "extrapolated (featprof model --plan --parallel OPTION varies an "
-			       "option with every region's)\n", pbuf, buf);
+			printf("note: the threads' overlap cannot tell the parallel work of %s "
+			       "from the others': the runs vary them together (featprof model "
+			       "--plan --parallel OPTION varies an option with every region's)\n",
+			       w);
 	}
 	return a;
 }

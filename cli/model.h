@@ -155,6 +155,9 @@ double predict_wall(const struct model *m, const struct fits *F, const double *x
 		    double *var, double *sys, int *dof);
 /* The overlap (CPU time less wall time) at x. */
 double predict_ovl(const struct model *m, const struct fits *F, const double *x, double *var);
+/* What the overlap's column of term mask holds: a region's name, "(outside regions)" or
+ * "the thread count alone". */
+const char *ovl_column(const struct model *m, uint64_t mask);
 double predict_cpu(const struct model *m, const struct fits *F, const double *x,
 		   double *var, double *sys, int *dof);
 void loo(const struct model *m, double *wb, double *bb, double *cpu);

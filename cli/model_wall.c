@@ -14,20 +14,23 @@
  * region's exclusive CPU time, white-box as above, plus the CPU time outside regions:
  * the run's CPU time from the kernel's accounting, getrusage of the command's process
  * tree, less the regions'). The overlap (CPU time less wall time: what running at once
- * saved) is learned, black-box, over the options less their least values: a constant
- * where the options it changes with are at their least (one thread: startup and waits
- * make it a small figure of either sign), those options' main effects, and their
- * products with every other option. A thread count T's overlap is the parallel work
- * times (1 - 1/T): additive in that work, so a level that adds work to the threads
- * shows as a product with T, and an option of the serial part (a check on the main
- * thread) does not. A ratio (CPU / wall, the parallelism) was tried first: linear in the
- * options it missed a held-out 2-thread configuration by 6-7% where the overlap is
- * within 1% (tests/integration/test_model.py t_model_threads). Which options the
- * overlap changes with: declared (--parallel), else found (find_parallel); featprof
- * model --plan --parallel T varies T with every other option, so that the products can
- * be told apart. Why not the main thread's critical path: featprof's figures are per
- * region, not per thread, and where the main thread waits for workers its wait depends
- * on their options, which its regions do not name.
+ * saved) is learned from the work the threads get ("per-thread work plus a learned
+ * parallel fraction"): a thread count T's share c = 1 - 1/T (parallel work P saves
+ * P (1 - 1/T), Amdahl), and c times each region's CPU time and the CPU time outside
+ * regions, from the CPU models at the run's options; a constant and the share, then each
+ * work column kept where an F test says the runs tell it (fit_ovl), its coefficient the
+ * fraction of that work that runs in parallel. Whatever sets a region's work (a level
+ * and another option together) then sets its overlap through that region's own
+ * white-box model; the overlap linear in T's products with each option alone, before,
+ * missed pigz's 2-thread configurations by up to 47% (its compress threads' work is the
+ * level's and --independent's product: docs/MODELS.md "Threads"). A ratio (CPU / wall)
+ * linear in the options, before that, missed a held-out 2-thread configuration by 6-7%
+ * (tests/integration/test_model.py t_model_threads). Which options the overlap changes
+ * with: declared (--parallel), else found (find_parallel); featprof model --plan
+ * --parallel T varies T with every other option, so that the work columns can be told
+ * apart. Why not the main thread's critical path: featprof's figures are per region,
+ * not per thread, and where the main thread waits for workers its wait depends on their
+ * options, which its regions do not name.
  *
  * Influences the names miss (find_unnamed): a region's time may change with an option
  * none of its features names (a filter upstream that makes the encoder's input larger;
@@ -99,47 +102,10 @@ static int outside_terms(const struct model *m, int *opts, uint64_t *cand)
 	return n;
 }
 
-/*
- * The overlap's terms, over the options less their least value: the intercept (the
- * overlap where every option it changes with is at its least), each such option, and
- * its product with every other option (a thread count's effect depends on how much work
- * the other options put on the threads it runs). Other options' main effects are left
- * out: where the threads are one, the overlap is one figure, and the runs' noise would
- * otherwise spread over options the plan varies together.
- */
-static int par_terms(const struct model *m, int *opts, uint64_t *cand)
-{
-	int nlin = linear_terms(m, opts, cand) - 1, n = 1, i, j;
-
-	for (i = 0; i < nlin && n < MAXP; i++)
-		if (m->par_opts >> opts[i] & 1)
-			cand[n++] = 1ull << i;
-	for (i = 0; i < nlin; i++)
-		for (j = 0; j < nlin && n < MAXP; j++)
-			if (j != i && (m->par_opts >> opts[i] & 1) &&
-			    (j < i ? !(m->par_opts >> opts[j] & 1) : true) &&
-			    !same_group(m, opts[i], opts[j]))
-				cand[n++] = 1ull << i | 1ull << j;
-	return n;
-}
-
-/* The overlap's fit over the runs' options less their least values. */
-static void fit_ovl(const struct model *m, const int *opts, const uint64_t *cand, int nc,
-		    const bool *use, struct fit *f)
-{
-	struct model *mc = malloc(sizeof(*mc));
-
-	if (!mc)
-		return;
-	*mc = *m;
-	mc->x = m->xc;
-	fit(mc, opts, cand, nc, m->ovl, NULL, use, f);
-	free(mc);
-}
-
-/* Option o's value v as the overlap's model codes it: less the option's least value; a
- * thread count (a numeric option the overlap changes with, 1 or more) as 1 - 1/T, so
- * that the overlap of parallel work P, P (1 - 1/T) (Amdahl), is linear in it. */
+/* Option o's value v as the overlap's model codes it: a thread count (a numeric option
+ * the overlap changes with, 1 or more) as 1 - 1/T less its least value's, so that the
+ * overlap of parallel work P, P (1 - 1/T) (Amdahl), is linear in it; another as itself
+ * less its least value. */
 static double ovl_coded(const struct model *m, int o, double v)
 {
 	if ((m->par_opts >> o & 1) && m->opt[o].numeric && m->xmin[o] >= 1)
@@ -147,14 +113,135 @@ static double ovl_coded(const struct model *m, int o, double v)
 	return v - m->xmin[o];
 }
 
-double predict_ovl(const struct model *m, const struct fits *F, const double *x, double *var)
+/* The threads' share at options x: the coded thread counts (par_opts), summed. */
+static double par_share(const struct model *m, const double *x)
 {
-	double xc[MAXOPT];
-	int i;
+	double c = 0;
+	int o;
 
-	for (i = 0; i < m->nopt; i++)
-		xc[i] = ovl_coded(m, i, x[i]);
-	return predict(&F->ovl, F->lin_opts, xc, var, NULL);
+	for (o = 0; o < m->nopt; o++)
+		if (m->par_opts >> o & 1)
+			c += ovl_coded(m, o, x[o]);
+	return c;
+}
+
+/*
+ * The overlap's columns: the threads' share c alone (parallel work no region holds: a
+ * thread's start), then c times the CPU time outside regions, then c times each region's
+ * CPU time. Its fit is a constant plus a coefficient per column: each one the share of
+ * that work that runs in parallel. col[j]: OVL_SHARE, OVL_OUTSIDE or a unit's index.
+ */
+#define OVL_SHARE (-1)
+#define OVL_OUTSIDE (-2)
+static int ovl_columns(const struct model *m, int *col)
+{
+	int n = 0, i;
+
+	col[n++] = OVL_SHARE;
+	col[n++] = OVL_OUTSIDE;
+	for (i = 0; i < m->nunits && n < MAXOPT; i++)
+		if (!m->units[i].set)
+			col[n++] = i;
+	return n;
+}
+
+const char *ovl_column(const struct model *m, uint64_t mask)
+{
+	int col[MAXOPT], n = ovl_columns(m, col), j;
+
+	for (j = 0; j < n && mask != 1ull << j; j++)
+		;
+	return j == n || col[j] == OVL_SHARE ? "the thread count alone" :
+	       col[j] == OVL_OUTSIDE ? "(outside regions)" : m->units[col[j]].name;
+}
+
+/* A model's part of a prediction: never below zero. */
+static double part(const struct fit *f, const int *opts, const double *x, double *var,
+		   double *sys)
+{
+	double v = predict(f, opts, x, var, sys);
+
+	return v > 0 ? v : 0;
+}
+
+/* The overlap's columns at options x into z: the work from the CPU models F (NULL: the
+ * CPU times run r measured, when choosing the thread count before any fit). */
+static int ovl_row(const struct model *m, const struct fits *F, const double *x, int r,
+		   double *z)
+{
+	int col[MAXOPT], n = ovl_columns(m, col), j;
+	double c = par_share(m, x), w, v, sys;
+
+	for (j = 0; j < n; j++) {
+		if (col[j] == OVL_SHARE)
+			w = 1;
+		else if (col[j] == OVL_OUTSIDE)
+			w = F ? part(&F->outc, F->lin_opts, x, &v, &sys) : m->outc[r];
+		else
+			w = F ? part(&F->unit_cpu[col[j]], m->units[col[j]].opts, x, &v, &sys) :
+				m->units[col[j]].yc[r];
+		z[j] = c * w;
+	}
+	return n;
+}
+
+/* Residual sum of squares of the overlap's fit with terms cand[0..nc), into f. */
+static double ovl_try(const struct model *mc, const int *opts, const uint64_t *cand, int nc,
+		      const bool *use, struct fit *f)
+{
+	fit_free(f);
+	memset(f, 0, sizeof(*f));
+	fit(mc, opts, cand, nc, mc->ovl, NULL, use, f);
+	return f->p ? f->s2 * f->dof : INFINITY;
+}
+
+/* The overlap's fit over the runs in use: the constant and the threads' share, then each
+ * work column, the largest work first, kept where it explains what the runs cannot
+ * leave to noise (an F test at 5%: the drop in residual over the residual variance
+ * beyond t975(dof) squared). The columns are the CPU models' figures (F), not the runs'
+ * own CPU times: a region whose model is a constant then adds nothing the share does not
+ * hold rather than a column of its noise. Without the test, every region its fraction:
+ * zstd's five regions, whose work moves together with the level, got fractions the
+ * runs' noise set, and held-out 2-thread configurations came out up to 90% off. */
+static void fit_ovl(const struct model *m, const struct fits *F, const bool *use,
+		    struct fit *f)
+{
+	struct model *mc = malloc(sizeof(*mc));
+	int col[MAXOPT], opts[MAXOPT], order[MAXOPT], n = ovl_columns(m, col), nc = 2, j, k, r;
+	double size[MAXOPT] = { 0 }, rss, best;
+	uint64_t cand[MAXP] = { 0, 1 };	/* the constant, the share (column 0) */
+
+	if (!mc)
+		return;
+	for (r = 0; m->xc && r < m->nruns; r++)
+		ovl_row(m, F, m->x[r], r, m->xc[r]);
+	*mc = *m;
+	mc->x = m->xc;
+	for (j = 0; j < n; j++) {
+		opts[j] = j;
+		order[j] = j;
+		for (r = 0; m->xc && r < m->nruns; r++)
+			size[j] += !use || use[r] ? fabs(m->xc[r][j]) : 0;
+	}
+	for (j = 2; j < n; j++)	/* the work columns, largest first (insertion sort) */
+		for (k = j; k > 1 && size[order[k]] > size[order[k - 1]]; k--) {
+			int t = order[k];
+
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+	best = ovl_try(mc, opts, cand, nc, use, f);
+	for (j = 1; j < n && nc < MAXP; j++) {
+		cand[nc] = 1ull << order[j];
+		rss = ovl_try(mc, opts, cand, nc + 1, use, f);
+		if (f->dof > 0 && rss < best &&
+		    (best - rss) / (rss / f->dof) > cli_t975(f->dof) * cli_t975(f->dof)) {
+			best = rss;
+			nc++;
+		}
+	}
+	ovl_try(mc, opts, cand, nc, use, f);
+	free(mc);
 }
 
 void fit_all(const struct model *m, const bool *use, struct fits *F)
@@ -177,10 +264,8 @@ void fit_all(const struct model *m, const bool *use, struct fits *F)
 		fit(m, F->lin_opts, cand, nc, m->outc, m->out_u2, use, &F->outc);
 	nc = linear_terms(m, F->lin_opts, cand);
 	fit(m, F->lin_opts, cand, nc, m->wall, NULL, use, &F->bb);
-	if (m->threads) {
-		nc = par_terms(m, F->lin_opts, cand);
-		fit_ovl(m, F->lin_opts, cand, nc, use, &F->ovl);
-	}
+	if (m->threads)
+		fit_ovl(m, F, use, &F->ovl);
 }
 
 /* The range of option o's coded values over the runs. */
@@ -199,17 +284,11 @@ static double opt_range(const struct model *m, int o)
 /* The overlap's residual sum of squares with the options of par as its thread counts. */
 static double ovl_rss(struct model *m, uint64_t par)
 {
-	uint64_t cand[MAXP];
-	int opts[MAXOPT], nc, k, r;
 	struct fit f = { 0 };
 	double rss;
 
 	m->par_opts = par;
-	for (r = 0; m->xc && r < m->nruns; r++)
-		for (k = 0; k < m->nopt; k++)
-			m->xc[r][k] = ovl_coded(m, k, m->x[r][k]);
-	nc = par_terms(m, opts, cand);
-	fit_ovl(m, opts, cand, nc, NULL, &f);
+	fit_ovl(m, NULL, NULL, &f);
 	rss = f.p ? f.s2 * f.dof : INFINITY;
 	fit_free(&f);
 	return rss;
@@ -403,14 +482,6 @@ int min_dof(int a, int b)
 	return !a ? b : !b ? a : a < b ? a : b;
 }
 
-/* A model's part of a prediction: never below zero. */
-static double part(const struct fit *f, const int *opts, const double *x, double *var,
-		   double *sys)
-{
-	double v = predict(f, opts, x, var, sys);
-
-	return v > 0 ? v : 0;
-}
 
 /* The outside model and every region's (units: per unit, the wall or the CPU fits) at x:
  * their sum, random variance, systematic bound and least dof. */
@@ -432,6 +503,17 @@ static double sum_parts(const struct model *m, const struct fits *F, const struc
 		*dof = min_dof(*dof, units[i].dof);
 	}
 	return s;
+}
+
+double predict_ovl(const struct model *m, const struct fits *F, const double *x, double *var)
+{
+	int opts[MAXOPT], n, j;
+	double z[MAXOPT];
+
+	n = ovl_row(m, F, x, -1, z);
+	for (j = 0; j < n; j++)
+		opts[j] = j;
+	return predict(&F->ovl, opts, z, var, NULL);
 }
 
 double predict_cpu(const struct model *m, const struct fits *F, const double *x,

@@ -338,10 +338,35 @@ def t_bad(t):
           r.stderr)
 
 
+def t_parallel_work(t):
+    """The threads' overlap follows the work the threads get, whatever makes it: a region
+    (features L and I) of 100 + 300 L - 40 I - 60 L I ms spread over T threads (1 or 2),
+    50 ms on the main thread. Fitted without L=1,I=1,T=2 and asked for it: the wall is
+    50 + 300 / 2 = 200 ms. An overlap linear in T's products with each option alone
+    (T L, T I) says 170 (its L I T is missing); one in the region's work times 1 - 1/T
+    is exact."""
+    files = []
+    for l, i, n in itertools.product((0, 1), (0, 1), (1, 2)):
+        if (l, i, n) == (1, 1, 2):
+            continue
+        p = os.path.join(t, "w%d%d%d.json" % (l, i, n))
+        work = 100e6 + 300e6 * l - 40e6 * i - 60e6 * l * i
+        run_file(p, {"L": str(l), "I": str(i), "T": str(n)},
+                 {"main": (["Core"], 50e6), "compress": (["L", "I"], work)}, 0,
+                 wall=50e6 + work / n, cpu=50e6 + work)
+        files.append(p)
+    r = model(*files, "--json", "--parallel", "T", "--predict", "L=1,I=1,T=2")
+    check(r.returncode == 0, "parallel work model: %r" % r.stderr)
+    p = json.loads(r.stdout)["prediction"] if r.returncode == 0 else {"wall_ns": -1}
+    check(abs(p["wall_ns"] - 200e6) < 2e6, "predicted wall %.1f ms (want 200)" %
+          (p["wall_ns"] / 1e6))
+    print("  parallel work: wall %.1f ms (want 200.0)" % (p["wall_ns"] / 1e6))
+
+
 def main():
     t = tempfile.mkdtemp(prefix="featprof-model-unit-")
-    for fn in (t_binary, t_numeric, t_threads, t_unnamed, t_choices, t_misfit, t_plan,
-               t_plan_choices, t_bad):
+    for fn in (t_binary, t_numeric, t_threads, t_parallel_work, t_unnamed, t_choices,
+               t_misfit, t_plan, t_plan_choices, t_bad):
         fn(t)
     print("cli_model: %d failed" % len(FAILS))
     return 1 if FAILS else 0

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""featprof model on zstd, a real multi-threaded compressor (issue 33 part 5;
-docs/MODELS.md): the plan (level one of l1|l3|l9, --check or not, -T1 or -T2 with
---parallel threads), each configuration twice, a second plan from what those runs found;
-then each configuration held out in turn (its runs left out, the rest fitted): wall and
-CPU predicted against measured, white-box against black-box. Needs root; starts its own
-featprofd.
+"""featprof model on a real multi-threaded compressor (issue 33 part 5; docs/MODELS.md):
+the plan from a first run and the options' kinds, each configuration REPLICATES times, a
+second plan from what those runs found; then each configuration held out in turn (its
+runs left out, the rest fitted): wall and CPU predicted against measured, white-box
+against black-box. Needs root; starts its own featprofd.
 
-usage: zstd_model.py FEATPROF_BUILD ZSTD INPUT [REPLICATES]
-  ZSTD: the zstd of `ZSTD_MODEL=1 ZSTD_VARIANTS=ip tests/bench/zstd_build.sh SRC OUT`
-  (OUT/ip/programs/zstd); INPUT: a file to compress (32 MiB: a few seconds a run);
-  REPLICATES: runs of each planned configuration (default 2), in rounds over all of them,
-  so that the machine's drift over minutes falls on every configuration alike."""
+usage: real_model.py PROGRAM FEATPROF_BUILD BINARY INPUT [REPLICATES]
+  PROGRAM zstd: BINARY the zstd of `ZSTD_MODEL=1 ZSTD_VARIANTS=ip
+    tests/bench/zstd_build.sh SRC OUT` (OUT/ip/programs/zstd); options level one of
+    l1|l3|l9, --check or not, -T1 or -T2 (--parallel threads)
+  PROGRAM pigz: BINARY the pigz of `tests/bench/pigz_build.sh SRC OUT`; options level one
+    of l1|l6|l9, -p1 or -p2 (--parallel threads), --zlib (adler32 for crc32), and
+    --independent
+  INPUT: a file to compress (32 MiB: a few seconds a run); REPLICATES: runs of each
+  planned configuration (default 2), in rounds over all of them, so that the machine's
+  drift over minutes falls on every configuration alike."""
 import json
 import os
 import subprocess
@@ -19,16 +23,41 @@ import sys
 import tempfile
 import time
 
-B, ZSTD, INPUT = sys.argv[1], sys.argv[2], sys.argv[3]
-REPS = int(sys.argv[4]) if len(sys.argv) > 4 else 2
-T = tempfile.mkdtemp(prefix="featprof-zstd-model-")
+PROG, B, BIN, INPUT = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+REPS = int(sys.argv[5]) if len(sys.argv) > 5 else 2
+T = tempfile.mkdtemp(prefix="featprof-%s-model-" % PROG)
+OUT = os.path.join(T, "out")
+
+
+def zstd_args(c):
+    return ["-q", "-f", "-" + c["level"][1:], "-T" + c["threads"],
+            "--check" if c["check"] == "on" else "--no-check", INPUT, "-o", OUT]
+
+
+def pigz_args(c):
+    return (["-c", "-" + c["level"][1:], "-p", c["threads"]] +
+            (["--zlib"] if c["zlib"] == "on" else []) +
+            (["--independent"] if c["indep"] == "on" else []) + [INPUT])
+
+
+# per program: its options in order, their kinds for --plan and model, the first run,
+# and the command line of a configuration (a program writing to stdout writes to OUT)
+PROGRAMS = {
+    "zstd": (["level", "check", "threads"],
+             ["--choices", "level=l1|l3|l9", "--choices", "threads=1|2"],
+             {"level": "l1", "check": "on", "threads": "1"}, zstd_args, False),
+    "pigz": (["level", "zlib", "indep", "threads"],
+             ["--choices", "level=l1|l6|l9", "--choices", "threads=1|2"],
+             {"level": "l6", "zlib": "off", "indep": "off", "threads": "1"}, pigz_args, True),
+}
+ORDER, CHOICES, FIRST, ARGS, STDOUT = PROGRAMS[PROG]
+CHOICES = CHOICES + ["--parallel", "threads"]
 sock = os.path.join(T, "fp.sock")
 d = subprocess.Popen([B + "/featprofd", "--socket", sock, "--group", "nogroup"],
                      stderr=subprocess.DEVNULL)
 while not os.path.exists(sock):
     time.sleep(0.1)
 time.sleep(0.5)
-CHOICES = ["--choices", "level=l1|l3|l9", "--choices", "threads=1|2"]
 
 
 def fp(*a):
@@ -37,28 +66,27 @@ def fp(*a):
 
 
 def cfg(c):
-    return "level=%s,check=%s,threads=%s" % (c["level"], c["check"], c["threads"])
+    return ",".join("%s=%s" % (k, c[k]) for k in ORDER)
 
 
 def run(out, c):
-    flags = ["-" + c["level"][1:], "-T" + c["threads"],
-             "--check" if c["check"] == "on" else "--no-check"]
-    r = fp("run", "--config", cfg(c), "-o", out, "--", ZSTD, "-q", "-f", *flags, INPUT,
-           "-o", T + "/out.zst")
+    with open(OUT, "wb") if STDOUT else open(os.devnull, "wb") as o:
+        r = subprocess.run([B + "/featprof", "--socket", sock, "run", "--config", cfg(c),
+                            "-o", out, "--", BIN] + ARGS(c), stdout=o,
+                           stderr=subprocess.PIPE, text=True)
     assert r.returncode == 0, r.stderr
     with open(out) as f:
         return json.load(f)["run"]
 
 
 def plan(*files):
-    r = fp("model", "--plan", *files, "--json", *CHOICES, "--parallel", "threads")
+    r = fp("model", "--plan", *files, "--json", *CHOICES)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)["configurations"]
 
 
 try:
-    first = {"level": "l1", "check": "on", "threads": "1"}
-    run(T + "/first.json", first)
+    run(T + "/first.json", FIRST)
     p1 = plan(T + "/first.json")
     print("plan: %d configurations: %s" % (len(p1), [cfg(c) for c in p1]))
     files = []
@@ -70,10 +98,10 @@ try:
     for i, c in enumerate(p2 * REPS):
         files.append("%s/q%d.json" % (T, i))
         run(files[-1], c)
-    r = fp("model", *files, "--json", *CHOICES, "--parallel", "threads")
+    r = fp("model", *files, "--json", *CHOICES)
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
-    print(fp("model", *files, *CHOICES, "--parallel", "threads").stdout)
+    print(fp("model", *files, *CHOICES).stdout)
     # every configuration held out in turn (all of its runs left out, the rest fitted):
     # what a configuration nobody measured gets, where no configuration is left unrun
     runs = {}
@@ -100,7 +128,7 @@ try:
     errs = []
     for k, rs in sorted(runs.items()):
         rest = [f for f in files if f not in [x[0] for x in rs]]
-        r = fp("model", *rest, "--json", *CHOICES, "--parallel", "threads", "--predict", k)
+        r = fp("model", *rest, "--json", *CHOICES, "--predict", k)
         if r.returncode:
             print("| %s | (%s) |" % (k, r.stderr.strip()))
             continue
