@@ -15,7 +15,7 @@
 #        a candidate: tens of millions of instances a run, a hot region);
 #        ZSTD_VARIANTS="ip" builds only those of default, ip, sampled;
 #        ZSTD_MODEL=1 names checksum's feature check, the option --check/--no-check
-#        (tests/bench/zstd_model.py)
+#        (tests/bench/real_model.py zstd)
 set -eu
 src=$(realpath "$1"); out=$(mkdir -p "$2" && realpath "$2")
 usdt=$(realpath "${FEATPROF_USDT:-$(dirname "$0")/../../usdt}")	# another featprof.h: before/after
