@@ -185,24 +185,25 @@ static int ovl_row(const struct model *m, const struct fits *F, const double *x,
 	return n;
 }
 
-/* Residual sum of squares of the overlap's fit with terms cand[0..nc), into f. */
+/* Residual sum of squares of the overlap's fit with terms cand[0..nc), into f (fit()
+ * frees what f held). */
 static double ovl_try(const struct model *mc, const int *opts, const uint64_t *cand, int nc,
 		      const bool *use, struct fit *f)
 {
-	fit_free(f);
-	memset(f, 0, sizeof(*f));
 	fit(mc, opts, cand, nc, mc->ovl, NULL, use, f);
 	return f->p ? f->s2 * f->dof : INFINITY;
 }
 
 /* The overlap's fit over the runs in use: the constant and the threads' share, then each
  * work column, the largest work first, kept where it explains what the runs cannot
- * leave to noise (an F test at 5%: the drop in residual over the residual variance
- * beyond t975(dof) squared). The columns are the CPU models' figures (F), not the runs'
- * own CPU times: a region whose model is a constant then adds nothing the share does not
- * hold rather than a column of its noise. Without the test, every region its fraction:
- * zstd's five regions, whose work moves together with the level, got fractions the
- * runs' noise set, and held-out 2-thread configurations came out up to 90% off. */
+ * leave to noise (an F test at about 1%: the drop in residual over the residual
+ * variance beyond twice t975(dof) squared; at 5%, a noise column entered one fit in four
+ * or five, and pipeline's held-out wall moved by up to 4.5%). The columns are the CPU
+ * models' figures (F), not the runs' own CPU times: a region whose model is a constant
+ * then adds nothing the share does not hold rather than a column of its noise. Without
+ * the test, every region its fraction: zstd's five regions, whose work moves together
+ * with the level, got fractions the runs' noise set, and held-out 2-thread
+ * configurations came out up to 90% off. */
 static void fit_ovl(const struct model *m, const struct fits *F, const bool *use,
 		    struct fit *f)
 {
@@ -235,7 +236,7 @@ static void fit_ovl(const struct model *m, const struct fits *F, const bool *use
 		cand[nc] = 1ull << order[j];
 		rss = ovl_try(mc, opts, cand, nc + 1, use, f);
 		if (f->dof > 0 && rss < best &&
-		    (best - rss) / (rss / f->dof) > cli_t975(f->dof) * cli_t975(f->dof)) {
+		    (best - rss) / (rss / f->dof) > 2 * cli_t975(f->dof) * cli_t975(f->dof)) {
 			best = rss;
 			nc++;
 		}
