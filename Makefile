@@ -36,8 +36,11 @@ BPF_ARCH := $(or $(patsubst $(ARCH):%,%,$(filter $(ARCH):%,$(ARCH_MAP))),$(ARCH)
 O := build
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 # daemon/ in folders by layer (docs/ARCHITECTURE.md; scripts/layers.py derives the ranks)
-DAEMON_DIRS := util kern clients inproc target report registry groups streams serve
-INCLUDES := -I$(O) -Icommon -Ibpf -Iusdt $(addprefix -Idaemon/,$(DAEMON_DIRS))
+DAEMON_DIRS := util kern stacks clients inproc targets sample calibrate report registry groups \
+	streams serve
+# one include root for the daemon's folders ("sample/sample.h") and one for the tree
+# ("common/err.h", "bpf/featprof_bpf.h"); generated headers from the build folder
+INCLUDES := -I$(O) -I. -Idaemon
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
 LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma
 LIBS_DW := $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null || echo -ldw)
@@ -114,7 +117,7 @@ $(O)/watch.skel.h: $(O)/watch.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name watch_bpf > $@
 
-# featprof sample's programs, an object of their own (daemon/target/sample.c)
+# featprof sample's programs, an object of their own (daemon/sample/sample.c)
 $(O)/sample.bpf.o: bpf/sample.bpf.c bpf/featprof_bpf.h bpf/task_state.h bpf/shared_maps.h \
 	$(O)/vmlinux.h
 	$(call msg,BPF,$@)
@@ -138,8 +141,7 @@ $(O)/featprof: $(CLI_OBJS)
 
 # Instrumented programs: the demo, test targets, benchmarks. Built from one source each
 # with per-target flags; extra objects and libraries through TGT_OBJS / TGT_LIBS.
-TGT_FLAGS := -O2 -g -Wall -Wextra -Werror -Iusdt -Icommon $(addprefix -Idaemon/,$(DAEMON_DIRS)) \
-	-D_GNU_SOURCE
+TGT_FLAGS := -O2 -g -Wall -Wextra -Werror -Iusdt -I. -Idaemon -D_GNU_SOURCE
 
 $(O)/featprof-demo: examples/demo.c $(HDRS)
 	$(call msg,CC,$@)
@@ -335,7 +337,7 @@ $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/elf.c 
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE -Icommon -Iusdt tests/unit/fuzz_notes.c common/notes.c common/elf.c \
+		-D_GNU_SOURCE -I. tests/unit/fuzz_notes.c common/notes.c common/elf.c \
 		common/proc.c common/maps.c common/symbols.c \
 		-o $@ $(LIBS_NOTES)
 
@@ -343,13 +345,13 @@ $(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE -Icommon tests/unit/fuzz_regdefs.c common/regdefs.c -o $@
+		-D_GNU_SOURCE -I. tests/unit/fuzz_regdefs.c common/regdefs.c -o $@
 
 $(O)/tests/unit/fuzz_request: tests/unit/fuzz_request.c common/request.c common/request.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE -Icommon $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null) \
+		-D_GNU_SOURCE -I. $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null) \
 		tests/unit/fuzz_request.c common/request.c -o $@ $(LIBS_JSON)
 
 # --- top-level targets -----------------------------------------------------------------

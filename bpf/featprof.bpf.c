@@ -33,7 +33,7 @@
  * can, so the probes' own cost inside a region is as small as it can be; the same
  * timestamp closes the feature-set interval, so a feature's span starts and ends
  * exactly where its outermost region does. The rest is calibrated and subtracted in
- * user space (daemon/target/calibrate.c, daemon/util/stats.c).
+ * user space (daemon/calibrate/calibrate.c, daemon/util/stats.c).
  *
  * Cost: each event adds the probe's calibrated cost to a per-thread running total, the
  * part before its timestamp first (gap_cost: by how long the thread ran since its
@@ -208,7 +208,7 @@ struct {
  * FP_MEMBER_OWN) measures it from the moment the daemon sets that bit in the map: one
  * map write hands a process over, so no event is counted twice or by neither. 0: a
  * pid target, no check. Per slot: a file's target has an object of its own, a member's
- * own target shares one with other processes' (daemon/target/pool.c).
+ * own target shares one with other processes' (daemon/targets/pool.c).
  */
 __u32 member_group[FP_POOL_SLOTS] = {};
 struct {
@@ -289,7 +289,7 @@ struct {
 } ip_off SEC(".maps");
 
 /*
- * Per slot (the object's targets, daemon/target/pool.c): disables so far, the current link set's
+ * Per slot (the object's targets, daemon/targets/pool.c): disables so far, the current link set's
  * generation (sites of the other one are a link set being replaced), and the slot's
  * occupant, a number the object never gives twice: a thread whose state was another
  * occupant's (a process that exec'd, a slot given to another process) starts afresh.

@@ -9,14 +9,14 @@
 #define FP_MAX_DEPTH 32		/* open regions per thread; a power of two */
 #define FP_HIST_BUCKETS 40	/* log2(ns) buckets: 1 ns .. ~18 minutes */
 #define FP_MAX_FEATURES 64	/* one bit each in a feature mask */
-/* targets in one BPF object (daemon/target/pool.c); a power of two */
+/* targets in one BPF object (daemon/targets/pool.c); a power of two */
 #define FP_POOL_SLOTS 64
 #define FP_MAX_PATHS 8192	/* region paths per target (its own map in the object) */
 
 /*
- * The attach cookie of a site: its target's slot in the object (daemon/target/pool.c), which
+ * The attach cookie of a site: its target's slot in the object (daemon/targets/pool.c), which
  * region (the object's index: the target's first region plus the catalog's), begin or
- * end, the generation of the link set it belongs to (see daemon/target/target.c) and whether it
+ * end, the generation of the link set it belongs to (see daemon/targets/target.c) and whether it
  * is attached at the optimized nop5 (its cost is that point's). No map lookup needed.
  */
 #define FP_COOKIE(slot, region, is_end, gen, opt)                                          \
@@ -39,7 +39,7 @@
 /*
  * A probe's cost to the thread, by the time since the thread's previous event (the gap):
  * the longer the thread ran its own code since, the more the probe costs (measured in
- * daemon/target/calibrate.c). The kernel looks an event up by step: floor(log2(gap in ns)),
+ * daemon/calibrate/calibrate.c). The kernel looks an event up by step: floor(log2(gap in ns)),
  * longer gaps taking the last step, or FP_GAP_COLD: the thread's first event, or it
  * was switched out since its previous one. Per step four parts around the event's
  * timestamp (FP_PART_*), which the daemon interpolates from its calibration and sets in
@@ -313,7 +313,7 @@ struct fp_tstate {
 	__u32 slot, owner;		/* whose state it is: its target's slot and occupant */
 	/* the timestamps of the thread's latest FP_EV_LOG events, the latest at
 	 * (nev - 1) % FP_EV_LOG: the calibration reads a sequence of probes with no system
-	 * call between them (daemon/target/calibrate.c) */
+	 * call between them (daemon/calibrate/calibrate.c) */
 	__u32 nev, pad_ev;
 	__u64 ev_ts[FP_EV_LOG];
 	struct fp_frame f[FP_MAX_DEPTH];

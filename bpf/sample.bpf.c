@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * featprof sample's BPF programs, an object of their own (daemon/target/sample.c loads it per
+ * featprof sample's BPF programs, an object of their own (daemon/sample/sample.c loads it per
  * target at its first sampling session; the targets' objects, bpf/featprof.bpf.c, never
  * carry them).
  */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/* featprof, the CLI (cli/): the command table, the one option parser, the commands, their
+ * writers and the model. What its files call of each other. */
 #ifndef FP_CLI_H
 #define FP_CLI_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "protocol.h"
+#include "common/protocol.h"
 
 int usage_error(const char *msg);
 
@@ -91,7 +93,7 @@ int cmd_drill(int argc, char **argv);
 /* cli/save.c: files written whole or not at all: open out.tmp (NULL after a line), then
  * close it and rename it to out when ok (0), else remove it (-1, a line if it failed). */
 FILE *fp_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen);
-int fp_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok);
+int cli_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok);
 
 int cmd_run(int argc, char **argv);
 int cmd_model(int argc, char **argv);

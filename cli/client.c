@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "protocol.h"
+#include "common/protocol.h"
 #include "cli.h"
 
 const char *socket_path;

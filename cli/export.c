@@ -206,5 +206,5 @@ int cmd_export(int argc, char **argv)
 		return err ? 1 : 0;
 	if (err && err != -EIO && err != -ENOMEM)
 		fprintf(stderr, "featprof export: cannot write %s: %s\n", out, strerror(-err));
-	return fp_close_tmp(f, tmp, out, "export", !err) ? 1 : 0;
+	return cli_close_tmp(f, tmp, out, "export", !err) ? 1 : 0;
 }

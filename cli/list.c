@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
+#include "common/catalog.h"
 #include "cli.h"
-#include "regdefs.h"
-#include "strays.h"
-#include "symbols.h"
+#include "common/regdefs.h"
+#include "common/strays.h"
+#include "common/symbols.h"
 
 int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd)
 {

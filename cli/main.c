@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "featprof.h"	/* FEATPROF_VERSION */
+#include "usdt/featprof.h"	/* FEATPROF_VERSION */
 
 struct cmd {
 	const char *name;

@@ -44,7 +44,7 @@
 #include <linux/types.h>
 
 #include "cli.h"
-#include "featprof_bpf.h"	/* FP_HIST_BUCKETS */
+#include "bpf/featprof_bpf.h"	/* FP_HIST_BUCKETS */
 
 #define MAX_REQUEST 8192
 #define DEFAULT_LISTEN "127.0.0.1:9478"

@@ -249,7 +249,7 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	fd = client_connect();
 	if (fd < 0)
-		return fp_close_tmp(f, tmp, o.output, "record", 0), 1;
+		return cli_close_tmp(f, tmp, o.output, "record", 0), 1;
 	req = json_object_new_object();
 	json_object_object_add(req, "verb", json_object_new_string("record"));
 	json_object_object_add(req, "pid", json_object_new_int64(pid));
@@ -257,7 +257,7 @@ int cmd_record(int argc, char **argv)
 	res = client_call(fd, "record", req);
 	if (!res) {
 		close(fd);
-		return fp_close_tmp(f, tmp, o.output, "record", 0), 1;
+		return cli_close_tmp(f, tmp, o.output, "record", 0), 1;
 	}
 	ring = (uint32_t)geti(res, "ring_bytes");
 	if (json_object_object_get_ex(res, "regions", &names))
@@ -298,5 +298,5 @@ int cmd_record(int argc, char **argv)
 	free(ev);
 	json_object_put(names);
 	json_object_put(done);
-	return fp_close_tmp(f, tmp, o.output, "record", ok) ? 1 : 0;
+	return cli_close_tmp(f, tmp, o.output, "record", ok) ? 1 : 0;
 }

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "featprof.h"	/* FEATPROF_VERSION */
+#include "usdt/featprof.h"	/* FEATPROF_VERSION */
 
 #define W 960		/* drawing width, px */
 #define ROW 18		/* flame graph row height */
@@ -545,5 +545,5 @@ int cmd_report(int argc, char **argv)
 	}
 	rc = write_report(f, st, whole == st ? "featprofd, figures since enable/reset" : o.pos[0]);
 	json_object_put(whole);
-	return fp_close_tmp(f, tmp, o.output, "report", !rc) ? 1 : 0;
+	return cli_close_tmp(f, tmp, o.output, "report", !rc) ? 1 : 0;
 }

@@ -391,7 +391,7 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 	if (!f)
 		return -1;
 	fprintf(f, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY));
-	return fp_close_tmp(f, tmp, o->out, "run", 1) ? -1 : 0;
+	return cli_close_tmp(f, tmp, o->out, "run", 1) ? -1 : 0;
 }
 
 int cmd_run(int argc, char **argv)

@@ -203,7 +203,7 @@ int cmd_sample(int argc, char **argv)
 	res = call("sample", pid, hz, 1);
 	if (!res) {
 		if (out)
-			fp_close_tmp(out, tmp, o.output, "sample", 0);
+			cli_close_tmp(out, tmp, o.output, "sample", 0);
 		return 1;
 	}
 	json_object_put(res);
@@ -220,7 +220,7 @@ int cmd_sample(int argc, char **argv)
 				exe ? exe : o.pos[0]);
 		json_object_put(st);
 		if (out)
-			fp_close_tmp(out, tmp, o.output, "sample", 0);
+			cli_close_tmp(out, tmp, o.output, "sample", 0);
 		return 1;
 	}
 	if (out) {
@@ -228,7 +228,7 @@ int cmd_sample(int argc, char **argv)
 				  ? stacks_write_folded(out, sm)
 				  : fp_write_stacks_pprof(out, sm, pid, geti(sm, "duration_ns"));
 
-		if (fp_close_tmp(out, tmp, o.output, "sample", !err) || err) {
+		if (cli_close_tmp(out, tmp, o.output, "sample", !err) || err) {
 			json_object_put(st);
 			return 1;
 		}

@@ -111,7 +111,7 @@ FILE *fp_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen)
 	return f;
 }
 
-int fp_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok)
+int cli_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok)
 {
 	int err = 0;
 
@@ -155,7 +155,7 @@ int cmd_save(int argc, char **argv)
 		return 1;
 	fd = client_connect();
 	if (fd < 0)
-		return fp_close_tmp(f, tmp, opt.output, "save", 0), 1;
+		return cli_close_tmp(f, tmp, opt.output, "save", 0), 1;
 	req = json_object_new_object();
 	json_object_object_add(req, "verb", json_object_new_string("subscribe"));
 	json_object_object_add(req, "pid", json_object_new_int64(pid));
@@ -163,7 +163,7 @@ int cmd_save(int argc, char **argv)
 	res = client_call(fd, "save", req);
 	if (!res) {
 		close(fd);
-		return fp_close_tmp(f, tmp, opt.output, "save", 0), 1;
+		return cli_close_tmp(f, tmp, opt.output, "save", 0), 1;
 	}
 	json_object_put(res);
 	ivs = json_object_new_array();
@@ -189,7 +189,7 @@ int cmd_save(int argc, char **argv)
 	close(fd);
 	if (!ok) {
 		json_object_put(ivs);
-		return fp_close_tmp(f, tmp, opt.output, "save", 0), 1;
+		return cli_close_tmp(f, tmp, opt.output, "save", 0), 1;
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "format", json_object_new_string("featprof-save"));
@@ -202,7 +202,7 @@ int cmd_save(int argc, char **argv)
 	json_object_object_add(o, "stats", st);
 	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
-	return fp_close_tmp(f, tmp, opt.output, "save", 1) ? 1 : 0;
+	return cli_close_tmp(f, tmp, opt.output, "save", 1) ? 1 : 0;
 }
 
 /* --- statistics -------------------------------------------------------------------- */

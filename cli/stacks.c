@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * featprof sample --stacks: what a feature's time goes to. Reads the "stacks" of a
- * sampling report (daemon/target/sample_stacks.c: every distinct pair of open regions
+ * sampling report (daemon/stacks/stacks.c: every distinct pair of open regions
  * and user call stack, with its samples, and the functions they name) and writes
  *  - the table: per feature, per region and for the time outside regions, its samples
  *    and its top functions by total share (the samples whose stack holds the function)

@@ -31,7 +31,7 @@
  *             cend_ns],...]} (c*: the thread's probe cost so far at start and end) and
  *             {"record","done":true,"events","dropped","probe_parts_ns","stats"}, or
  *             an "event" (exit, detached) that voids it (daemon/streams/record.c)
- *   sample    pid, hz, on, remote, stacks -> starts/stops sampling (daemon/target/sample.c);
+ *   sample    pid, hz, on, remote, stacks -> starts/stops sampling (daemon/sample/sample.c);
  *             stats then carries "sampling" and per region/feature "samples","sampled_ns",...;
  *             subscription pushes carry "sampling" only (cumulative since its start;
  *             without its call stacks)
@@ -104,7 +104,7 @@
  *     stops_at_exec, exe_stats' processes_inprocess_unread (members gone before their
  *     in-process figures were read).
  *     status bpf_objects (privileged clients): objects, the BPF objects loaded for
- *     targets, and targets, how many targets they hold (daemon/target/pool.c).
+ *     targets, and targets, how many targets they hold (daemon/targets/pool.c).
  *     Function regions (docs/REGIONS.md "Functions"): definitions may hold "region NAME
  *     function [OBJECT:]SYMBOL[,...]" lines, and "definitions" may be an array of 1-4
  *     {name, text} (a file's and --function's), also in exe_enable and run_start (kept

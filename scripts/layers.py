@@ -1,20 +1,35 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The daemon's layers (docs/ARCHITECTURE.md, "Layers"). Each folder of DIR is a module;
-a file depends on another module when it includes one of that module's headers or calls
-a function one of them declares. The modules' dependencies must form no cycle: their
-ranks are derived from it (a module's rank is one more than the highest of those it
-depends on), so there is no table to keep in step, and an include or a call that goes
-up a layer closes a cycle and is refused, with the files that close it. A header named
-*_impl.h is its module's own (the fields of its structs): included from another module,
-it is a breach. Also: no file over 900 lines, no function over 100, in DIR and in the
-cli/ and common/ beside it. Prints each breach and exits 1.
-usage: scripts/layers.py [DIR] (default daemon)"""
+"""The layers of the C tree (docs/ARCHITECTURE.md, "Layers"), checked.
+
+Modules: every folder of daemon/ (included as "sample/sample.h" from the include root
+daemon/), common/ (included as "common/err.h") and cli/. A file depends on another module
+when it includes one of its headers or calls a function one of them declares; a header
+included without a folder is the file's own module's. The modules' dependencies must form
+no cycle: their ranks are derived from them (one more than the highest of those a module
+depends on), so there is no table to keep in step, and an include or a call that goes up a
+layer closes a cycle and is refused, with the files that close it.
+
+Also refused:
+- a header named *_impl.h (its module's own: the fields of its structs) included from
+  another module;
+- a method fp_<object>__<verb> defined outside the module that defines struct fp_<object>
+  (or where no module does), and a free function fp_<word>_... defined where another
+  module defines struct fp_<word> or other fp_<word>_ functions: a name leads to one folder;
+- a file over 800 lines, a function over 80.
+
+--map prints one row per module (path, rank, public headers, and the first sentence of
+its head comment): docs/ARCHITECTURE.md's map, which make check compares.
+Prints each breach and exits 1.
+usage: scripts/layers.py [--map] [ROOT] (default: the tree this script is in)"""
 import os
 import re
 import sys
 
-D = sys.argv[1] if len(sys.argv) > 1 else "daemon"
+MAX_LINES, MAX_FN = 900, 100
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+ROOT = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+D = os.path.join(ROOT, "daemon")
 
 
 def text(path):
@@ -22,25 +37,41 @@ def text(path):
         return f.read()
 
 
-mods = sorted(m for m in os.listdir(D) if os.path.isdir(os.path.join(D, m)))
-files = {m: sorted(f for f in os.listdir(os.path.join(D, m)) if f.endswith((".c", ".h")))
-         for m in mods}
-stray = sorted(f for f in os.listdir(D) if f.endswith((".c", ".h")))
-headers = {h: m for m in mods for h in files[m] if h.endswith(".h")}
-exports = {}  # function -> its module: fp_* names followed by "(" in a module's headers
-for h, m in headers.items():
-    for fn in re.findall(r"\b(fp_[a-z0-9_]+)\(", text(os.path.join(D, m, h))):
-        exports[fn] = m
+def code(src):
+    """src without its comments and string literals (names there are no calls)."""
+    return re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', " ", src, flags=re.S)
 
-bad = ["%s/%s: a file outside every module (folder)" % (D, f) for f in stray]
+
+def c_files(folder):
+    return sorted(f for f in os.listdir(folder) if f.endswith((".c", ".h")))
+
+
+# module name -> (folder, the prefix its headers are included by)
+where = {m: (os.path.join(D, m), m + "/") for m in sorted(os.listdir(D))
+         if os.path.isdir(os.path.join(D, m))}
+for side in ("common", "cli"):
+    if os.path.isdir(os.path.join(ROOT, side)):
+        where[side] = (os.path.join(ROOT, side), side + "/")
+mods = sorted(where)
+files = {m: c_files(where[m][0]) for m in mods}
+bad = ["daemon/%s: a file outside every module (folder)" % f for f in c_files(D)]
+rel = {m: os.path.relpath(where[m][0], ROOT) for m in mods}
+
+exports = {}  # function -> module: fp_* names followed by "(" in a module's headers
+for m in mods:
+    for h in files[m]:
+        if h.endswith(".h"):
+            for fn in re.findall(r"^[a-z].*?\b(fp_[a-z0-9_]+)\(",
+                                 code(text(os.path.join(where[m][0], h))), re.M):
+                exports.setdefault(fn, m)
 
 
 def sizes(path, src):
-    """No file over 900 lines; no function over 100, from its signature's first line to
+    """No file over MAX_LINES; no function over MAX_FN, from its signature's first line to
     the "}" in column 0 closing its body, which opens with "{" in column 0."""
     lines = src.split("\n")
-    if len(lines) - 1 > 900:
-        bad.append("%s: %d lines (at most 900)" % (path, len(lines) - 1))
+    if len(lines) - 1 > MAX_LINES:
+        bad.append("%s: %d lines (at most %d)" % (path, len(lines) - 1, MAX_LINES))
     sig = start = None
     for i, ln in enumerate(lines, 1):
         if re.match(r"[a-z].*\(", ln) and not ln.rstrip().endswith(";"):
@@ -48,33 +79,58 @@ def sizes(path, src):
         elif ln.startswith("{"):
             start = sig or i
         elif ln.startswith("}") and start:
-            if i - start + 1 > 100:
-                bad.append("%s:%d: %s is %d lines (at most 100)" % (
-                    path, start, fname, i - start + 1))
+            if i - start + 1 > MAX_FN:
+                bad.append("%s:%d: %s is %d lines (at most %d)" % (
+                    path, start, fname, i - start + 1, MAX_FN))
             sig = start = None
 
 
+structs = {}  # fp_<object> -> the module defining "struct fp_<object> {"
+defined = []  # (module, path, function) of every non-static fp_ function defined
 why = {}  # (from, to) -> the first reason seen
 for m in mods:
     for name in files[m]:
-        path = os.path.join(D, m, name)
-        src = text(path)
-        for h in re.findall(r'^#include "([a-z0-9_]+\.h)"', src, re.M):
-            if h.endswith("_impl.h") and headers.get(h, m) != m:
-                bad.append("%s: includes %s, private to %s/" % (path, h, headers[h]))
-            if headers.get(h, m) != m:
-                why.setdefault((m, headers[h]), "%s: includes %s" % (path, h))
-        for fn in sorted(set(re.findall(r"\b(fp_[a-z0-9_]+)\b", src))):
+        path = os.path.join(rel[m], name)
+        src = text(os.path.join(where[m][0], name))
+        for s in re.findall(r"^(?:static |typedef )?struct (fp_[a-z0-9_]+) \{", src, re.M):
+            structs.setdefault(s, m)
+        for fn in re.findall(r"^(?!static)[a-z][a-z0-9_ *]*?\b(fp_[a-z0-9_]+)\([^;]*$", src,
+                             re.M):
+            if name.endswith(".c"):
+                defined.append((m, path, fn))
+        for inc in re.findall(r'^#include "([a-z0-9_/]+\.h)"', src, re.M):
+            if "/" not in inc:
+                continue  # its own module's
+            folder, h = inc.split("/", 1)
+            if folder not in where or folder == m:
+                continue  # bpf/, usdt/: ABI headers, below everything
+            if h.endswith("_impl.h"):
+                bad.append("%s: includes %s, private to %s/" % (path, inc, rel[folder]))
+            why.setdefault((m, folder), "%s: includes %s" % (path, inc))
+        for fn in sorted(set(re.findall(r"\b(fp_[a-z0-9_]+)\b", code(src)))):
             if exports.get(fn, m) != m:
                 why.setdefault((m, exports[fn]), "%s: calls %s (%s)" % (path, fn, exports[fn]))
         if name.endswith(".c"):
             sizes(path, src)
 
-for side in ("cli", "common"):  # the other C folders: sizes only
-    there = os.path.join(os.path.dirname(os.path.abspath(D)), side)
-    for name in sorted(os.listdir(there)) if os.path.isdir(there) else []:
-        if name.endswith(".c"):
-            sizes(os.path.join(side, name), text(os.path.join(there, name)))
+words = {}  # fp_<word> of free functions -> the modules defining some
+for m, path, fn in defined:
+    if "__" in fn:
+        obj = fn.split("__")[0]
+        if structs.get(obj) != m:
+            bad.append("%s: defines %s, a method of struct %s, which %s" % (
+                path, fn, obj, "%s/ defines" % rel[structs[obj]] if obj in structs
+                else "no module defines"))
+    else:
+        words.setdefault("fp_" + fn.split("_")[1], {}).setdefault(m, path)
+for w, ms in sorted(words.items()):
+    owner = structs.get(w)
+    if owner and any(m != owner for m in ms):
+        bad.extend("%s: defines %s_..., a name of struct %s's module %s/" % (
+            p, w, w, rel[owner]) for m, p in sorted(ms.items()) if m != owner)
+    elif len(ms) > 1:
+        bad.append("%s_... defined in %s: a prefix leads to one folder" % (
+            w, ", ".join(sorted(ms.values()))))
 
 deps = {m: sorted({b for (a, b) in why if a == m}) for m in mods}
 rank, state = {}, {}
@@ -97,11 +153,36 @@ def visit(m, path):
 
 for m in mods:
     visit(m, [])
+
+
+def purpose(m):
+    """The public headers (all but *_impl.h) and the first sentence of the folder's head
+    comment: the first comment of <folder>.h (or its singular), else of <folder>_impl.h."""
+    pub = [h for h in files[m] if h.endswith(".h") and not h.endswith("_impl.h")]
+    head = [h for h in (m + ".h", m[:-1] + ".h", m + "_impl.h") if h in files[m]]
+    what = ""
+    if head:
+        src = text(os.path.join(where[m][0], head[0])).split("#ifndef")[0]
+        mo = re.search(r"/\*(?! SPDX)(.*?)\*/", src, re.S)
+        if mo:
+            what = re.sub(r"\s*\n\s*\*?\s*", " ", mo.group(1)).strip(" *")
+            what = re.split(r"(?<=[.:])\s", what)[0].rstrip(":.")
+    return ", ".join(pub) or "-", what
+
+
+if "--map" in sys.argv:  # the breaches are the plain check's to print
+    print("| folder | rank | public headers | what it is |")
+    print("|---|---|---|---|")
+    for m in sorted(mods, key=lambda m: (rank[m], m)):
+        h, what = purpose(m)
+        print("| %s/ | %d | %s | %s |" % (rel[m], rank[m], h, what))
+    sys.exit(0)
 for b in bad:
     print(b)
 if not bad:
     order = sorted(mods, key=lambda m: (rank[m], m))
-    print("layers: %d modules, %d files; ranks from their dependencies: %s; files <= 900 "
-          "lines, functions <= 100 (and in cli/, common/)" % (len(mods), sum(len(f) for f in files.values()),
-                                       ", ".join("%s %d" % (m, rank[m]) for m in order)))
+    print("layers: %d modules, %d files; ranks from their dependencies: %s; names lead to "
+          "their folders; files <= %d lines, functions <= %d" % (
+              len(mods), sum(len(f) for f in files.values()),
+              ", ".join("%s %d" % (m, rank[m]) for m in order), MAX_LINES, MAX_FN))
 sys.exit(1 if bad else 0)

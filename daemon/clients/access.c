@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "access.h"
-#include "err.h"
+#include "common/err.h"
 
 #ifndef CAP_SYS_PTRACE
 #define CAP_SYS_PTRACE 19

@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "common/err.h"
 
 struct fp_peer {
 	struct ucred cred;	/* SO_PEERCRED */

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "log.h"
-#include "request.h"
+#include "util/log.h"
+#include "common/request.h"
 
 static struct {
 	int epfd, tag;

@@ -18,8 +18,8 @@
 #include <stdint.h>
 
 #include "access.h"
-#include "err.h"
-#include "protocol.h"
+#include "common/err.h"
+#include "common/protocol.h"
 
 #define FP_MAX_BACKLOG (16u << 20)
 /* What one unprivileged uid may hold: a quarter of each (docs/TRACING.md, "Security"). */

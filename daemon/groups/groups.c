@@ -31,21 +31,21 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "err.h"
-#include "featprof_bpf.h"
+#include "util/clock.h"
+#include "common/err.h"
+#include "bpf/featprof_bpf.h"
 #include "groups_impl.h"
-#include "access.h"
-#include "client.h"
-#include "inproc.h"
-#include "log.h"
-#include "registry.h"
-#include "sample.h"
-#include "watch.h"
+#include "clients/access.h"
+#include "clients/client.h"
+#include "inproc/inproc.h"
+#include "util/log.h"
+#include "registry/registry.h"
+#include "sample/sample.h"
+#include "kern/watch.h"
 
-struct exe_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */
+struct fp_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */
 
-void fp_group__free(struct exe_group *g)
+void fp_group__free(struct fp_group *g)
 {
 	struct fp_group_cursor *c;
 
@@ -107,7 +107,7 @@ bool fp_group__is_member(const struct fp_target *t, int gi)
 	return t && !fp_target__exited(t) && fp_target__group(t) == gi + 1;
 }
 
-struct exe_group *fp_group__of(const struct fp_target *t)
+struct fp_group *fp_group__of(const struct fp_target *t)
 {
 	int group = fp_target__group(t);
 
@@ -116,13 +116,13 @@ struct exe_group *fp_group__of(const struct fp_target *t)
 
 int fp_group_strays(const struct fp_target *t)
 {
-	const struct exe_group *g = fp_group__of(t);
+	const struct fp_group *g = fp_group__of(t);
 
 	return g ? fp_target__strays(t, g->file, g->dev, g->ino)
 		 : fp_target__strays(t, NULL, 0, 0);
 }
 
-static struct fp_file_key file_key(const struct exe_group *g)
+static struct fp_file_key file_key(const struct fp_group *g)
 {
 	/* the kernel's dev_t: major << 20 | minor (stat(2) encodes it otherwise) */
 	struct fp_file_key k = { ((uint64_t)major(g->dev) << 20) | minor(g->dev), g->ino };
@@ -159,7 +159,7 @@ static int add_pid(pid_t **v, int *n, pid_t pid)
 
 /* The group's wants into t (a member or the file's target), enabled (on) or the regions
  * no longer wanted disabled. 0 or -errno (e filled). */
-static int take_wants(const struct exe_group *g, struct fp_target *t, bool on, struct fp_err *e)
+static int take_wants(const struct fp_group *g, struct fp_target *t, bool on, struct fp_err *e)
 {
 	if (fp_target__set_wants(t, &g->wants))
 		return fp_fail(e, ENOMEM, "out of memory");
@@ -167,7 +167,7 @@ static int take_wants(const struct exe_group *g, struct fp_target *t, bool on, s
 }
 
 /* The group's wants into t, its regions enabled, its sampling started. */
-static void member_start(struct exe_group *g, int gi, struct fp_target *t)
+static void member_start(struct fp_group *g, int gi, struct fp_target *t)
 {
 	int pid = (int)fp_target__pid(t);
 	__u32 key = (__u32)pid, own = ((__u32)gi + 1) | FP_MEMBER_OWN;
@@ -188,14 +188,14 @@ static void member_start(struct exe_group *g, int gi, struct fp_target *t)
 		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, pid);
 	fp_registry_sync_dl_hook(t);
 	fp_err_clear(&e);
-	if (g->sample_hz && fp_target__sample_start(t, g->sample_hz, g->sample_remote, 0, &e) < 0)
+	if (g->sample_hz && fp_sample_start(t, g->sample_hz, g->sample_remote, 0, &e) < 0)
 		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, pid, e.msg);
 }
 
 /* Attaches pid as a member of group gi with the group's wanted regions. */
 int fp_group__own(int gi, pid_t pid)
 {
-	struct exe_group *g = fp_group_tab[gi];
+	struct fp_group *g = fp_group_tab[gi];
 	struct fp_target *t = fp_registry_find(pid);
 	struct fp_err e = { 0 };
 	int ret;
@@ -254,7 +254,7 @@ int fp_group__own(int gi, pid_t pid)
  * in the run's sum: a handover to a target of its own would lose a region open at the
  * switch. True when it gets no target of its own.
  */
-static bool run_member_shared(struct exe_group *g, pid_t pid)
+static bool run_member_shared(struct fp_group *g, pid_t pid)
 {
 	struct stat st;
 	char p[64];
@@ -280,7 +280,7 @@ static bool run_member_shared(struct exe_group *g, pid_t pid)
 
 static int join(int gi, pid_t pid)
 {
-	struct exe_group *g = fp_group_tab[gi];
+	struct fp_group *g = fp_group_tab[gi];
 	struct fp_target *t = fp_registry_find(pid);
 	int i;
 
@@ -303,7 +303,7 @@ bool fp_groups_run(void)
 	int gi;
 
 	for (gi = 0; gi < FP_MAX_GROUPS; gi++) {
-		struct exe_group *g = fp_group_tab[gi];
+		struct fp_group *g = fp_group_tab[gi];
 		pid_t pid;
 
 		if (!g || !g->npending)
@@ -330,7 +330,7 @@ void fp_group_join(int group, pid_t pid)
 /* The processes running the file now: one scan of /proc at the enable. */
 static void scan(int gi)
 {
-	struct exe_group *g = fp_group_tab[gi];
+	struct fp_group *g = fp_group_tab[gi];
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 
@@ -370,7 +370,7 @@ static bool timed_itself(const struct fp_target *t)
 
 void fp_group_member_retired(struct fp_target *t)
 {
-	struct exe_group *g = fp_group__of(t);
+	struct fp_group *g = fp_group__of(t);
 	struct json_object *st;
 
 	if (!g || !fp_target__pid(t))
@@ -399,7 +399,7 @@ void fp_group_member_retired(struct fp_target *t)
  * fp_group__own() hands it to; a process that is gone before that (a short-lived one) is measured
  * there all its life. Its figures are summed into the group's and shown as "shared".
  */
-static void file_wants(struct exe_group *g, bool on)
+static void file_wants(struct fp_group *g, bool on)
 {
 	struct fp_err e = { 0 };
 
@@ -409,7 +409,7 @@ static void file_wants(struct exe_group *g, bool on)
 
 void fp_group__file_start(int gi)
 {
-	struct exe_group *g = fp_group_tab[gi];
+	struct fp_group *g = fp_group_tab[gi];
 	const struct fp_server_opts *o = fp_registry_opts();
 	struct fp_err e = { 0 };
 	int r;
@@ -429,7 +429,7 @@ void fp_group__file_start(int gi)
 }
 
 /* Detaches the file's target; its figures stay (t->last). */
-static void file_end(struct exe_group *g)
+static void file_end(struct fp_group *g)
 {
 	if (!g->file || fp_target__exited(g->file))
 		return;
@@ -438,7 +438,7 @@ static void file_end(struct exe_group *g)
 }
 
 /* The figures of the file's targets, this one and earlier ones; NULL: none. */
-struct json_object *fp_group__file_stats(struct exe_group *g)
+struct json_object *fp_group__file_stats(struct fp_group *g)
 {
 	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL, *sum = NULL;
 
@@ -455,7 +455,7 @@ struct json_object *fp_group__file_stats(struct exe_group *g)
 /* Followed again after a disable: a new file target, the old one's figures kept. */
 static void file_restart(int gi)
 {
-	struct exe_group *g = fp_group_tab[gi];
+	struct fp_group *g = fp_group_tab[gi];
 	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL;
 
 	if (st) {
@@ -483,7 +483,7 @@ static int watch_file(int gi)
 /* A disabled group followed again. */
 static int group_again(int gi, const struct fp_wants *names, struct fp_err *e)
 {
-	struct exe_group *g = fp_group_tab[gi];
+	struct fp_group *g = fp_group_tab[gi];
 	int ret;
 
 	if (fp_wants_update(&g->wants, names, true))
@@ -518,7 +518,7 @@ static int open_file(const char *path, struct stat *sb, struct fp_err *e)
 int fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
 		    struct stat *sb, struct fp_err *e)
 {
-	struct exe_group *g;
+	struct fp_group *g;
 	int fd = open_file(path, sb, e);
 
 	if (fd < 0)
@@ -552,7 +552,7 @@ static int group_new(const char *path, const struct fp_wants *names, int *gi,
 {
 	struct stat sb;
 	int st = fp_group__alloc(path, names, gi, &sb, e);
-	struct exe_group *g;
+	struct fp_group *g;
 	int ret;
 
 	if (st)
@@ -572,7 +572,7 @@ static int group_new(const char *path, const struct fp_wants *names, int *gi,
 }
 
 /* What names asks for, on or off, in the file's target and every member. */
-static int group_update(struct exe_group *g, const struct fp_wants *names,
+static int group_update(struct fp_group *g, const struct fp_wants *names,
 			bool on, struct fp_err *e)
 {
 	int i;
@@ -612,7 +612,7 @@ static void forget_held(__u32 gn)
 }
 
 /* Nothing wanted any more: not followed; members detached, their figures summed. */
-void fp_group__end(struct exe_group *g)
+void fp_group__end(struct fp_group *g)
 {
 	struct fp_file_key key = file_key(g);
 	int i;
@@ -645,7 +645,7 @@ int fp_group_enable(const char *path, const struct fp_wants *names, bool on,
 {
 	int gi = find_group(path);
 	int st;
-	struct exe_group *g;
+	struct fp_group *g;
 	bool ended;
 
 	if (!fp_registry_watch())
@@ -684,7 +684,7 @@ int fp_group_sample(const char *path, int hz, bool on, bool remote,
 {
 	int gi = fp_group_find(path, e) - 1, i, started = 0, failed = 0, first = 0;
 	struct fp_err fe = { 0 };	/* the first member's failure */
-	struct exe_group *g;
+	struct fp_group *g;
 
 	if (gi < 0)
 		return -ENOTCONN;
@@ -698,10 +698,10 @@ int fp_group_sample(const char *path, int hz, bool on, bool remote,
 
 		if (!t)
 			continue;
-		fp_target__sample_stop(t);	/* a restart takes the new rate */
+		fp_sample_stop(t);	/* a restart takes the new rate */
 		if (!on)
 			continue;
-		ret = fp_target__sample_start(t, hz, remote, 0, &fe);	/* the first stays */
+		ret = fp_sample_start(t, hz, remote, 0, &fe);	/* the first stays */
 		started += !ret;
 		first = first ? first : ret;
 		failed += ret != 0;

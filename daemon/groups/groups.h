@@ -13,10 +13,10 @@
 
 #include <linux/types.h>
 
-#include "featprof_bpf.h"	/* FP_MAX_GROUPS */
-#include "err.h"
-#include "protocol.h"
-#include "wants.h"
+#include "bpf/featprof_bpf.h"	/* FP_MAX_GROUPS */
+#include "common/err.h"
+#include "common/protocol.h"
+#include "util/wants.h"
 
 #define FP_GROUP_KEEP_EXITED 32	/* exited processes whose own figures a group keeps */
 /* Members with a target of their own (per-process figures, ~30 descriptors and a BPF

@@ -11,10 +11,10 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "groups_impl.h"
-#include "registry.h"
-#include "target.h"
+#include "registry/registry.h"
+#include "targets/target.h"
 
 static struct fp_snapshot **prev_of(struct fp_group_cursor *cur, pid_t pid)
 {
@@ -47,7 +47,7 @@ static void cursor_member_gone(struct fp_group_cursor *cur, struct fp_target *t)
 		}
 }
 
-void fp_group__members_gone(struct exe_group *g, struct fp_target *t)
+void fp_group__members_gone(struct fp_group *g, struct fp_target *t)
 {
 	struct fp_group_cursor *c;
 
@@ -67,7 +67,7 @@ static void mprev_free(struct fp_group_cursor *cur)
 }
 
 /* The group's process counts, in stats --exe, every push and status. */
-void fp_group__keys(struct json_object *o, const struct exe_group *g)
+void fp_group__keys(struct json_object *o, const struct fp_group *g)
 {
 	json_object_object_add(o, "processes_live", json_object_new_int(g->nlive));
 	json_object_object_add(o, "processes_joined", json_object_new_int64((int64_t)g->joined));
@@ -84,7 +84,7 @@ void fp_group__keys(struct json_object *o, const struct exe_group *g)
 static void members_since(struct fp_group_cursor *cur, struct json_object *sum,
 			  struct json_object *procs)
 {
-	struct exe_group *g = fp_group_tab[cur->gi];
+	struct fp_group *g = fp_group_tab[cur->gi];
 	struct member_prev *next = calloc((size_t)g->nlive + 2, sizeof(*next));
 	int i, n = 0;
 
@@ -138,7 +138,7 @@ struct fp_group_cursor *fp_group_cursor_new(int group)
 struct json_object *fp_group_cursor_tick(struct fp_group_cursor *cur, unsigned interval_ms)
 {
 	struct json_object *sum, *procs;
-	struct exe_group *g = cur->gi >= 0 ? fp_group_tab[cur->gi] : NULL;
+	struct fp_group *g = cur->gi >= 0 ? fp_group_tab[cur->gi] : NULL;
 	uint64_t now = fp_mono_ns();
 
 	if (!g)	/* the group is gone */

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "common/err.h"
 #include "groups.h"
-#include "wants.h"
+#include "util/wants.h"
 
 struct fp_client;
 struct fp_snapshot;
@@ -37,7 +37,7 @@ struct fp_group_cursor {
 	struct fp_group_cursor *next;	/* the group's cursors */
 };
 
-struct exe_group {
+struct fp_group {
 	char *path;
 	uint64_t dev, ino;		/* stat(2) of path at enable */
 	int fd;				/* the file, open since the enable (-1: none) */
@@ -71,41 +71,41 @@ struct exe_group {
 					 * (their in-process figures, if any, lost) */
 };
 
-extern struct exe_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */
+extern struct fp_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1 */
 
 /* t (may be NULL) is a live member of group gi with a target of its own. */
 bool fp_group__is_member(const struct fp_target *t, int gi);
 /* The group of a target (a member or the file's), NULL: none. */
-struct exe_group *fp_group__of(const struct fp_target *t);
+struct fp_group *fp_group__of(const struct fp_target *t);
 
 /* t (a member or the file's target) is gone: its last interval joins each cursor's next
  * push. */
-void fp_group__members_gone(struct exe_group *g, struct fp_target *t);
+void fp_group__members_gone(struct fp_group *g, struct fp_target *t);
 /* The group's process counts, in stats --exe, every push and status. */
-void fp_group__keys(struct json_object *o, const struct exe_group *g);
+void fp_group__keys(struct json_object *o, const struct fp_group *g);
 
 /* groups.c, for groups_run.c: */
 struct stat;
-void fp_group__free(struct exe_group *g);
+void fp_group__free(struct fp_group *g);
 int fp_group__watch_map(const char *name);	/* the watcher's map of that name */
 int fp_group__own(int gi, pid_t pid);		/* pid a member with a target of its own */
 void fp_group__file_start(int gi);		/* the group's file target attached */
 /* A new group for path in the table, not yet followed; *gi its index, sb the file's. */
 int fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
 		    struct stat *sb, struct fp_err *e);
-void fp_group__end(struct exe_group *g);	/* not followed; members detached, summed */
-struct json_object *fp_group__stats(struct exe_group *g);	/* the group's figures */
+void fp_group__end(struct fp_group *g);	/* not followed; members detached, summed */
+struct json_object *fp_group__stats(struct fp_group *g);	/* the group's figures */
 /* The figures of the file's targets, this one and earlier ones; NULL: none. */
-struct json_object *fp_group__file_stats(struct exe_group *g);
+struct json_object *fp_group__file_stats(struct fp_group *g);
 
 /* groups_report.c: the replies of enable, sample and runs. */
 /* A run's replies: its first process attached (own: a target of its own), its end (the
  * group's figures and the run's pid). */
 struct json_object *fp_group__run_attach_reply(bool own);
-struct json_object *fp_group__run_reply(struct exe_group *g);
-struct json_object *fp_group__enable_reply(const struct exe_group *g, const char *path,
+struct json_object *fp_group__run_reply(struct fp_group *g);
+struct json_object *fp_group__enable_reply(const struct fp_group *g, const char *path,
 					   bool ended);
-struct json_object *fp_group__sample_reply(const struct exe_group *g, bool on, int started,
+struct json_object *fp_group__sample_reply(const struct fp_group *g, bool on, int started,
 					   int failed);
 
 /* --- merge.c --- */

@@ -7,16 +7,16 @@
 #include <stdint.h>
 
 #include "groups_impl.h"
-#include "registry.h"
-#include "sample.h"
+#include "registry/registry.h"
+#include "sample/sample.h"
 
 /* The sites the group's file target has attached for every process, 0: none. */
-static int shared_sites(const struct exe_group *g)
+static int shared_sites(const struct fp_group *g)
 {
 	return g->file && !fp_target__exited(g->file) ? fp_target__attached_sites(g->file) : 0;
 }
 
-static struct json_object *pids_json(const struct exe_group *g)
+static struct json_object *pids_json(const struct fp_group *g)
 {
 	struct json_object *a = json_object_new_array();
 	int i;
@@ -30,7 +30,7 @@ static struct json_object *pids_json(const struct exe_group *g)
 
 /* A region the group measures is on in its sum, whichever targets have it (the file's
  * leaves in-process regions of a run to the members, whose figures stay after exit). */
-static void mark_wanted(const struct exe_group *g, struct json_object *sum)
+static void mark_wanted(const struct fp_group *g, struct json_object *sum)
 {
 	struct json_object *regs = json_object_object_get(sum, "regions");
 	size_t i, n = json_object_is_type(regs, json_type_array) ? json_object_array_length(regs)
@@ -46,7 +46,7 @@ static void mark_wanted(const struct exe_group *g, struct json_object *sum)
 }
 
 /* The group's figures: the exited members', the file's target's, the live members'. */
-struct json_object *fp_group__stats(struct exe_group *g)
+struct json_object *fp_group__stats(struct fp_group *g)
 {
 	struct json_object *sum = NULL, *procs, *shared;
 	size_t k;
@@ -86,7 +86,7 @@ struct json_object *fp_groups_status(void)
 	int i;
 
 	for (i = 0; i < FP_MAX_GROUPS; i++) {
-		struct exe_group *g = fp_group_tab[i];
+		struct fp_group *g = fp_group_tab[i];
 		struct json_object *o;
 
 		if (!g)
@@ -101,7 +101,7 @@ struct json_object *fp_groups_status(void)
 	return a;
 }
 
-struct json_object *fp_group__enable_reply(const struct exe_group *g, const char *path,
+struct json_object *fp_group__enable_reply(const struct fp_group *g, const char *path,
 					   bool ended)
 {
 	struct json_object *o = json_object_new_object();
@@ -114,7 +114,7 @@ struct json_object *fp_group__enable_reply(const struct exe_group *g, const char
 	return o;
 }
 
-struct json_object *fp_group__sample_reply(const struct exe_group *g, bool on, int started,
+struct json_object *fp_group__sample_reply(const struct fp_group *g, bool on, int started,
 					   int failed)
 {
 	struct json_object *o = json_object_new_object();
@@ -134,7 +134,7 @@ struct json_object *fp_group__run_attach_reply(bool own)
 	return o;
 }
 
-struct json_object *fp_group__run_reply(struct exe_group *g)
+struct json_object *fp_group__run_reply(struct fp_group *g)
 {
 	struct json_object *o = fp_group__stats(g);
 

@@ -18,13 +18,13 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-#include "access.h"
-#include "client.h"
-#include "err.h"
+#include "clients/access.h"
+#include "clients/client.h"
+#include "common/err.h"
 #include "groups_impl.h"
-#include "log.h"
-#include "registry.h"
-#include "target.h"
+#include "util/log.h"
+#include "registry/registry.h"
+#include "targets/target.h"
 
 #define FP_MAX_RUNS 8		/* runs at a time, of all users */
 #define FP_MAX_RUNS_PER_UID 4	/* ... of one unprivileged user */
@@ -61,7 +61,7 @@ static int run_file_ok(int fd, const struct stat *sb, uid_t uid, gid_t gid, stru
 static void run_free(int gi)
 {
 	__u32 key = (__u32)gi + 1, off = 0;
-	struct exe_group *g = fp_group_tab[gi];
+	struct fp_group *g = fp_group_tab[gi];
 
 	if (!g->ended)
 		fp_group__end(g);
@@ -126,7 +126,7 @@ int fp_group_run_start(const char *path, pid_t pid, bool stops,
 /* The run `group` of client c (its index), or -ENOTCONN with e filled. */
 static int run_find(int group, const struct fp_client *c, struct fp_err *e)
 {
-	struct exe_group *g = group >= 1 && group <= FP_MAX_GROUPS ? fp_group_tab[group - 1]
+	struct fp_group *g = group >= 1 && group <= FP_MAX_GROUPS ? fp_group_tab[group - 1]
 								   : NULL;
 
 	if (!g || !g->run_pid || g->run_client != c)
@@ -157,7 +157,7 @@ int fp_group_run_attach(int group, const struct fp_client *c,
 /* Members that exited and whose exit the loop has not met yet (a child that exited just
  * before the run's first process): retired now, so that the sum has their last figures
  * and says what they lost. */
-static void reap_exited(struct exe_group *g)
+static void reap_exited(struct fp_group *g)
 {
 	int i;
 

@@ -48,15 +48,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "catalog.h"
-#include "closer.h"
-#include "err.h"
-#include "featprof.h"
+#include "common/catalog.h"
+#include "util/closer.h"
+#include "common/err.h"
+#include "usdt/featprof.h"
 #include "inproc.h"
 #include "inproc_impl.h"
 #include "ip_calibrate.h"
-#include "stats.h"
-#include "uprobe.h"
+#include "util/stats.h"
+#include "kern/uprobe.h"
 
 /* --- the process's mappings ----------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "common/err.h"
 
 struct fp_catalog;
 struct fp_calibration;

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "featprof_bpf.h"
-#include "maps.h"
+#include "bpf/featprof_bpf.h"
+#include "common/maps.h"
 
 /*
  * How far the runtime's compensated cost may be off, as a share of it. Its calibration

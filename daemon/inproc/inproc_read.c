@@ -17,12 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "catalog.h"
-#include "featprof.h"
+#include "common/catalog.h"
+#include "usdt/featprof.h"
 #include "inproc.h"
 #include "inproc_impl.h"
-#include "stats.h"
-#include "uprobe.h"
+#include "util/stats.h"
+#include "kern/uprobe.h"
 
 _Static_assert((int)FP_IP_AN_END_WITHOUT_BEGIN == (int)FP_AN_END_WITHOUT_BEGIN &&
 		       (int)FP_IP_AN_PATHS_FULL == (int)FP_AN_PATHS_FULL &&

@@ -2,7 +2,7 @@
 /*
  * The in-process runtime's clock and own cost (usdt/featprof_inprocess.h). This file is
  * built with FEATPROF_INPROCESS: featprofd carries the runtime itself, on two regions of
- * its own, and measures it as it measures a probe (daemon/target/calibrate.c): it reads its
+ * its own, and measures it as it measures a probe (daemon/calibrate/calibrate.c): it reads its
  * clock right before and after each site and then the event's timestamp from its own
  * thread block, so the four parts around the timestamp are measured per event. No gate
  * is needed: featprofd raises its own descriptors' directly.
@@ -19,8 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "err.h"
-#include "featprof.h"
+#include "common/err.h"
+#include "usdt/featprof.h"
 #include "ip_calibrate.h"
 
 #define IP_ROUNDS 21

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "stats.h"
+#include "common/err.h"
+#include "util/stats.h"
 
 /* The clock every in-process target gets (featprof.h FP_IP_CLOCK_*): for the TSC, ns =
  * ticks * mult >> shift. */

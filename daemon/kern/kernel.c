@@ -20,7 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "common/err.h"
 #include "kernel.h"
 
 /* Whether the enum named en has an enumerator named name. */

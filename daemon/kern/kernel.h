@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "common/err.h"
 
 struct json_object;
 

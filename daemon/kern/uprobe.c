@@ -9,7 +9,7 @@
  *
  * A perf-event uprobe (the uprobe PMU, Linux 4.17; its ref_ctr_offset, the USDT
  * semaphore, 4.20): what libbpf's attach does underneath, for programs that are not in a
- * skeleton and for registering sites with no program at all (daemon/target/journal.c).
+ * skeleton and for registering sites with no program at all (daemon/targets/journal.c).
  *
  * The cookie trampoline. A uprobe program learns which site fired from the attach cookie
  * (bpf_get_attach_cookie for uprobes: Linux 5.15, commit 7adfc6c9b315). On an older

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "featprof_bpf.h"
+#include "common/err.h"
+#include "bpf/featprof_bpf.h"
 #include "kernel.h"
-#include "maps.h"
+#include "common/maps.h"
 #include "uprobe.h"
 #include "watch.h"
 #include "watch.skel.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "common/err.h"
 
 struct fp_watch;
 

@@ -5,8 +5,8 @@
 
 #include <sys/types.h>
 
-#include "calibrate.h"
-#include "regdefs.h"
+#include "util/stats.h"
+#include "common/regdefs.h"
 
 struct fp_server_opts {
 	const char *socket_path;

@@ -19,14 +19,14 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "closer.h"
-#include "err.h"
-#include "log.h"
+#include "util/clock.h"
+#include "util/closer.h"
+#include "common/err.h"
+#include "util/log.h"
 #include "registry.h"
-#include "report.h"
-#include "sample.h"
-#include "watch.h"
+#include "report/report.h"
+#include "sample/sample.h"
+#include "kern/watch.h"
 
 static struct {
 	int epfd, tag;
@@ -438,13 +438,13 @@ uint64_t fp_registry_name_samples(uint64_t now)
 	int i;
 
 	for (i = 0; i < FP_MAX_TARGETS; i++)
-		any |= reg.targets[i] && fp_target__sampling(reg.targets[i]);
+		any |= reg.targets[i] && fp_sample_active(reg.targets[i]);
 	if (!any)
 		return UINT64_MAX;
 	if (reg.sample_due_ns <= now) {	/* name sampled ids while targets are readable */
 		for (i = 0; i < FP_MAX_TARGETS; i++)
 			if (reg.targets[i])
-				fp_target__sample_name(reg.targets[i]);
+				fp_sample_name(reg.targets[i]);
 		reg.sample_due_ns = now + 200000000ULL;
 	}
 	return reg.sample_due_ns;

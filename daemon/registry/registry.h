@@ -13,11 +13,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "access.h"
-#include "err.h"
-#include "protocol.h"
+#include "clients/access.h"
+#include "common/err.h"
+#include "common/protocol.h"
 #include "opts.h"
-#include "target.h"
+#include "targets/target.h"
 
 #define FP_MAX_TARGETS 256
 

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ip_calibrate.h"
-#include "pool.h"
-#include "protocol.h"
+#include "inproc/ip_calibrate.h"
+#include "targets/target.h"
+#include "common/protocol.h"
 #include "report.h"
 
 static struct json_object *u64(uint64_t v)

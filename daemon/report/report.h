@@ -3,10 +3,10 @@
 #ifndef FP_REPORT_H
 #define FP_REPORT_H
 
-#include "calibrate.h"
-#include "catalog.h"
-#include "stats.h"
-#include "target.h"
+#include "util/stats.h"
+#include "common/catalog.h"
+#include "util/stats.h"
+#include "targets/target.h"
 
 struct json_object;
 
@@ -17,7 +17,7 @@ struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc);
 /* The calibration keys of hello, status and calibrate, added to o. */
 void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc);
 /* status bpf_objects: the BPF objects loaded for targets and how many targets they hold
- * (daemon/target/pool.c). */
+ * (daemon/targets/pool.c). */
 void fp_report_bpf_objects(struct json_object *o);
 /* {"pid","enabled_regions","attached_sites"}: the enable/disable reply. */
 struct json_object *fp_report_enabled(const struct fp_target *t);

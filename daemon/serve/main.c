@@ -13,15 +13,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "calibrate.h"
-#include "featprof.h"	/* FEATPROF_VERSION */
-#include "ip_calibrate.h"
-#include "journal.h"
-#include "kernel.h"
-#include "log.h"
-#include "protocol.h"
+#include "calibrate/calibrate.h"
+#include "usdt/featprof.h"	/* FEATPROF_VERSION */
+#include "inproc/ip_calibrate.h"
+#include "targets/target.h"
+#include "kern/kernel.h"
+#include "util/log.h"
+#include "common/protocol.h"
 #include "serve_impl.h"
-#include "target.h"
 
 static struct fp_daemon_cal cal;
 

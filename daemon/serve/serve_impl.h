@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The serve module's one private header (daemon/serve/): what main.c, server.c and
- * verbs.c call of each other. */
+/* featprofd's top (daemon/serve/): the command line, the socket and its loop, the verb
+ * table. Its one private header: what main.c, server.c and verbs.c call of each other. */
 #ifndef FP_SERVE_IMPL_H
 #define FP_SERVE_IMPL_H
 
 #include <stddef.h>
 
-#include "opts.h"
+#include "registry/opts.h"
 
 /* --- server.c --- */
 /* featprofd's socket and loop (daemon/serve/server.c), the top of its rooms. */

@@ -24,16 +24,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "clock.h"
-#include "closer.h"
-#include "groups.h"
-#include "journal.h"
-#include "log.h"
-#include "registry.h"
+#include "calibrate/calibrate.h"
+#include "clients/client.h"
+#include "util/clock.h"
+#include "util/closer.h"
+#include "groups/groups.h"
+#include "targets/target.h"
+#include "util/log.h"
+#include "registry/registry.h"
 #include "serve_impl.h"
-#include "subs.h"
-#include "watch.h"
+#include "streams/subs.h"
+#include "kern/watch.h"
 
 #define SD_LISTEN_FDS_START 3	/* sd_listen_fds(3): the first socket systemd passes */
 

@@ -18,20 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "clock.h"
-#include "err.h"
-#include "groups.h"
-#include "journal.h"
-#include "kernel.h"
-#include "log.h"
-#include "registry.h"
-#include "report.h"
-#include "request.h"
-#include "sample.h"
+#include "calibrate/calibrate.h"
+#include "clients/client.h"
+#include "util/clock.h"
+#include "common/err.h"
+#include "groups/groups.h"
+#include "targets/target.h"
+#include "kern/kernel.h"
+#include "util/log.h"
+#include "registry/registry.h"
+#include "report/report.h"
+#include "common/request.h"
+#include "sample/sample.h"
 #include "serve_impl.h"
-#include "subs.h"
-#include "watch.h"
+#include "streams/subs.h"
+#include "kern/watch.h"
 
 static const struct fp_server_opts *opts;
 
@@ -265,7 +266,7 @@ static int do_list(struct fp_client *c, struct request *r,
 	return ret;
 }
 
-/* featprof repair PID (daemon/target/journal.c fp_journal__repair_process); "check": true only
+/* featprof repair PID (daemon/targets/journal.c fp_journal__repair_process); "check": true only
  * counts. */
 static int do_repair(struct fp_client *c, struct request *r, struct json_object **res,
 		     struct fp_err *e)
@@ -406,8 +407,8 @@ static int do_reset(struct fp_client *c, struct request *r,
 {
 	int ret = fp_target__reset(r->t);
 
-	if (!ret && fp_target__sampling(r->t))
-		ret = fp_target__sample_reset(r->t);
+	if (!ret && fp_sample_active(r->t))
+		ret = fp_sample_reset(r->t);
 	if (ret)
 		return fp_fail(e, EIO, "pid %d: cannot reset the figures: %s", (int)r->pid,
 			       strerror(-ret));
@@ -555,9 +556,9 @@ static int do_sample(struct fp_client *c, struct request *r,
 		return ret;
 	if (fp_target__exited(r->t))
 		return fp_fail(e, ESRCH, "pid %d: exited", (int)r->pid);
-	fp_target__sample_stop(r->t);	/* off, or a restart that takes the new rate */
+	fp_sample_stop(r->t);	/* off, or a restart that takes the new rate */
 	if (on) {
-		ret = fp_target__sample_start(r->t, hz, remote, unwind, e);
+		ret = fp_sample_start(r->t, hz, remote, unwind, e);
 		if (ret)
 			return ret;
 		fp_target__enabled_now(r->t);
@@ -565,7 +566,7 @@ static int do_sample(struct fp_client *c, struct request *r,
 		       remote ? ", remote" : "",
 		       unwind == FP_UNWIND_FP ? ", call stacks by frame pointers"
 		       : unwind ? ", call stacks by DWARF CFI" : "",
-		       fp_target__sample_source(r->t));
+		       fp_sample_source(r->t));
 	}
 	*res = fp_report_sampling(r->pid, on, hz, remote);
 	return 0;

@@ -25,11 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "client.h"
-#include "clock.h"
-#include "err.h"
-#include "log.h"
-#include "registry.h"
+#include "clients/client.h"
+#include "util/clock.h"
+#include "common/err.h"
+#include "util/log.h"
+#include "registry/registry.h"
 #include "streams_impl.h"
 
 #define RECORD_DRAIN_MS 100

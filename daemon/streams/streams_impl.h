@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The streams module's one private header (daemon/streams/): what subs.c calls of
- * record.c. */
+/* Subscriptions and recordings (daemon/streams/): pid and exe streams, recordings'
+ * rings, batches and summaries. Its one private header: what subs.c calls of record.c. */
 #ifndef FP_STREAMS_IMPL_H
 #define FP_STREAMS_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "protocol.h"
+#include "common/err.h"
+#include "common/protocol.h"
 
 /* --- record.c --- */
 /*

@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "clock.h"
-#include "err.h"
-#include "groups.h"
-#include "registry.h"
-#include "report.h"
-#include "sample.h"
+#include "clients/client.h"
+#include "util/clock.h"
+#include "common/err.h"
+#include "groups/groups.h"
+#include "registry/registry.h"
+#include "report/report.h"
+#include "sample/sample.h"
 #include "streams_impl.h"
 #include "subs.h"
 

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "protocol.h"
+#include "common/err.h"
+#include "common/protocol.h"
 
 #define FP_MAX_SUBS 1024
 

@@ -3,7 +3,7 @@
  * Compensation. Every probe costs the thread some time before the kernel takes the
  * event's timestamp (the trap, the lookup, the program up to the clock read) and some
  * after it (the rest of the program, the return to user space): four parts, measured
- * by daemon/target/calibrate.c for each gap bucket (how long the thread ran its own code since
+ * by daemon/calibrate/calibrate.c for each gap bucket (how long the thread ran its own code since
  * its previous event: a probe after a long stretch of user code costs more).
  *
  * The kernel charges each event its bucket's parts and sums, per region instance, the

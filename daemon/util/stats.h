@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #include <stdint.h>
 
-#include "featprof_bpf.h"
+#include "bpf/featprof_bpf.h"
 
 struct fp_region_fig {
 	uint64_t count, incl_ns, excl_ns, min_ns, max_ns, nchild, ndesc, recursion;
@@ -50,7 +50,7 @@ struct fp_snapshot {
 };
 
 /*
- * Probe cost at one attach point, measured by daemon/target/calibrate.c. A probe's cost to the
+ * Probe cost at one attach point, measured by daemon/calibrate/calibrate.c. A probe's cost to the
  * thread splits around the event's timestamp: the part before it and the part after.
  * The same order as bpf/featprof_bpf.h's FP_PART_*.
  */
@@ -155,5 +155,30 @@ extern const char *const fp_anomaly_names[FP_AN_MAX];
  * deviation (0 for fewer than two): the calibrations' round values. */
 double fp_median(double *v, int n);
 double fp_stdev(const double *v, int n);
+
+/*
+ * The daemon's calibration: probe cost on the running machine, measured on featprof
+ * sites in its own binary (daemon/calibrate/), per attach point, and which one new targets
+ * get. Here, below both, because the targets charge it (daemon/targets/pool.c) and the
+ * calibration fills it.
+ */
+enum fp_site_choice { FP_SITE_AUTO, FP_SITE_NOP1, FP_SITE_NOP5 };
+/* attach points: marked sites at the nop1 or the shielded nop5; function regions (a
+ * uprobe at a function's entry, a return probe) whose first instruction the kernel
+ * emulates (a push), or single-steps out of line (any other) */
+enum { FP_AT_NOP1, FP_AT_NOP5, FP_AT_FUNC, FP_AT_FUNC_STEP, FP_AT_N };
+
+struct fp_daemon_cal {
+	struct fp_calibration at[FP_AT_N];	/* valid where measured */
+	/* the in-process runtime's (daemon/inproc/ip_calibrate.c) */
+	struct fp_calibration ip;
+	int kernel_optimizes;	/* the kernel rewrites nop5 uprobes into calls */
+	int fork_hazard;	/* ... and a forked child lacks the call's trampoline */
+	int optimized;		/* new targets are attached at the shielded nop5 */
+	char why[192];		/* why that attach point, for status */
+	double took_ms;		/* how long the calibration ran */
+	uint64_t when;		/* CLOCK_REALTIME seconds of the calibration */
+	int runs;		/* calibrations since start (featprof calibrate adds one) */
+};
 
 #endif

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "err.h"
-#include "notes.h"
+#include "common/catalog.h"
+#include "common/err.h"
+#include "common/notes.h"
 #include "wants.h"
 
 #define DEFS_KEPT_MAX 64	/* definition texts a group keeps */

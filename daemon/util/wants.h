@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "common/err.h"
 
 struct json_object;
 struct fp_catalog;

@@ -52,9 +52,9 @@
 #endif
 #include "featprof.h"
 #ifndef BL_DRY
-#include "notes.h"
-#include "symbols.h"
-#include "uprobe.h"
+#include "common/notes.h"
+#include "common/symbols.h"
+#include "kern/uprobe.h"
 #include <linux/bpf.h>
 #endif
 

@@ -925,7 +925,7 @@ def t_enable_midrun_two_clients_detach(d):
         r = b.call("disable", pid=p.pid, all=True)
         check(r["result"]["attached_sites"] == 0, "disable --all: no site attached")
         # the daemon's own drift measurement holds a link for ~60 ms every 10 s
-        # (daemon/target/calibrate.c, "drift"): wait that out, never longer than a second
+        # (daemon/calibrate/calibrate.c, "drift"): wait that out, never longer than a second
         for _ in range(20):
             if uprobe_links(d.p.pid) == 0:
                 break

@@ -739,7 +739,7 @@ def t_exe_handover(d):
 
 
 def t_shared_objects(d):
-    """Process targets share BPF objects (daemon/target/pool.c): a target costs a few descriptors
+    """Process targets share BPF objects (daemon/targets/pool.c): a target costs a few descriptors
     and no BPF load; each target's figures are its own, also in a slot another target
     left (its counts start at zero, the leaver's stay as they were)."""
     def start():

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "featprof.h"
-#include "notes.h"
+#include "common/notes.h"
 
 /* A cleared record: every call here reports its own failure (the first one stays). */
 static struct fp_err *fresh(struct fp_err *e)

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "notes.h"
-#include "symbols.h"
+#include "common/notes.h"
+#include "common/symbols.h"
 
 /* A cleared record: every call here reports its own failure (the first one stays). */
 static struct fp_err *fresh(struct fp_err *e)

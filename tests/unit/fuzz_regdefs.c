@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "regdefs.h"
+#include "common/regdefs.h"
 
 /* A cleared record: every call here reports its own failure (the first one stays). */
 static struct fp_err *fresh(struct fp_err *e)

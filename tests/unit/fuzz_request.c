@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "request.h"
+#include "common/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

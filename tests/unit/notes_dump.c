@@ -2,7 +2,7 @@
 /* Prints every stapsdt note of an ELF file the way `readelf -n` prints it (the oracle). */
 #include <stdio.h>
 
-#include "notes.h"
+#include "common/notes.h"
 
 /* A cleared record: every call here reports its own failure (the first one stays). */
 static struct fp_err *fresh(struct fp_err *e)

@@ -4,7 +4,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 
-#include "groups_impl.h"
+#include "groups/groups_impl.h"
 #include "test.h"
 
 static struct json_object *parse(const char *s)

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "catalog.h"
-#include "protocol.h"
+#include "common/catalog.h"
+#include "common/protocol.h"
 #include "test.h"
 
 /* A cleared record: every call here reports its own failure (the first one stays). */

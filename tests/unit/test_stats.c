@@ -2,7 +2,7 @@
 /* Compensation, uncertainty, deltas and per-feature time: daemon/util/stats.c, pure arithmetic. */
 #include <stdlib.h>
 
-#include "stats.h"
+#include "util/stats.h"
 #include "test.h"
 
 /* begin 400+100, end 400+400 ns around the timestamp: bias 500, pair 1300 */

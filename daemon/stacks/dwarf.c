@@ -24,9 +24,9 @@
 #include <sys/user.h>
 #include <time.h>
 
-#include "err.h"
-#include "featprof_bpf.h"
-#include "target_impl.h"
+#include "common/err.h"
+#include "bpf/featprof_bpf.h"
+#include "stacks_impl.h"
 
 #define FP_DWARF_FRAMES FP_STACK_FRAMES
 /* a word of the copy's registers: x86-64's struct pt_regs, whose first words

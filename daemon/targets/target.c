@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A target is one process: its probe catalog and its place in a BPF object that other
- * process targets share (daemon/target/pool.c: a slot, and a range of the object's region
+ * process targets share (daemon/targets/pool.c: a slot, and a range of the object's region
  * entries that are its alone, so one target's figures never mix with another's). Or one
  * file: an executable group's target (fp_target__new_file), with an object of its own,
  * attached with no pid filter and measuring the members that the watcher's map says
@@ -39,19 +39,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "err.h"
+#include "util/clock.h"
+#include "common/err.h"
 #include "featprof.skel.h"
-#include "log.h"
-#include "sample.h"
+#include "util/log.h"
 #include "sample.skel.h"
 #include "target_impl.h"
-#include "strays.h"
-#include "calibrate.h"
-#include "inproc.h"
-#include "kernel.h"
-#include "pool.h"
-#include "uprobe.h"
+#include "common/strays.h"
+#include "inproc/inproc.h"
+#include "kern/kernel.h"
+#include "kern/uprobe.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -61,7 +58,7 @@ void fp_target__release(struct fp_target *t)
 {
 	int r;
 
-	fp_links__release(t);
+	fp_target__links_release(t);
 	if (t->ip_on && t->cat)	/* its gates down: the arena stays readable */
 		for (r = 0; r < t->cat->nregions; r++)
 			if (t->ip_on[r]) {
@@ -75,7 +72,8 @@ void fp_target__release(struct fp_target *t)
 	}
 	if (t->skel)
 		fp_target__record_stop(t);
-	fp_target__sample_release(t);
+	if (t->ext_ops && t->ext_ops->release)
+		t->ext_ops->release(t, t->ext);
 	fp_pool__leave(t);
 }
 
@@ -119,7 +117,7 @@ void fp_target__free(struct fp_target *t)
 	if (!t)
 		return;
 	fp_target__release(t);
-	fp_links__free(t);
+	fp_target__links_free(t);
 	fp_inproc__free(t->ip);
 	free(t->ip_on);
 	fp_catalog__free(t->cat);
@@ -127,7 +125,8 @@ void fp_target__free(struct fp_target *t)
 	fp_snapshot__free(t->last);
 	fp_regdefs__clear(&t->own_defs);
 	fp_wants_clear(&t->wants);
-	fp_target__sample_free(t);
+	if (t->ext_ops && t->ext_ops->free)
+		t->ext_ops->free(t, t->ext);
 	free(t->enabled);
 	free(t->region_mask);
 	if (t->pidfd >= 0)
@@ -284,7 +283,7 @@ int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp
 
 /*
  * The part of a new target that is the same for a process and a file: the catalog from
- * t->proc's objects, a slot in a BPF object (daemon/target/pool.c) and its region entries. who
+ * t->proc's objects, a slot in a BPF object (daemon/targets/pool.c) and its region entries. who
  * names the target in messages. 0 or -errno with e filled.
  */
 static int load(struct fp_target *t, const char *who, struct fp_err *e)
@@ -309,7 +308,7 @@ static int load(struct fp_target *t, const char *who, struct fp_err *e)
 	t->ip_on = calloc((size_t)t->cap_regions, 1);
 	/* no attach cookie: a trampoline per region and point, made at its attach */
 	if (!t->enabled || !t->region_mask || !t->ip_on ||
-	    fp_links__new(t, !fp_kernel_caps()->cookie)) {
+	    fp_target__links_new(t, !fp_kernel_caps()->cookie)) {
 		return fp_fail(e, ENOMEM, "%s: out of memory", who);
 	}
 	ret = fp_pool__join(t, t->cap_regions, who, e);
@@ -553,7 +552,7 @@ int fp_target__refresh(struct fp_target *t, struct fp_err *e)
 		}
 		force |= grew;
 	}
-	ret = any || force ? fp_links__set(t, sel, 1, force, e) : 0;
+	ret = any || force ? fp_target__links_set(t, sel, 1, force, e) : 0;
 out:
 	free(sel);
 	free(nsites0);
@@ -626,107 +625,4 @@ int fp_target__add_defs(struct fp_target *t, struct fp_regdefs *more, struct fp_
 	if (ret < 0)	/* not applied: not kept */
 		fp_regdefs__truncate(&t->own_defs, n0);
 	return ret;
-}
-
-/* --- what modules above read (target.h) ---------------------------------------------- */
-
-pid_t fp_target__pid(const struct fp_target *t)
-{
-	return t->pid;
-}
-
-const char *fp_target__comm(const struct fp_target *t)
-{
-	return t->comm;
-}
-
-const struct fp_catalog *fp_target__catalog(const struct fp_target *t)
-{
-	return t->cat;
-}
-
-bool fp_target__exited(const struct fp_target *t)
-{
-	return t->exited;
-}
-
-uint64_t fp_target__exited_ns(const struct fp_target *t)
-{
-	return t->exited_ns;
-}
-
-unsigned long long fp_target__start_time(const struct fp_target *t)
-{
-	return t->start_time;
-}
-
-uint64_t fp_target__made_ns(const struct fp_target *t)
-{
-	return t->made_ns;
-}
-
-int fp_target__pidfd(const struct fp_target *t)
-{
-	return t->pidfd;
-}
-
-int fp_target__group(const struct fp_target *t)
-{
-	return t->group;
-}
-
-uid_t fp_target__owner(const struct fp_target *t)
-{
-	return t->owner;
-}
-
-void fp_target__set_owner(struct fp_target *t, uid_t owner)
-{
-	t->owner = owner;
-}
-
-int fp_target__attached_sites(const struct fp_target *t)
-{
-	return t->attached_sites;
-}
-
-int fp_target__ip_regions(const struct fp_target *t)
-{
-	return t->ip_regions;
-}
-
-const uint8_t *fp_target__enabled(const struct fp_target *t)
-{
-	return t->enabled;
-}
-
-uint64_t fp_target__enabled_at_ns(const struct fp_target *t)
-{
-	return t->enabled_at_ns;
-}
-
-bool fp_target__shielded(const struct fp_target *t)
-{
-	return t->use_opt;
-}
-
-struct fp_inproc *fp_target__inproc(const struct fp_target *t)
-{
-	return t->ip;
-}
-
-const struct fp_wants *fp_target__wants(const struct fp_target *t)
-{
-	return &t->wants;
-}
-
-
-int fp_target__update_wants(struct fp_target *t, const struct fp_wants *names, bool on)
-{
-	return fp_wants_update(&t->wants, names, on);
-}
-
-void fp_target__set_file_skips_ip(struct fp_target *t, bool skip)
-{
-	t->file_skips_ip = skip;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The calibration's choice of attach point (daemon/target/calibrate.c): whether the
+ * The calibration's choice of attach point (daemon/calibrate/calibrate.c): whether the
  * kernel rewrites a nop5 uprobe into a call, whether a child forked afterwards survives
  * the rewritten site, and which point new targets get.
  */
@@ -11,11 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "calibrate.h"
-#include "featprof.h"
-#include "maps.h"
+#include "calibrate_impl.h"
+#include "usdt/featprof.h"
+#include "common/maps.h"
 
-int fp_cal_has_trampoline(void)
+int fp_calibrate_has_trampoline(void)
 {
 	struct fp_vma *v = NULL;
 	int nv = fp_read_maps(0, &v), i, found = 0;
@@ -49,7 +49,7 @@ static void fork_fault(int sig)
 	_exit(FORK_FAULTED);
 }
 
-int fp_cal_fork_loses_trampoline(void)
+int fp_calibrate_fork_loses_trampoline(void)
 {
 	int i, status = 0;
 	pid_t p;
@@ -76,7 +76,7 @@ int fp_cal_fork_loses_trampoline(void)
 }
 
 /* Which attach point new targets get, and why (for status). */
-void fp_cal_choose_point(struct fp_daemon_cal *out, enum fp_site_choice site)
+void fp_calibrate_choose_point(struct fp_daemon_cal *out, enum fp_site_choice site)
 {
 	double p1, p5;
 

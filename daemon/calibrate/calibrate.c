@@ -73,14 +73,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calibrate.h"
-#include "err.h"
-#include "featprof.h"
+#include "calibrate_impl.h"
+#include "common/err.h"
+#include "usdt/featprof.h"
 #include "featprof.skel.h"
-#include "ip_calibrate.h"
-#include "log.h"
-#include "maps.h"
-#include "target_impl.h"
+#include "inproc/ip_calibrate.h"
+#include "util/log.h"
+#include "common/maps.h"
+#include "targets/target.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -525,11 +525,11 @@ static double gap_seen(struct cal_run *c, int b)
 	return g;
 }
 
-/* Calibration at the target's current attach point (t->use_opt). */
+/* Calibration at the target's current attach point (fp_target__shielded). */
 static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration *out,
 		   struct fp_err *e)
 {
-	int at = c->fn ? c->fn_at : t->use_opt ? FP_AT_NOP5 : FP_AT_NOP1;
+	int at = c->fn ? c->fn_at : fp_target__shielded(t) ? FP_AT_NOP5 : FP_AT_NOP1;
 	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
 	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
 	double dist[DIST_ROUNDS][FP_C_N], col[ROUNDS], warm, d;
@@ -772,12 +772,12 @@ static void measure_functions(struct cal_run *c, struct fp_calibration *at)
 		t = fp_target__new(getpid(), 0, NULL, &defs, &err);
 		ret = t ? 0 : -errno;
 	}
-	outer = t ? fp_catalog__region(t->cat, "featprof_calibration") : -1;
+	outer = t ? fp_catalog__region(fp_target__catalog(t), "featprof_calibration") : -1;
 	for (k = 0; k < 2 && !ret; k++) {
-		r = fp_catalog__region(t->cat, fns[k].name);
+		r = fp_catalog__region(fp_target__catalog(t), fns[k].name);
 		memset(&at[fns[k].at], 0, sizeof(at[0]));
 		memset(fn_sel, 0, sizeof(fn_sel));
-		if (t->cat->nregions > CAL_REGIONS_MAX || outer < 0 || r < 0) {
+		if (fp_target__catalog(t)->nregions > CAL_REGIONS_MAX || outer < 0 || r < 0) {
 			ret = fp_fail(&err, ENOENT, "the function %s is not in the daemon "
 				      "binary's symbols", fns[k].name);
 			break;
@@ -820,9 +820,9 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_
 	}
 	/* sel[] selects regions 0 and 1: exactly these two, sorted by name first (the
 	 * daemon's in-process calibration regions, daemon/inproc/ip_calibrate.c, come after) */
-	if (t->cat->nregions > CAL_REGIONS_MAX ||
-	    fp_catalog__region(t->cat, "featprof_calibration") != 0 ||
-	    fp_catalog__region(t->cat, "featprof_calibration_inner") != 1) {
+	if (fp_target__catalog(t)->nregions > CAL_REGIONS_MAX ||
+	    fp_catalog__region(fp_target__catalog(t), "featprof_calibration") != 0 ||
+	    fp_catalog__region(fp_target__catalog(t), "featprof_calibration_inner") != 1) {
 		ret = fp_fail(e, ENOENT, "calibration regions missing from the daemon binary");
 		goto out;
 	}
@@ -841,8 +841,8 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_
 		goto out;
 	for (i = 0; i < 4 && !ret; i++)
 		ret = outer_region(c, 0);
-	out->kernel_optimizes = fp_cal_has_trampoline();
-	out->fork_hazard = out->kernel_optimizes && fp_cal_fork_loses_trampoline();
+	out->kernel_optimizes = fp_calibrate_has_trampoline();
+	out->fork_hazard = out->kernel_optimizes && fp_calibrate_fork_loses_trampoline();
 	fp_target__set_regions(t, sel, 0, NULL);	/* a failure to detach changes nothing */
 	if (ret) {
 		fp_fail(e, -ret, "calibration: a round of the daemon's own regions failed: %s",
@@ -853,13 +853,13 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_
 	if (out->kernel_optimizes && site != FP_SITE_NOP1 &&
 	    (ret = measure(t, c, &out->at[FP_AT_NOP5], e)))
 		goto out;
-	t->use_opt = 0;
+	fp_target__set_shielded(t, false);
 	if (site != FP_SITE_NOP5 || !out->kernel_optimizes) {
 		ret = measure(t, c, &out->at[FP_AT_NOP1], e);
 		if (ret)
 			goto out;
 	}
-	fp_cal_choose_point(out, site);
+	fp_calibrate_choose_point(out, site);
 	measure_functions(c, out->at);
 	c->t = t;
 	ret = fp_ip_calibrate(&out->ip, e);

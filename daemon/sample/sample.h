@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Sampling: daemon/target/sample.c. */
+/*
+ * Sampling (daemon/sample/): a target's sampling sessions and their figures. Its state is
+ * the target's extension (fp_target__set_ext), which the target lets go at its release
+ * and end through sampling's own hooks.
+ */
 #ifndef FP_SAMPLE_H
 #define FP_SAMPLE_H
 
-#include "err.h"
-#include "target.h"
+#include <stdbool.h>
+
+#include "common/err.h"
+#include "targets/target.h"
 
 struct json_object;
 
@@ -12,20 +18,17 @@ struct json_object;
  * sampler thread's ticks; stacks: each sample's user call stack too. The open regions
  * come from the program's TLS stack (FEATPROF_SAMPLING) or, where it keeps none, from
  * the regions traced in the kernel. 0 or -errno, e filled. */
-int fp_target__sample_start(struct fp_target *t, int hz, int remote, int stacks, struct fp_err *e);
+int fp_sample_start(struct fp_target *t, int hz, int remote, int stacks, struct fp_err *e);
 /* Where the session reads the open regions, in words. */
-const char *fp_target__sample_source(const struct fp_target *t);
+const char *fp_sample_source(const struct fp_target *t);
 /* Names the ids seen so far while the target can still be read (called periodically). */
-void fp_target__sample_name(struct fp_target *t);
+void fp_sample_name(struct fp_target *t);
 /* Zeroes the sampled figures (reset). 0 or -errno. */
-int fp_target__sample_reset(struct fp_target *t);
+int fp_sample_reset(struct fp_target *t);
 /* Stops it; the figures so far stay (sample_impl.h's last). */
-void fp_target__sample_stop(struct fp_target *t);
-/* The target leaves its object (exit, detach): the session stopped, its object and
- * unwinder freed; the figures stay. */
-void fp_target__sample_release(struct fp_target *t);
-/* Frees all of it (the target's end). */
-void fp_target__sample_free(struct fp_target *t);
+void fp_sample_stop(struct fp_target *t);
+/* Whether a session runs now. */
+bool fp_sample_active(const struct fp_target *t);
 /* The sampled figures (a new reference), or NULL when t never sampled. */
 struct json_object *fp_sample_report(struct fp_target *t);
 /* The same without its call stacks (sample --stacks: stacks, each figure's functions),

@@ -37,22 +37,24 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "inproc.h"
-#include "journal.h"
-#include "log.h"
-#include "strays.h"
+#include "common/err.h"
+#include "inproc/inproc.h"
 #include "target_impl.h"
-#include "uprobe.h"
+#include "util/log.h"
+#include "common/strays.h"
+#include "kern/uprobe.h"
 
-static int jfd = -1;
-static int depth;		/* begin/end pairs open (a change made of changes) */
-static bool held;		/* shutdown: changes accumulate (fp_journal__hold) */
-static int repaired = -1;
+/* The one journal of this featprofd (fp_journal__open). */
+static struct fp_journal {
+	int fd;
+	int depth;		/* begin/end pairs open (a change made of changes) */
+	bool held;		/* shutdown: changes accumulate (fp_journal__hold) */
+	int repaired;		/* sites repaired at open */
+} jr = { .fd = -1, .repaired = -1 };
 
 int fp_journal__repaired(void)
 {
-	return jfd >= 0 ? repaired : -1;
+	return jr.fd >= 0 ? jr.repaired : -1;
 }
 
 /* One multi-uprobe link over all sites (fp_uprobe_empty_prog): a single register and a
@@ -174,26 +176,26 @@ int fp_journal__open(const char *dir, const char *socket_path, struct fp_err *e)
 		return fp_fail(e, errno, "cannot create %s: %s", dir, strerror(errno));
 	}
 	snprintf(path, sizeof(path), "%s/journal%s", dir, name);
-	jfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (jfd < 0) {
+	jr.fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (jr.fd < 0) {
 		return fp_fail(e, errno, "cannot open %s: %s", path, strerror(errno));
 	}
-	f = fdopen(dup(jfd), "r");
+	f = fdopen(dup(jr.fd), "r");
 	if (f) {
 		ret = replay(f);
 		fclose(f);
 	}
-	if (ftruncate(jfd, 0))
+	if (ftruncate(jr.fd, 0))
 		fp_log(FP_LOG_WARN, "journal %s: %s", path, strerror(errno));
-	repaired = ret;
+	jr.repaired = ret;
 	return ret;
 }
 
 void fp_journal__close(void)
 {
-	if (jfd >= 0)
-		close(jfd);
-	jfd = -1;
+	if (jr.fd >= 0)
+		close(jr.fd);
+	jr.fd = -1;
 }
 
 static void gate_line(void *f, unsigned long long off, unsigned long long ref)
@@ -211,9 +213,9 @@ void fp_journal__begin(const struct fp_target *t)
 
 	off_t at = 0;
 
-	if (jfd < 0 || (depth++ && !held) || !cat || !(f = open_memstream(&buf, &len)))
+	if (jr.fd < 0 || (jr.depth++ && !jr.held) || !cat || !(f = open_memstream(&buf, &len)))
 		return;
-	if (held && (at = lseek(jfd, 0, SEEK_END)) < 0)
+	if (jr.held && (at = lseek(jr.fd, 0, SEEK_END)) < 0)
 		at = 0;
 	fprintf(f, "featprof-journal 1\n");
 	for (o = 0; o < cat->nobjs; o++) {
@@ -246,28 +248,28 @@ void fp_journal__begin(const struct fp_target *t)
 			}
 		fp_inproc__each_gate(t->ip, o, gate_line, f);	/* in-process gates */
 	}
-	if (fclose(f) || pwrite(jfd, buf, len, at) != (ssize_t)len ||
-	    (!held && ftruncate(jfd, (off_t)len)))
+	if (fclose(f) || pwrite(jr.fd, buf, len, at) != (ssize_t)len ||
+	    (!jr.held && ftruncate(jr.fd, (off_t)len)))
 		fp_log(FP_LOG_WARN, "journal: cannot write: %s", strerror(errno));
 	free(buf);
 }
 
 void fp_journal__end(void)
 {
-	if (jfd >= 0 && depth > 0 && !--depth && !held && ftruncate(jfd, 0))
+	if (jr.fd >= 0 && jr.depth > 0 && !--jr.depth && !jr.held && ftruncate(jr.fd, 0))
 		fp_log(FP_LOG_WARN, "journal: cannot empty: %s", strerror(errno));
 }
 
 void fp_journal__hold(void)
 {
-	held = true;
+	jr.held = true;
 }
 
 void fp_journal__let_go(void)
 {
-	held = false;
-	depth = 0;
-	if (jfd >= 0 && ftruncate(jfd, 0))
+	jr.held = false;
+	jr.depth = 0;
+	if (jr.fd >= 0 && ftruncate(jr.fd, 0))
 		fp_log(FP_LOG_WARN, "journal: cannot empty: %s", strerror(errno));
 }
 

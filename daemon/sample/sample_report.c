@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sampling's figures (featprof sample; the sessions are daemon/target/sample.c): the
+ * Sampling's figures (featprof sample; the sessions are daemon/sample/sample.c): the
  * ids of the region stacks named while the target can be read, the samples counted per
  * stack in the kernel summed per region, feature, feature set and path, with the
  * binomial standard error of each (its header says how), and, with --stacks, the call
- * stacks beside them (daemon/target/sample_stacks.c; --unwind dwarf: the copies unwound
- * by daemon/target/sample_dwarf.c, counted here).
+ * stacks beside them (daemon/stacks/stacks.c; --unwind dwarf: the copies unwound
+ * by daemon/stacks/dwarf.c, counted here).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,51 +18,54 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "clock.h"
-#include "featprof.h"
-#include "inproc.h"
+#include "util/clock.h"
+#include "usdt/featprof.h"
+#include "inproc/inproc.h"
 #include "sample.h"
-#include "target_impl.h"
+#include "sample_impl.h"
+#include "stacks/stacks.h"
 #include "sample.skel.h"
 
 /* The region an id names (FP_SRC_TLS: the string at that address in the target, cached;
  * FP_SRC_KERNEL: the region's index); -1 when it names none of the catalog's. */
 static int region_of(struct fp_target *t, uint64_t id)
 {
+	struct fp_sampling *sm = fp_sample_state(t);
+	const struct fp_catalog *cat = fp_target__catalog(t);
 	char name[128] = "";
 	struct iovec local = { name, sizeof(name) - 1 }, remote = { (void *)id, sizeof(name) - 1 };
 	int i, r;
 
-	if (t->smp->src == FP_SRC_KERNEL)
-		return id < (uint64_t)t->cat->nregions ? (int)id : -1;
-	for (i = 0; i < t->smp->nids; i++)
-		if (t->smp->ids[i].id == id)
-			return t->smp->ids[i].region;
-	if (t->smp->src == FP_SRC_INPROC) {	/* the arena's name of the runtime's id */
-		r = t->ip ? fp_inproc__region_of_id(t->ip, id) : -1;
+	if (sm->src == FP_SRC_KERNEL)
+		return id < (uint64_t)cat->nregions ? (int)id : -1;
+	for (i = 0; i < sm->nids; i++)
+		if (sm->ids[i].id == id)
+			return sm->ids[i].region;
+	if (sm->src == FP_SRC_INPROC) {	/* the arena's name of the runtime's id */
+		r = fp_target__inproc(t) ? fp_inproc__region_of_id(fp_target__inproc(t), id) : -1;
 		if (r < 0)
 			return r;	/* not named yet: asked again */
 		goto keep;
 	}
 	/* a read may stop at the end of a mapping: fall back to smaller reads */
-	if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) <= 0) {
+	if (process_vm_readv(fp_target__pid(t), &local, 1, &remote, 1, 0) <= 0) {
 		local.iov_len = remote.iov_len = 32;
-		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) <= 0)
+		if (process_vm_readv(fp_target__pid(t), &local, 1, &remote, 1, 0) <= 0)
 			name[0] = 0;
 	}
 	name[sizeof(name) - 1] = 0;
-	r = name[0] ? fp_catalog__region(t->cat, name) : -1;
+	r = name[0] ? fp_catalog__region(cat, name) : -1;
 keep:
-	if (t->smp->nids % 64 == 0) {
-		struct fp_sample_id *g = realloc(t->smp->ids, (size_t)(t->smp->nids + 64) *
+	if (sm->nids % 64 == 0) {
+		struct fp_sample_id *g = realloc(sm->ids, (size_t)(sm->nids + 64) *
 							       sizeof(*g));
 
 		if (!g)
 			return r;
-		t->smp->ids = g;
+		sm->ids = g;
 	}
-	t->smp->ids[t->smp->nids].id = id;
-	t->smp->ids[t->smp->nids++].region = r;
+	sm->ids[sm->nids].id = id;
+	sm->ids[sm->nids++].region = r;
 	return r;
 }
 
@@ -71,15 +74,16 @@ keep:
  * open: left out (FP_SK_ID). */
 static void drop_gone(const struct fp_target *t, struct fp_sample_key *k)
 {
+	struct fp_sampling *sm = fp_sample_state(t);
 	uint32_t i, n = 0, r, gf, gn;
 
-	if (t->smp->src != FP_SRC_KERNEL)
+	if (sm->src != FP_SRC_KERNEL)
 		return;
 	for (i = 0; i < k->depth && i < FP_TLS_SLOTS; i++) {
 		r = (uint32_t)(k->ids[i] & 0xffff);
 		gn = (uint32_t)(k->ids[i] >> 16) & 0xffffff;
 		gf = (uint32_t)(k->ids[i] >> 40) & 0xffffff;
-		if (gn && gn == gf && r < (uint32_t)t->cat->nregions)
+		if (gn && gn == gf && r < (uint32_t)fp_target__catalog(t)->nregions)
 			k->ids[n++] = r;
 	}
 	for (i = n; i < FP_TLS_SLOTS; i++)
@@ -92,38 +96,43 @@ static void on_unwound(void *arg, const struct fp_sample_key *key, const uint64_
 		       int truncated)
 {
 	struct fp_target *t = arg;
+	struct fp_sampling *sm = fp_sample_state(t);
 	struct fp_sample_key k = *key;
 	int32_t id;
 
 	drop_gone(t, &k);
-	id = n ? fp_stacks__add(t->smp->stacks, t->pid, t->proc, ips, n, truncated)
-	       : FP_USTACK_LOST;
-	fp_stacks__count(t->smp->stacks, &k, id);
+	id =
+	    n ? fp_stacks__add(sm->stacks, fp_target__pid(t), fp_target__proc(t), ips, n, truncated)
+	      : FP_USTACK_LOST;
+	fp_stacks__count(sm->stacks, &k, id);
 }
 
 /* --unwind dwarf: the copies waiting, unwound. */
 static void drain(struct fp_target *t)
 {
-	if (t->smp->dwarf && t->smp->stacks)
-		fp_dwarf__drain(t->smp->dwarf, on_unwound, t);
+	struct fp_sampling *sm = fp_sample_state(t);
+
+	if (sm->dwarf && sm->stacks)
+		fp_dwarf__drain(sm->dwarf, on_unwound, t);
 }
 
-void fp_target__sample_name(struct fp_target *t)
+void fp_sample_name(struct fp_target *t)
 {
+	struct fp_sampling *sm = fp_sample_state(t);
 	struct fp_sample_key key, prev;
 	int mfd, have, k;
 
-	if (!fp_target__sampling(t) || !t->smp->skel)
+	if (!fp_sample_active(t) || !sm->skel)
 		return;
 	drain(t);
-	mfd = bpf_map__fd(t->smp->skel->maps.samples);
+	mfd = bpf_map__fd(sm->skel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
 		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
 			region_of(t, key.ids[k]);
-		if (t->smp->stacks && key.ustack >= 0)
-			fp_stacks__get(t->smp->stacks, bpf_map__fd(t->smp->skel->maps.ustacks),
-				       key.ustack, t->pid, t->proc);
+		if (sm->stacks && key.ustack >= 0)
+			fp_stacks__get(sm->stacks, bpf_map__fd(sm->skel->maps.ustacks),
+				       key.ustack, fp_target__pid(t), fp_target__proc(t));
 	}
 }
 
@@ -144,7 +153,8 @@ static struct json_object *figure(uint64_t c, uint64_t n, double period)
  * sampled: in a gated build, chiefly the regions that were open when the gate rose. */
 static uint64_t unmatched(struct fp_target *t)
 {
-	int mfd = bpf_map__fd(t->smp->skel->maps.sample_threads), have = 0;
+	struct fp_sampling *sm = fp_sample_state(t);
+	int mfd = bpf_map__fd(sm->skel->maps.sample_threads), have = 0;
 	struct fp_sample_thread v;
 	uint32_t k, prev = 0;
 	uint64_t n = 0;
@@ -153,7 +163,7 @@ static uint64_t unmatched(struct fp_target *t)
 		have = 1;
 		prev = k;
 		if (!bpf_map_lookup_elem(mfd, &k, &v) &&
-		    v.session == t->smp->skel->bss->sample_session && v.last > v.base)
+		    v.session == sm->skel->bss->sample_session && v.last > v.base)
 			n += v.last - v.base;
 	}
 	return n;
@@ -176,8 +186,9 @@ static void tally_path(struct fp_target *t, struct tally *tl, const struct fp_sa
 	int k;
 
 	for (k = 0; k < (int)key->depth && k < FP_TLS_SLOTS; k++)
-		json_object_array_add(names, json_object_new_string(
-					      t->cat->regions[region_of(t, key->ids[k])].name));
+		json_object_array_add(
+		    names, json_object_new_string(
+			       fp_target__catalog(t)->regions[region_of(t, key->ids[k])].name));
 	json_object_object_add(ph, "path", names);
 	json_object_object_add(ph, "samples", json_object_new_int64((int64_t)c));
 	json_object_object_add(ph, "sampled_ns", json_object_new_double((double)c * tl->period));
@@ -204,7 +215,7 @@ static void tally_key(struct fp_target *t, struct tally *tl, const struct fp_sam
 			bad = 1;
 			continue;
 		}
-		mask |= t->region_mask[r];
+		mask |= fp_target__region_mask(t)[r];
 		if (!(seen[r / 8] & (1 << (r % 8)))) {
 			seen[r / 8] |= (uint8_t)(1 << (r % 8));
 			tl->incl[r] += c;
@@ -216,7 +227,7 @@ static void tally_key(struct fp_target *t, struct tally *tl, const struct fp_sam
 		tl->excl[top] += c;
 	if (!bad && !key->deeper)
 		tally_path(t, tl, key, c);
-	for (f = 0; f < t->cat->nfeatures && f < FP_MAX_FEATURES; f++)
+	for (f = 0; f < fp_target__catalog(t)->nfeatures && f < FP_MAX_FEATURES; f++)
 		if (mask & (1ULL << f))
 			tl->feat[f] += c;
 	for (k = 0; k < tl->nsets && tl->set_mask[k] != mask; k++)
@@ -234,44 +245,48 @@ static void tally_key(struct fp_target *t, struct tally *tl, const struct fp_sam
 /* The session's rate and clock, its duration and sample count. */
 static void report_session(struct fp_target *t, struct json_object *o, const struct tally *tl)
 {
-	json_object_object_add(o, "active", json_object_new_boolean(t->smp->nlinks > 0));
-	json_object_object_add(o, "hz", json_object_new_int(t->smp->hz));
+	struct fp_sampling *sm = fp_sample_state(t);
+
+	json_object_object_add(o, "active", json_object_new_boolean(sm->nlinks > 0));
+	json_object_object_add(o, "hz", json_object_new_int(sm->hz));
 	json_object_object_add(o, "period_ns", json_object_new_double(tl->period));
 	json_object_object_add(o, "clock", json_object_new_string(
-				  t->smp->remote ? "remote" : "cpu-clock"));
-	if (t->smp->remote) {
-		uint64_t ticks = t->smp->ticks, missed = t->smp->missed;
+				  sm->remote ? "remote" : "cpu-clock"));
+	if (sm->remote) {
+		uint64_t ticks = sm->ticks, missed = sm->missed;
 
-		if (t->smp->sampler)
-			fp_sampler_counts(t->smp->sampler, &ticks, &missed);
+		if (sm->sampler)
+			fp_sampler_counts(sm->sampler, &ticks, &missed);
 		json_object_object_add(o, "ticks", json_object_new_int64((int64_t)ticks));
 		json_object_object_add(o, "ticks_missed", json_object_new_int64((int64_t)missed));
 		json_object_object_add(o, "sampler_realtime", json_object_new_boolean(
 						  fp_sampler_realtime()));
 	}
 	json_object_object_add(o, "duration_ns", json_object_new_int64(
-				  (int64_t)((t->smp->stop_ns ? t->smp->stop_ns : fp_mono_ns()) -
-					    t->smp->start_ns)));
+				  (int64_t)((sm->stop_ns ? sm->stop_ns : fp_mono_ns()) -
+					    sm->start_ns)));
 	json_object_object_add(o, "samples", json_object_new_int64((int64_t)tl->n));
-	json_object_object_add(o, "tls_offset", json_object_new_int64(t->smp->tls_off));
+	json_object_object_add(o, "tls_offset", json_object_new_int64(sm->tls_off));
 	json_object_object_add(o, "regions_from", json_object_new_string(
-				       t->smp->src == FP_SRC_TLS      ? "tls"
-				       : t->smp->src == FP_SRC_INPROC ? "inprocess"
+				       sm->src == FP_SRC_TLS      ? "tls"
+				       : sm->src == FP_SRC_INPROC ? "inprocess"
 									: "kernel"));
-	json_object_object_add(o, "stack", json_object_new_string(t->smp->gated ? "gated"
+	json_object_object_add(o, "stack", json_object_new_string(sm->gated ? "gated"
 										    : "always"));
 }
 
 /* Regions, features, feature sets, base and paths. */
 static void report_figures(struct fp_target *t, struct json_object *o, struct tally *tl)
 {
-	int nf = t->cat->nfeatures, r, f, k;
+	const struct fp_catalog *cat = fp_target__catalog(t);
+	int nf = cat->nfeatures, r, f, k;
 	struct json_object *a, *x;
 
 	a = json_object_new_array();
-	for (r = 0; r < t->cat->nregions; r++) {
+	for (r = 0; r < cat->nregions; r++) {
 		x = figure(tl->incl[r], tl->n, tl->period);
-		json_object_object_add(x, "name", json_object_new_string(t->cat->regions[r].name));
+		json_object_object_add(
+		    x, "name", json_object_new_string(cat->regions[r].name));
 		json_object_object_add(x, "exclusive_samples", json_object_new_int64(
 						  (int64_t)tl->excl[r]));
 		json_object_object_add(x, "exclusive_sampled_ns", json_object_new_double(
@@ -282,7 +297,7 @@ static void report_figures(struct fp_target *t, struct json_object *o, struct ta
 	a = json_object_new_array();
 	for (f = 0; f < nf && f < FP_MAX_FEATURES; f++) {
 		x = figure(tl->feat[f], tl->n, tl->period);
-		json_object_object_add(x, "name", json_object_new_string(t->cat->features[f]));
+		json_object_object_add(x, "name", json_object_new_string(cat->features[f]));
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "features", a);
@@ -292,8 +307,8 @@ static void report_figures(struct fp_target *t, struct json_object *o, struct ta
 
 		for (f = 0; f < nf && f < FP_MAX_FEATURES; f++)
 			if (tl->set_mask[k] & (1ULL << f))
-				json_object_array_add(
-					fl, json_object_new_string(t->cat->features[f]));
+				json_object_array_add(fl,
+						      json_object_new_string(cat->features[f]));
 		x = figure(tl->set_n[k], tl->n, tl->period);
 		json_object_object_add(x, "features", fl);
 		json_object_array_add(a, x);
@@ -307,6 +322,7 @@ static void report_figures(struct fp_target *t, struct json_object *o, struct ta
 static void report_anomalies(struct fp_target *t, struct json_object *o,
 			     const struct tally *tl)
 {
+	struct fp_sampling *sm = fp_sample_state(t);
 	int ncpu = libbpf_num_possible_cpus(), k;
 	uint64_t an[FP_SA_MAX] = { 0 };
 	struct json_object *ano;
@@ -315,7 +331,7 @@ static void report_anomalies(struct fp_target *t, struct json_object *o,
 	for (a = 0; a < FP_SA_MAX; a++) {
 		uint64_t v[ncpu > 0 ? ncpu : 1];
 
-		if (!bpf_map__lookup_elem(t->smp->skel->maps.sample_anomalies, &a, sizeof(a), v,
+		if (!bpf_map__lookup_elem(sm->skel->maps.sample_anomalies, &a, sizeof(a), v,
 					  sizeof(v), 0))
 			for (k = 0; k < ncpu; k++)
 				an[a] += v[k];
@@ -353,28 +369,29 @@ static void sampled_of(struct fp_target *t, const struct fp_sample_key *k, uint6
 	v->ustack = k->ustack;
 	for (i = 0; i < (int)k->depth && i < FP_TLS_SLOTS; i++) {
 		r = region_of(t, k->ids[i]);
-		if (r < 0 || r >= t->cat->nregions) {
+		if (r < 0 || r >= fp_target__catalog(t)->nregions) {
 			v->bad = 1;
 			continue;
 		}
 		v->reg[v->nreg++] = r;
-		v->fmask |= t->region_mask[r];
+		v->fmask |= fp_target__region_mask(t)[r];
 	}
 }
 
 /* --stacks: how the stacks were taken; --unwind dwarf: featprofd's work unwinding. */
 static void report_unwinding(struct fp_target *t, struct json_object *o)
 {
+	struct fp_sampling *sm = fp_sample_state(t);
 	struct json_object *s = json_object_object_get(o, "stacks");
 	uint64_t copies, truncated, cpu_ns, frames;
 
 	if (!s)
 		return;
 	json_object_object_add(s, "unwind", json_object_new_string(
-				       t->smp->dwarf ? "dwarf" : "frame pointers"));
-	if (!t->smp->dwarf)
+				       sm->dwarf ? "dwarf" : "frame pointers"));
+	if (!sm->dwarf)
 		return;
-	fp_dwarf__counts(t->smp->dwarf, &copies, &truncated, &cpu_ns, &frames);
+	fp_dwarf__counts(sm->dwarf, &copies, &truncated, &cpu_ns, &frames);
 	json_object_object_add(s, "copy_bytes", json_object_new_int(FP_STACK_COPY));
 	json_object_object_add(s, "copies_unwound", json_object_new_int64((int64_t)copies));
 	json_object_object_add(s, "unwind_cpu_ns", json_object_new_int64((int64_t)cpu_ns));
@@ -411,11 +428,12 @@ static int keys_add(struct fp_target *t, struct keys *k, const struct fp_sample_
 static int dwarf_keys(struct fp_target *t, struct keys *k, struct fp_sample_key *w,
 		      uint64_t *wc, int nw)
 {
+	struct fp_sampling *sm = fp_sample_state(t);
 	int i, j;
 	uint64_t c;
 
-	for (i = 0; i < fp_stacks__naggs(t->smp->stacks); i++) {
-		const struct fp_sample_key *a = fp_stacks__agg(t->smp->stacks, i, &c);
+	for (i = 0; i < fp_stacks__naggs(sm->stacks); i++) {
+		const struct fp_sample_key *a = fp_stacks__agg(sm->stacks, i, &c);
 
 		if (keys_add(t, k, a, c))
 			return -ENOMEM;
@@ -423,8 +441,8 @@ static int dwarf_keys(struct fp_target *t, struct keys *k, struct fp_sample_key 
 	for (j = 0; j < nw; j++) {
 		uint64_t got = 0;
 
-		for (i = 0; i < fp_stacks__naggs(t->smp->stacks); i++) {
-			struct fp_sample_key a = *fp_stacks__agg(t->smp->stacks, i, &c);
+		for (i = 0; i < fp_stacks__naggs(sm->stacks); i++) {
+			struct fp_sample_key a = *fp_stacks__agg(sm->stacks, i, &c);
 
 			a.ustack = w[j].ustack;
 			got += memcmp(&a, &w[j], sizeof(a)) ? 0 : c;
@@ -466,26 +484,28 @@ static int dwarf_key(struct fp_sample_key **w, uint64_t **wc, int *nw,
  * named, interned or tallied at all then (a subscription's push every interval). */
 static struct json_object *report(struct fp_target *t, bool with_stacks)
 {
-	struct tally tl = { .period = t->smp && t->smp->hz ? 1e9 / t->smp->hz : 0 };
+	struct fp_sampling *sm = fp_sample_state(t);
+	const struct fp_catalog *cat = fp_target__catalog(t);
+	struct tally tl = { .period = sm && sm->hz ? 1e9 / sm->hz : 0 };
 	struct fp_sample_key key, prev, *w = NULL;
 	struct json_object *o = NULL;
 	struct keys k = { 0 };
 	int mfd, have, nw = 0, bad = 0;
 	uint64_t c, *wc = NULL;
 
-	if (!t->smp)
+	if (!sm)
 		return NULL;	/* never sampled */
-	if (t->smp->last)
-		return json_object_get(t->smp->last);
-	if (!t->smp->skel || !t->smp->hz)
+	if (sm->last)
+		return json_object_get(sm->last);
+	if (!sm->skel || !sm->hz)
 		return NULL;
 	drain(t);	/* the copies still in the ring */
-	tl.incl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.incl));
-	tl.excl = calloc((size_t)t->cat->nregions + 1, sizeof(*tl.excl));
+	tl.incl = calloc((size_t)cat->nregions + 1, sizeof(*tl.incl));
+	tl.excl = calloc((size_t)cat->nregions + 1, sizeof(*tl.excl));
 	tl.paths = json_object_new_array();
 	if (!tl.incl || !tl.excl || !tl.paths)
 		goto out;
-	mfd = bpf_map__fd(t->smp->skel->maps.samples);
+	mfd = bpf_map__fd(sm->skel->maps.samples);
 	for (have = !bpf_map_get_next_key(mfd, NULL, &key); have;
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
 		struct fp_sample_key kk = key;	/* key stays the map's: the next follows it */
@@ -494,14 +514,14 @@ static struct json_object *report(struct fp_target *t, bool with_stacks)
 			continue;
 		drop_gone(t, &kk);
 		tally_key(t, &tl, &kk, c);
-		if (!t->smp->stacks || !with_stacks)
+		if (!sm->stacks || !with_stacks)
 			continue;
 		if (kk.ustack == FP_USTACK_DWARF)
 			bad |= dwarf_key(&w, &wc, &nw, &kk, c);
 		else
 			bad |= keys_add(t, &k, &kk, c);
 	}
-	if (t->smp->stacks && t->smp->dwarf && with_stacks)
+	if (sm->stacks && sm->dwarf && with_stacks)
 		bad |= dwarf_keys(t, &k, w, wc, nw);
 	if (bad)
 		goto out;
@@ -509,10 +529,11 @@ static struct json_object *report(struct fp_target *t, bool with_stacks)
 	report_session(t, o, &tl);
 	report_figures(t, o, &tl);
 	report_anomalies(t, o, &tl);
-	if (t->smp->stacks && with_stacks) {
-		int fd = t->smp->dwarf ? -1 : bpf_map__fd(t->smp->skel->maps.ustacks);
+	if (sm->stacks && with_stacks) {
+		int fd = sm->dwarf ? -1 : bpf_map__fd(sm->skel->maps.ustacks);
 
-		fp_stacks__report(t->smp->stacks, fd, t->pid, t->proc, t->cat, k.v, k.n, o);
+		fp_stacks__report(sm->stacks, fd, fp_target__pid(t), fp_target__proc(t),
+				  cat, k.v, k.n, o);
 		report_unwinding(t, o);
 	}
 out:
@@ -543,12 +564,13 @@ static struct json_object *without_stacks(struct json_object *x)
 
 struct json_object *fp_sample_report_brief(struct fp_target *t)
 {
+	struct fp_sampling *sm = fp_sample_state(t);
 	struct json_object *r, *o, *a, *b;
 	size_t i;
 
-	if (!t->smp || !t->smp->last)	/* a live session: without the stacks */
+	if (!sm || !sm->last)	/* a live session: without the stacks */
 		return report(t, false);
-	r = json_object_get(t->smp->last);	/* an ended one's, kept whole: stripped */
+	r = json_object_get(sm->last);	/* an ended one's, kept whole: stripped */
 	if (!json_object_object_get_ex(r, "stacks", NULL))
 		return r;
 	o = json_object_new_object();

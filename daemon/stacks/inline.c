@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Inlined frames (daemon/target/sample_inline.h). The object's DWARF through libdw: its
+ * Inlined frames (daemon/targets/sample_inline.h). The object's DWARF through libdw: its
  * compilation units' address ranges, read once and sorted, find the unit of an address;
  * a descent from the unit's DIE through the entries that contain the address (functions,
  * inlined calls, lexical blocks; namespaces and types, which hold C++ member functions,
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "target_impl.h"
+#include "stacks_impl.h"
 
 
 struct unit {

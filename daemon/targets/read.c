@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reading a target's BPF object (daemon/target/target.h): its figures summed over CPUs (a
+ * Reading a target's BPF object (daemon/targets/target.h): its figures summed over CPUs (a
  * snapshot), their reset, and the ring of a recording. The object, its catalog and its
- * links: daemon/target/target.c.
+ * links: daemon/targets/target.c.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "err.h"
+#include "util/clock.h"
+#include "common/err.h"
 #include "featprof.skel.h"
-#include "inproc.h"
-#include "kernel.h"
-#include "strays.h"
+#include "inproc/inproc.h"
+#include "kern/kernel.h"
+#include "common/strays.h"
 #include "target_impl.h"
 
 /* The per-CPU region figures, summed into s. */

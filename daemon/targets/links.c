@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A target's attachments (daemon/target/target.h): which probe sites of its enabled regions are
+ * A target's attachments (daemon/targets/target.h): which probe sites of its enabled regions are
  * attached, and how - one multi-uprobe link set per change, or one link per site (with
  * a cookie trampoline where the kernel has no attach cookie) - and region_enabled kept in
- * step. The design of a change (new set, flip, close the old one): daemon/target/target.c.
+ * step. The design of a change (new set, flip, close the old one): daemon/targets/target.c.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -13,15 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "closer.h"
-#include "err.h"
+#include "util/clock.h"
+#include "util/closer.h"
+#include "common/err.h"
 #include "featprof.skel.h"
-#include "inproc.h"
-#include "journal.h"
-#include "log.h"
+#include "inproc/inproc.h"
 #include "target_impl.h"
-#include "uprobe.h"
+#include "util/log.h"
+#include "kern/uprobe.h"
 
 /* The uprobes of one enabled region: multi-uprobe link fds, or per-site links. */
 struct fp_rlinks {
@@ -41,7 +40,7 @@ struct fp_linkset {
 	unsigned gen;			/* generation of the current link set */
 };
 
-int fp_links__new(struct fp_target *t, bool trampolines)
+int fp_target__links_new(struct fp_target *t, bool trampolines)
 {
 	struct fp_linkset *ls = calloc(1, sizeof(*ls));
 
@@ -59,11 +58,11 @@ int fp_links__new(struct fp_target *t, bool trampolines)
 	return 0;
 }
 
-void fp_links__free(struct fp_target *t)
+void fp_target__links_free(struct fp_target *t)
 {
 	if (!t->links)
 		return;
-	fp_links__release(t);
+	fp_target__links_release(t);
 	free(t->links->regions);
 	free(t->links);
 	t->links = NULL;
@@ -300,11 +299,11 @@ static int count_sites(const struct fp_target *t, const uint8_t *want)
 static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int force,
 			  struct fp_err *e);
 
-/* Every change of a target's attachments is journaled (daemon/target/journal.c). */
+/* Every change of a target's attachments is journaled (daemon/targets/journal.c). */
 /*
  * The regions of sel that time themselves in the process (daemon/inproc/inproc.c) leave rest,
  * the regions left for uprobes: on, their gates go up (unless the target is trapped by
- * request), marked 2 in ip_on until fp_links__set keeps them (1) or lowers them again;
+ * request), marked 2 in ip_on until fp_target__links_set keeps them (1) or lowers them again;
  * off, their gates go down. 0 or -errno (e filled).
  */
 static int set_inproc(struct fp_target *t, const uint8_t *sel, int on, uint8_t *rest,
@@ -353,7 +352,8 @@ static void end_inproc(struct fp_target *t, int ok)
 	}
 }
 
-int fp_links__set(struct fp_target *t, const uint8_t *sel, int on, int force, struct fp_err *e)
+int fp_target__links_set(struct fp_target *t, const uint8_t *sel, int on, int force,
+			  struct fp_err *e)
 {
 	uint8_t *rest = NULL;
 	int ret = 0;
@@ -439,7 +439,7 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 
 int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, struct fp_err *e)
 {
-	return fp_links__set(t, sel, on, 0, e);
+	return fp_target__links_set(t, sel, on, 0, e);
 }
 
 /* The per-site path (no multi-uprobe link): the region's own links. */
@@ -504,7 +504,7 @@ int fp_target__set_region(struct fp_target *t, int region, int on, struct fp_err
 
 /* A gone process's links, and every link at shutdown, are closed by the pool: its
  * unregistrations' grace periods are shared (daemon/util/closer.h). */
-void fp_links__release(struct fp_target *t)
+void fp_target__links_release(struct fp_target *t)
 {
 	int r, journal = t->attached_sites > 0;
 	bool later = t->exited || fp_closer_deferring();

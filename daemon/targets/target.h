@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "catalog.h"
-#include "err.h"
-#include "stats.h"
-#include "wants.h"
+#include "common/catalog.h"
+#include "common/err.h"
+#include "util/stats.h"
+#include "util/wants.h"
 
 struct featprof_bpf;
 struct bpf_link;
@@ -18,7 +18,7 @@ struct bpf_link;
 struct fp_target;
 
 /*
- * What modules above read of a target (its fields are private to daemon/target/,
+ * What modules above read of a target (its fields are private to daemon/targets/,
  * target_impl.h). The catalog is the target's: read it, never keep it past the target.
  */
 pid_t fp_target__pid(const struct fp_target *t);	/* 0: a file's target */
@@ -41,9 +41,37 @@ const uint8_t *fp_target__enabled(const struct fp_target *t);	/* per region, or 
 uint64_t fp_target__enabled_at_ns(const struct fp_target *t);	/* 0: never enabled */
 bool fp_target__shielded(const struct fp_target *t);	/* attached at the shielded nop5 */
 bool fp_target__recording(const struct fp_target *t);
-bool fp_target__sampling(const struct fp_target *t);
 /* Its in-process timing (daemon/inproc/inproc.h), NULL: none. */
 struct fp_inproc *fp_target__inproc(const struct fp_target *t);
+/* Its objects and their mappings (common/notes.h). */
+struct fp_proc *fp_target__proc(const struct fp_target *t);
+/* Its place in the BPF object it shares (pool.c), for sampling, whose own object reuses
+ * that object's maps: the object (NULL once released), its slot, its regions' first entry
+ * in the object's arrays; whether thread states are a tid-keyed map (old kernels); whether
+ * its links are multi-uprobe links. */
+struct featprof_bpf *fp_target__bpf(const struct fp_target *t);
+int fp_target__slot(const struct fp_target *t);
+int fp_target__rbase(const struct fp_target *t);
+bool fp_target__ts_map(const struct fp_target *t);
+bool fp_target__multi(const struct fp_target *t);
+/* Per region: timed in the process now (NULL: none); its features, bit i = feature i. */
+const uint8_t *fp_target__ip_on(const struct fp_target *t);
+const uint64_t *fp_target__region_mask(const struct fp_target *t);
+/* Regions enabled from now on attach at the shielded nop5 (shielded), else at the nop1. */
+void fp_target__set_shielded(struct fp_target *t, bool shielded);
+/*
+ * What a module above keeps per target (sampling's session, daemon/sample/), with the
+ * hooks the target calls when it releases its object (the process exited or was
+ * detached) and at its end, so that the target never calls up into that module. One
+ * such extension a target; ops names its owner.
+ */
+struct fp_target_ext {
+	void (*release)(struct fp_target *t, void *data);	/* NULL: nothing */
+	void (*free)(struct fp_target *t, void *data);
+};
+void fp_target__set_ext(struct fp_target *t, const struct fp_target_ext *ops, void *data);
+/* The data ops's owner handed t, NULL: none. */
+void *fp_target__ext(const struct fp_target *t, const struct fp_target_ext *ops);
 /* What was asked for by name (regions that appear later join it), and its update by a
  * request that named names (on: enabled, else disabled): fp_wants_update's return. */
 const struct fp_wants *fp_target__wants(const struct fp_target *t);
@@ -69,7 +97,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
  */
 struct fp_target *fp_target__new_file(int fd, const char *path, int group, int use_opt,
 				      const struct fp_regdefs *defs, struct fp_err *e);
-/* The daemon's calibration (daemon/target/calibrate.h): every object loaded from now on charges
+/* The daemon's calibration (daemon/calibrate/calibrate.h): every object loaded from now on charges
  * each event its per-gap probe costs (bpf/featprof.bpf.c "Cost"); NULL: nothing. */
 struct fp_daemon_cal;
 void fp_target__use_calibration(const struct fp_daemon_cal *dc);
@@ -162,5 +190,49 @@ int fp_target__record_start(struct fp_target *t, uint32_t bytes,
 int fp_target__record_drain(struct fp_target *t);
 uint64_t fp_target__record_halt(struct fp_target *t);
 uint64_t fp_target__record_stop(struct fp_target *t);
+
+/* How many BPF objects are loaded now, and how many targets they hold (status;
+ * daemon/targets/pool.c). */
+void fp_pool__counts(int *objects, int *targets);
+
+/*
+ * The attach journal: what featprofd is about to attach or detach, kept in a file until
+ * it is done, so that a featprofd killed in the middle leaves no breakpoint behind for
+ * longer than its next start (daemon/targets/journal.c).
+ */
+
+/*
+ * Opens the journal file in dir (named after the socket, so that daemons on different
+ * sockets keep their own), creating dir if needed; a journal left by a previous run is
+ * repaired first. Returns the number of sites repaired, or -errno (e filled: the
+ * daemon then runs without a journal).
+ */
+int fp_journal__open(const char *dir, const char *socket_path, struct fp_err *e);
+void fp_journal__close(void);
+/* Sites repaired at open (a previous run's journal); -1 when there is no journal. */
+int fp_journal__repaired(void);
+/* Shutdown: the changes from here on accumulate in the journal (their closes finish in
+ * the pool, daemon/util/closer.h, after their ends) until fp_journal__let_go() empties it. */
+void fp_journal__hold(void);
+void fp_journal__let_go(void);
+
+/*
+ * Registers and unregisters a uprobe (a perf uprobe event, no BPF program) at each
+ * offset of the file at path (refs: semaphore offsets, or 0): the kernel's unregister
+ * then removes the breakpoint from every process where no other consumer wants it.
+ * dev/ino (0: not checked) must be the file's. Returns the number of sites cycled or
+ * -errno.
+ */
+int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t *offs,
+		    const uint64_t *refs, int n);
+
+/*
+ * featprof repair PID: probe sites of the process that hold a breakpoint (int3 where the
+ * file has none) get a uprobe registered and unregistered again (fp_repair_sites): the
+ * kernel then removes each one no live consumer wants; sites featprofd or another tool
+ * has attached keep theirs. check: only count. *before: the sites with a breakpoint,
+ * *after: those left. 0, -ESRCH (no such process), or -errno (e filled).
+ */
+int fp_journal__repair_process(pid_t pid, bool check, int *before, int *after, struct fp_err *e);
 
 #endif

@@ -26,7 +26,7 @@
  * CPU); a target bigger than that gets an object its size. The last target to leave an
  * object destroys it.
  *
- * Sampling (daemon/target/sample.c) loads its programs in an object of their own when a session
+ * Sampling (daemon/sample/sample.c) loads its programs in an object of their own when a session
  * starts, so that targets never sampled never verify them.
  */
 #include <bpf/bpf.h>
@@ -37,14 +37,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calibrate.h"
-#include "err.h"
+#include "common/err.h"
 #include "featprof.skel.h"
-#include "kernel.h"
-#include "pool.h"
-#include "stats.h"
+#include "kern/kernel.h"
 #include "target_impl.h"
-#include "uprobe.h"
+#include "util/stats.h"
+#include "kern/uprobe.h"
 
 #define POOL_FIRST 256
 #define POOL_MAX 4096

@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "target_impl.h"
+#include "util/clock.h"
+#include "sample_impl.h"
 
 struct fp_sampler_entry {
 	struct fp_sampler_entry *next;

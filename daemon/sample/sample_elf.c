@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What sampling (daemon/target/sample.c) reads from the target's files before it starts: the
+ * What sampling (daemon/sample/sample.c) reads from the target's files before it starts: the
  * sampler's TLS ABI note and featprof_tls's offset in the executable, whether every
  * library with regions pushes onto that one stack, and the addresses of the probe sites
  * (samples there are featprofd's uprobe handling).
@@ -17,13 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "featprof.h"
-#include "kernel.h"
-#include "maps.h"
-#include "notes.h"
+#include "common/err.h"
+#include "usdt/featprof.h"
+#include "kern/kernel.h"
+#include "common/maps.h"
+#include "common/notes.h"
 #include "sample.skel.h"
-#include "target_impl.h"
+#include "sample_impl.h"
 
 /* The executable's TLS ABI note must say what this daemon reads: checked before any
  * read of the target's memory. A gated build's gate site and semaphore: *gate_off and
@@ -125,15 +125,16 @@ static int exports_tls(const char *path)
  */
 int fp_sample_one_stack(const struct fp_target *t, struct fp_err *e)
 {
+	const struct fp_catalog *cat = fp_target__catalog(t);
 	int o, exe = -1, lib;
 	struct stat es, os;
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)fp_target__pid(t));
 	if (stat(path, &es))
 		return 0;	/* gone: the start fails elsewhere */
-	for (o = 0; t->cat && o < t->cat->nobjs; o++) {
-		const struct fp_object *obj = t->cat->objs[o];
+	for (o = 0; cat && o < cat->nobjs; o++) {
+		const struct fp_object *obj = cat->objs[o];
 
 		/* the executable itself: stat(2) of both (maps' device numbers differ from
 		 * stat's on some file systems) */
@@ -149,7 +150,7 @@ int fp_sample_one_stack(const struct fp_target *t, struct fp_err *e)
 			       "pid %d: %s keeps a region stack of its own (featprof_tls "
 			       "is not exported %s): its regions cannot be sampled; export it, or "
 			       "measure them with featprof enable",
-			       (int)t->pid, obj->path,
+			       (int)fp_target__pid(t), obj->path,
 			       lib != 1 ? "there: a version script's local list, or an older "
 					  "featprof.h with -fvisibility=hidden"
 					: "by the executable");
@@ -214,14 +215,16 @@ out:
  * then counts what it can. */
 void fp_sample_probe_sites(struct fp_target *t)
 {
-	int fd = bpf_map__fd(t->smp->skel->maps.sample_sites), nv, o, k;
+	struct fp_sampling *sm = fp_sample_state(t);
+	const struct fp_catalog *cat = fp_target__catalog(t);
+	int fd = bpf_map__fd(sm->skel->maps.sample_sites), nv, o, k;
 	struct fp_vma *v = NULL;
 	uint8_t one = 1;
 
-	if (!fp_kernel_caps()->task_pt_regs || (nv = fp_read_maps(t->pid, &v)) < 0)
+	if (!fp_kernel_caps()->task_pt_regs || (nv = fp_read_maps(fp_target__pid(t), &v)) < 0)
 		return;
-	for (o = 0; o < t->cat->nobjs; o++) {
-		const struct fp_object *obj = t->cat->objs[o];
+	for (o = 0; o < cat->nobjs; o++) {
+		const struct fp_object *obj = cat->objs[o];
 
 		for (k = 0; k < 2 * obj->nsites; k++) {
 			const struct fp_site *st = &obj->sites[k / 2];
@@ -236,5 +239,5 @@ void fp_sample_probe_sites(struct fp_target *t)
 	}
 out:
 	fp_free_maps(v, nv);
-	t->smp->skel->bss->sample_sites_on = 1;
+	sm->skel->bss->sample_sites_on = 1;
 }

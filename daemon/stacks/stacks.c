@@ -23,12 +23,12 @@
 
 #include <bpf/bpf.h>
 
-#include "catalog.h"
-#include "featprof_bpf.h"
-#include "maps.h"
-#include "notes.h"
-#include "symbols.h"
-#include "target_impl.h"
+#include "common/catalog.h"
+#include "bpf/featprof_bpf.h"
+#include "common/maps.h"
+#include "common/notes.h"
+#include "common/symbols.h"
+#include "stacks_impl.h"
 
 struct fn {
 	char *name;
