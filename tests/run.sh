@@ -5,34 +5,27 @@
 set -u
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
-TESTS=(
-	"unit/format:make --no-print-directory format-check"
-	"unit/layers:tests/unit/layers.sh"
-	"unit/notes:$B/tests/unit/test_notes $B"
-	"unit/stats:$B/tests/unit/test_stats"
-	"unit/merge:$B/tests/unit/test_merge"
-	"unit/systemd_units:tests/unit/systemd_units.sh $B"
-	"unit/readelf_oracle:tests/unit/readelf_oracle.sh $B"
-	"unit/disasm:tests/unit/disasm.sh"
-	"unit/build_matrix:tests/unit/build_matrix.sh"
-	"unit/build_install:tests/unit/build_install.sh"
-	"unit/fuzz_smoke:tests/unit/fuzz_smoke.sh $B 20"
-	"unit/cli_list:tests/unit/cli_list.sh $B"
-	"unit/cli_diff:python3 tests/unit/cli_diff.py $B"
-	"unit/cli_model:python3 tests/unit/cli_model.py $B"
-	"integration/redzone:tests/integration/redzone.sh $B"
-	"integration/daemon:python3 tests/integration/test_daemon.py $B"
-	"integration/services:python3 tests/integration/test_services.py $B"
-	"integration/inproc:python3 tests/integration/test_inproc.py $B"
-	"integration/functions:python3 tests/integration/test_functions.py $B"
-	"integration/stacks:python3 tests/integration/test_stacks.py $B"
-	"integration/model:python3 tests/integration/test_model.py $B"
-	"integration/real_models:python3 tests/integration/test_real_models.py $B"
-	"integration/robust:python3 tests/integration/test_robust.py $B"
+# Tests are found by their files: every tests/unit/*.sh and *.py and every C test
+# tests/unit/test_*.c (its binary under $B), every tests/integration/*.sh and test_*.py;
+# each is given the build folder. Then the format check, and the benchmarks' check modes
+# (a quick run of each benchmark, whose figures must hold).
+TESTS=("unit/format:make --no-print-directory format-check")
+for f in tests/unit/*.sh tests/unit/test_*.c tests/unit/*.py tests/integration/*.sh \
+	tests/integration/test_*.py; do
+	[ -e "$f" ] || continue
+	base=${f##*/}; base=${base%.*}; dir=${f%/*}; dir=${dir#tests/}
+	case $f in
+	*.sh) cmd="$f $B" ;;
+	*.py) cmd="python3 $f $B" ;;
+	*.c) cmd="$B/tests/unit/$base $B" ;;
+	esac
+	TESTS+=("$dir/${base#test_}:$cmd")
+done
+TESTS+=(
 	# a second run where the first alarms: two runs of one build side by side differed
 	# in all six regions once in a clean clone's make check (a noisy moment; the run
 	# before and after were clean)
-	"integration/regress:python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check || { echo 'regress: a second run'; python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check; }"
+	"bench/regress:python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check || { echo 'regress: a second run'; python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check; }"
 	"bench/smoke:python3 tests/bench/run_bench.py $B --smoke --out /dev/null"
 	# a quick run on a shared machine covered 78% to 100% of its figures here; a second
 	# try where the first falls short. Stated uncertainties shrunk to 0.2x fail both

@@ -261,7 +261,11 @@ def run_tests(d, tests, timed=()):
         if ONLY and t.__name__ not in ONLY:
             continue
         before = len(FAILS)
-        print("  %s: %s" % (t.__name__, t.__doc__.splitlines()[0]), flush=True)
+        if not (t.__doc__ or "").strip():  # what it checks is said, or it fails
+            check(False, "%s has no docstring (what it checks)" % t.__name__)
+            failed += 1
+            continue
+        print("  %s: %s" % (t.__name__, t.__doc__.strip().splitlines()[0]), flush=True)
         run_one(d, t)
         for _ in range(2 if t in timed else 0):
             if len(FAILS) == before:
