@@ -62,7 +62,8 @@ HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program
 NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/maps.o \
 	$(O)/common/symbols.o
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
-	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o
+	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o \
+	$(O)/common/procfs.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o stacks.o drill.o run.o model.o model_fit.o model_plan.o \
 	model_wall.o model_opts.o model_check.o tdist.o) \

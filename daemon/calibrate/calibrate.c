@@ -87,7 +87,7 @@
 #endif
 
 #define ROUNDS 21
-#define HISTORY_MAX 64		/* round values kept per point, at most */
+#define HISTORY_MAX FP_CAL_HISTORY_MAX
 #define OUTER 40		/* outer regions per round */
 #define INNER 4			/* inner regions per outer one */
 #define INSTANCES (OUTER * INNER)
@@ -452,26 +452,6 @@ static int gap_round(struct cal_run *c, int b, double *val)
 	return ret;
 }
 
-/* The figures status shows (point 0 and the cold one) from the points; bias[] and
- * pair[] the point-0 rounds' sums; h: the disturbed excess per part. */
-static void point0_figure(struct fp_calibration *out, double *bias, double *pair, int n,
-			  const double *h)
-{
-	const double *cold = out->point_ns[FP_CAL_COLD];
-
-	memcpy(out->part_ns, out->point_ns[0], sizeof(out->part_ns));
-	memcpy(out->part_sd, out->point_sd[0], sizeof(out->part_sd));
-	out->bias_sd = fp_stdev(bias, n) + h[FP_C_BEGIN_POST] + h[FP_C_END_PRE];
-	out->pair_sd = fp_stdev(pair, n) + h[0] + h[1] + h[2] + h[3];
-	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
-	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
-	out->cold_bias_ns = cold[FP_C_BEGIN_POST] + cold[FP_C_END_PRE];
-	out->cold_pair_ns = cold[0] + cold[1] + cold[2] + cold[3];
-	out->rounds = n;
-}
-
-/* A point's figures from its round values v[n][FP_C_N]: medians and spreads; gap_ns its
- * gap. */
 /*
  * What a probe costs also depends on how cold the program's own code left the kernel's
  * paths, which featprofd cannot see: measured here (point 0, fast-trap machine), a pair
@@ -488,10 +468,35 @@ static void point0_figure(struct fp_calibration *out, double *bias, double *pair
 #define DIST_ROUNDS 7
 static double excess[FP_AT_N][FP_C_N];
 
-/* A point's figures from its round values v[n][FP_C_N] at attach point at: medians and
- * spreads, and the disturbed excess; gap_ns its gap. */
-static void point_figure(struct fp_calibration *out, int at, int b, double (*v)[FP_C_N],
-			 int n, double gap_ns)
+/* The round values of the last calibration, per attach point and calibration point:
+ * the drift tracker's history starts from them (fp_calibrate_track). */
+static double last_rounds[FP_AT_N][FP_CAL_POINTS][GAP_MAX_ROUNDS][FP_C_N];
+/* And each point's gap, as the kernel saw it (the drift tracker keeps them). */
+static double last_gap[FP_AT_N][FP_CAL_POINTS];
+
+void fp_calibrate_figure0(struct fp_calibration *out, int at, double (*v)[FP_C_N], int n)
+{
+	const double *h = excess[at];
+	const double *cold = out->point_ns[FP_CAL_COLD];
+	double bias[HISTORY_MAX], pair[HISTORY_MAX];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		bias[i] = v[i][FP_C_BEGIN_POST] + v[i][FP_C_END_PRE];
+		pair[i] = v[i][0] + v[i][1] + v[i][2] + v[i][3];
+	}
+	memcpy(out->part_ns, out->point_ns[0], sizeof(out->part_ns));
+	memcpy(out->part_sd, out->point_sd[0], sizeof(out->part_sd));
+	out->bias_sd = fp_stdev(bias, n) + h[FP_C_BEGIN_POST] + h[FP_C_END_PRE];
+	out->pair_sd = fp_stdev(pair, n) + h[0] + h[1] + h[2] + h[3];
+	out->bias_ns = out->part_ns[FP_C_BEGIN_POST] + out->part_ns[FP_C_END_PRE];
+	out->pair_ns = out->part_ns[0] + out->part_ns[1] + out->part_ns[2] + out->part_ns[3];
+	out->cold_bias_ns = cold[FP_C_BEGIN_POST] + cold[FP_C_END_PRE];
+	out->cold_pair_ns = cold[0] + cold[1] + cold[2] + cold[3];
+	out->rounds = n;
+}
+
+void fp_calibrate_figure(struct fp_calibration *out, int at, int b, double (*v)[FP_C_N], int n)
 {
 	double col[HISTORY_MAX];
 	int i, k;
@@ -505,14 +510,8 @@ static void point_figure(struct fp_calibration *out, int at, int b, double (*v)[
 		out->point_ns[b][k] = fp_median(col, n) + h;
 	}
 	out->point_rounds[b] = n;
-	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : gap_ns;
+	out->point_gap_ns[b] = b == FP_CAL_COLD ? 0 : last_gap[at][b];
 }
-
-/* The round values of the last calibration, per attach point and calibration point:
- * the drift tracker's history starts from them (fp_calibrate_track). */
-static double last_rounds[FP_AT_N][FP_CAL_POINTS][GAP_MAX_ROUNDS][FP_C_N];
-/* And each point's gap, as the kernel saw it (the drift tracker keeps them). */
-static double last_gap[FP_AT_N][FP_CAL_POINTS];
 
 /* The gaps of point b's events measured since the last call: their geometric mean (the
  * kernel steps gaps in log2), or the plan's work where none was seen. */
@@ -531,7 +530,7 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 {
 	int at = c->fn ? c->fn_at : fp_target__shielded(t) ? FP_AT_NOP5 : FP_AT_NOP1;
 	double (*v)[GAP_MAX_ROUNDS][FP_C_N] = last_rounds[at];
-	double bias[ROUNDS], pair[ROUNDS], outer[ROUNDS], dummy[FP_C_N], o;
+	double outer[ROUNDS], dummy[FP_C_N], o;
 	double dist[DIST_ROUNDS][FP_C_N], col[ROUNDS], warm, d;
 	uint8_t *sel = c->fn ? fn_sel : cal_sel;
 	int i, b, ret;
@@ -576,13 +575,10 @@ static int measure(struct fp_target *t, struct cal_run *c, struct fp_calibration
 		return fp_fail(e, -ret, "calibration: cannot read the thread's own state: %s",
 			       strerror(-ret));
 	for (b = 0; b < FP_CAL_POINTS; b++)
-		point_figure(out, at, b, v[b], gap_plan[b].rounds, last_gap[at][b]);
-	for (i = 0; i < ROUNDS; i++) {
-		bias[i] = v[0][i][FP_C_BEGIN_POST] + v[0][i][FP_C_END_PRE];
-		pair[i] = v[0][i][0] + v[0][i][1] + v[0][i][2] + v[0][i][3];
-		outer[i] -= bias[i];
-	}
-	point0_figure(out, bias, pair, ROUNDS, excess[at]);
+		fp_calibrate_figure(out, at, b, v[b], gap_plan[b].rounds);
+	fp_calibrate_figure0(out, at, v[0], ROUNDS);
+	for (i = 0; i < ROUNDS; i++)
+		outer[i] -= v[0][i][FP_C_BEGIN_POST] + v[0][i][FP_C_END_PRE];
 	out->nested_check_ns = fp_median(outer, ROUNDS);
 	out->instances = INSTANCES;
 	out->valid = 1;
@@ -600,141 +596,62 @@ static double clock_cost(void)
 	return (t1 - t0) / 1000;
 }
 
-/* --- drift ---------------------------------------------------------------------------
- *
- * A probe's cost moves while the daemon runs: six calibrations within 20 s here gave nop5
- * pairs of 3.5-4.8 us and nop1 pairs of 11.6-16.4 us, where one calibration's spread is
- * 20-100 ns and 1-2 us. So while targets are live, fp_calibrate_track() measures
- * TRACK_ROUNDS more rounds at the default attach point every few seconds (a warm-up round
- * first, as at start) and keeps the last HISTORY rounds: the calibration is their median,
- * its spread their standard deviation, so both follow the machine and the uncertainty
- * holds the drift over the last minutes, not one moment's noise. The tracker's target
- * (the daemon's own calibration sites) is loaded once; its sites are attached for the
- * measurement and detached after it, so that no uprobe of featprofd's stays while it
- * waits (a detach waits for an RCU grace period, ~50 ms here: hence every 10 s, not
- * more often). It is freed before a full calibration. Each tick also measures one round
- * of one other calibration point, in turn (the longest, 6 instances of 8 ms: ~50 ms);
- * each keeps its last GAP_HISTORY rounds.
- */
-#define TRACK_ROUNDS 3
-#define HISTORY 63		/* point 0's rounds kept */
-#define GAP_HISTORY 15		/* each other point's */
-_Static_assert(HISTORY < HISTORY_MAX && GAP_HISTORY < HISTORY_MAX, "history");
-
-static struct {
-	struct fp_target *t;
-	struct cal_run *c;
-	struct {
-		double v[HISTORY][FP_C_N];
-		int n, next;
-	} b[FP_CAL_POINTS];
-	int point, turn;	/* turn: the other calibration point measured next tick */
-} track;
-
-static void track_push(int b, const double *v)
+/* c's thread is the calling one, of target t: its tid, a pidfd, the clock's cost. */
+static int run_init(struct cal_run *c, struct fp_target *t, struct fp_err *e)
 {
-	int max = b ? GAP_HISTORY : HISTORY;
-
-	memcpy(track.b[b].v[track.b[b].next], v, sizeof(track.b[b].v[0]));
-	track.b[b].next = (track.b[b].next + 1) % max;
-	if (track.b[b].n < max)
-		track.b[b].n++;
+	c->t = t;
+	c->tid = (pid_t)syscall(SYS_gettid);
+	c->half_clock = clock_cost() / 2;
+	c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (c->pidfd < 0)
+		return fp_fail(e, errno, "calibration: pidfd_open: %s", strerror(errno));
+	return 0;
 }
 
-static void track_seed(int point)
+struct cal_run *fp_calibrate_run_new(struct fp_target *t, struct fp_err *e)
 {
-	int i, b;
+	struct cal_run *c = calloc(1, sizeof(*c));
+	int ret = c ? run_init(c, t, e) : fp_fail(e, ENOMEM, "calibration: out of memory");
 
-	memset(track.b, 0, sizeof(track.b));
-	track.point = point;
-	track.turn = 1;
-	for (b = 0; b < FP_CAL_POINTS; b++)
-		for (i = 0; i < gap_plan[b].rounds; i++)
-			track_push(b, last_rounds[point][b][i]);
+	if (ret) {
+		fp_calibrate_run_free(c);
+		errno = -ret;
+		return NULL;
+	}
+	return c;
 }
 
-void fp_calibrate_track_free(void)
+void fp_calibrate_run_free(struct cal_run *c)
 {
-	if (track.c && track.c->pidfd > 0)
-		close(track.c->pidfd);
-	free(track.c);
-	track.c = NULL;
-	fp_target__free(track.t);
-	track.t = NULL;
+	if (c && c->pidfd > 0)
+		close(c->pidfd);
+	free(c);
 }
 
-/* The tracker's own target, loaded once, its sites at the default point. */
-static int track_open(int optimized, struct fp_err *e)
+int fp_calibrate_round(struct cal_run *c, int b, double *v)
 {
+	double o;
 	int ret;
 
-	track.c = calloc(1, sizeof(*track.c));
-	track.t = track.c ? fp_target__new(getpid(), optimized, NULL, NULL, e) : NULL;
-	if (!track.t) {
-		ret = track.c ? -errno : -ENOMEM;
-		fp_calibrate_track_free();
-		return ret;
-	}
-	track.c->t = track.t;
-	track.c->tid = (pid_t)syscall(SYS_gettid);
-	track.c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	track.c->half_clock = clock_cost() / 2;
-	ret = track.c->pidfd < 0 ? -errno : 0;
-	if (ret) {
-		fp_fail(e, -ret, "drift: pidfd_open: %s", strerror(-ret));
-		fp_calibrate_track_free();
-	}
+	c->point = b;
+	ret = b ? gap_round(c, b, v) : round_values(c, v, &o);
+	c->point = 0;
 	return ret;
 }
 
-/* The calibration of a point from the history: medians and spreads of its rounds. */
-static void track_figure(struct fp_calibration *out)
+int fp_calibrate_plan_rounds(int b)
 {
-	double bias[HISTORY], pair[HISTORY];
-	int i, b;
-
-	for (b = 0; b < FP_CAL_POINTS; b++)
-		point_figure(out, track.point, b, track.b[b].v, track.b[b].n,
-			     last_gap[track.point][b]);
-	for (i = 0; i < track.b[0].n; i++) {
-		const double *v = track.b[0].v[i];
-
-		bias[i] = v[FP_C_BEGIN_POST] + v[FP_C_END_PRE];
-		pair[i] = v[0] + v[1] + v[2] + v[3];
-	}
-	point0_figure(out, bias, pair, track.b[0].n, excess[track.point]);
+	return gap_plan[b].rounds;
 }
 
-int fp_calibrate_track(struct fp_daemon_cal *cal, struct fp_err *e)
+double (*fp_calibrate_last_rounds(int at, int b))[FP_C_N]
 {
-	int point = cal->optimized ? FP_AT_NOP5 : FP_AT_NOP1, i, ret = 0;
-	uint8_t *sel = cal_sel;
-	double v[FP_C_N], o;
+	return last_rounds[at][b];
+}
 
-	if (!cal->at[point].valid || track.point != point || !track.b[0].n)
-		return fp_fail(e, EINVAL, "drift: no calibration of the default attach point");
-	if (!track.t && (ret = track_open(cal->optimized, e)))
-		return ret;
-	ret = fp_target__set_regions(track.t, sel, 1, e);
-	if (ret)
-		return ret;
-	ret = round_values(track.c, v, &o);	/* warm-up, as at start */
-	for (i = 0; i < TRACK_ROUNDS && !ret; i++) {
-		ret = round_values(track.c, v, &o);
-		if (!ret)
-			track_push(0, v);
-	}
-	track.c->point = track.turn;
-	if (!ret && !(ret = gap_round(track.c, track.turn, v)))	/* one round of another */
-		track_push(track.turn, v);
-	track.c->point = 0;
-	track.turn = track.turn % (FP_CAL_POINTS - 1) + 1;
-	fp_target__set_regions(track.t, sel, 0, NULL);
-	if (ret)
-		return fp_fail(e, -ret, "drift: cannot read the thread's own state: %s",
-			       strerror(-ret));
-	track_figure(&cal->at[point]);
-	return 0;
+const uint8_t *fp_calibrate_regions(void)
+{
+	return cal_sel;
 }
 
 /*
@@ -826,14 +743,9 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_
 		ret = fp_fail(e, ENOENT, "calibration regions missing from the daemon binary");
 		goto out;
 	}
-	c->t = t;
-	c->tid = (pid_t)syscall(SYS_gettid);
-	c->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	if (c->pidfd < 0) {
-		ret = fp_fail(e, errno, "calibration: pidfd_open: %s", strerror(errno));
+	ret = run_init(c, t, e);
+	if (ret)
 		goto out;
-	}
-	c->half_clock = clock_cost() / 2;
 
 	/* does the kernel turn a uprobe on our nop5 into a call? */
 	ret = fp_target__set_regions(t, sel, 1, e);
@@ -868,11 +780,9 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_
 	out->runs = 1;
 	out->when = (uint64_t)time(NULL);
 	out->took_ms = (now_ns() - t_start) / 1e6;
-	track_seed(out->optimized ? FP_AT_NOP5 : FP_AT_NOP1);
+	fp_calibrate_track_seed(out->optimized ? FP_AT_NOP5 : FP_AT_NOP1);
 out:
-	if (c && c->pidfd > 0)
-		close(c->pidfd);
-	free(c);
+	fp_calibrate_run_free(c);
 	fp_target__free(t);
 	return ret;
 }

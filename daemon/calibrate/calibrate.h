@@ -17,7 +17,7 @@
  * filled). */
 int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_err *e);
 /* Follows the drift of the default attach point's cost: a few more rounds, the calibration
- * figured again over the last ones (daemon/calibrate/calibrate.c, "drift"). 0 or -errno (e filled).
+ * figured again over the last ones (daemon/calibrate/track.c). 0 or -errno (e filled).
  */
 int fp_calibrate_track(struct fp_daemon_cal *cal, struct fp_err *e);
 /* Frees the tracker's own target (at exit; fp_calibrate does it first). */

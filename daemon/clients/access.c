@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "access.h"
 #include "common/err.h"
 
@@ -36,40 +37,14 @@
 #define CAP_SYS_PTRACE 19
 #endif
 
-struct proc_status {
-	unsigned ruid, euid, suid;
-	unsigned long long cap_eff;
-	int have_uid, have_cap;
-};
-
-static int proc_status(pid_t pid, struct proc_status *st)
-{
-	char path[64], line[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -ESRCH;
-	st->have_uid = st->have_cap = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Uid: %u %u %u", &st->ruid, &st->euid, &st->suid) == 3)
-			st->have_uid = 1;
-		else if (sscanf(line, "CapEff: %llx", &st->cap_eff) == 1)
-			st->have_cap = 1;
-	}
-	fclose(f);
-	return st->have_uid ? 0 : -ESRCH;
-}
-
 int fp_peer_read(int fd, struct fp_peer *p)
 {
 	socklen_t len = sizeof(p->cred);
-	struct proc_status st;
+	struct fp_procfs_status st;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &p->cred, &len))
 		return -errno;
-	p->cap_ptrace = !proc_status(p->cred.pid, &st) && st.have_cap &&
+	p->cap_ptrace = !fp_procfs_status(p->cred.pid, &st) && st.have_cap &&
 			(st.cap_eff & (1ULL << CAP_SYS_PTRACE));
 	return 0;
 }
@@ -81,12 +56,12 @@ int fp_peer_privileged(const struct fp_peer *p)
 
 uid_t fp_owner(pid_t pid)
 {
-	struct proc_status st;
+	struct fp_procfs_status st;
 	char path[64];
 	struct stat sb;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (proc_status(pid, &st) || st.ruid != st.euid || st.euid != st.suid ||
+	if (fp_procfs_status(pid, &st) || st.ruid != st.euid || st.euid != st.suid ||
 	    stat(path, &sb) || sb.st_uid != st.ruid)
 		return (uid_t)-1;
 	return st.ruid;
@@ -143,12 +118,12 @@ static int yama_scope(void)
 int fp_may_trace(const struct fp_peer *p, pid_t pid, struct fp_err *e)
 {
 	struct ask a = { .pid = pid, .uid = p->cred.uid, .gid = p->cred.gid, .err = EPERM };
-	struct proc_status st;
+	struct fp_procfs_status st;
 	pthread_t th;
 	int pidfd, alive;
 
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0 || proc_status(pid, &st)) {
+	if (pidfd < 0 || fp_procfs_status(pid, &st)) {
 		if (pidfd >= 0)
 			close(pidfd);
 		return fp_fail(e, ESRCH, "pid %d: no such process", (int)pid);

@@ -48,6 +48,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "common/catalog.h"
 #include "util/closer.h"
 #include "common/err.h"
@@ -267,17 +268,14 @@ void fp_inproc__each_gate(const struct fp_inproc *ip, int obj,
 
 int fp_inproc_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	ssize_t n = fp_procfs_read(pid, addr, buf, len);
 
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : errno ? -errno : -EIO;
+	return n == (ssize_t)len ? 0 : n < 0 ? (int)n : -EIO;
 }
 
 int fp_inproc_poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	struct iovec l = { (void *)buf, len }, r = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : errno ? -errno
-										     : -EIO;
+	return fp_procfs_write(pid, addr, buf, len);
 }
 
 

@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "util/clock.h"
 #include "util/closer.h"
 #include "common/err.h"
@@ -229,25 +230,12 @@ void fp_registry_exec(struct fp_target *old)
 
 static bool process_gone(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long flags = 0;
-	char state = 0;
-	ssize_t n;
-	int fd;
+	struct fp_procfs_stat st;
+	int ret = fp_procfs_stat(pid, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* state and the rest follow the command name */
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
-		return false;
-	return state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG);
+	if (ret)
+		return ret == -ENOENT || ret == -ESRCH;
+	return st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING_FLAG);
 }
 
 int fp_registry_exited_meanwhile(pid_t pid, int ret, struct fp_err *e)

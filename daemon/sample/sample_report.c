@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "common/procfs.h"
 #include "util/clock.h"
 #include "usdt/featprof.h"
 #include "inproc/inproc.h"
@@ -33,7 +34,6 @@ static int region_of(struct fp_target *t, uint64_t id)
 	struct fp_sampling *sm = fp_sample_state(t);
 	const struct fp_catalog *cat = fp_target__catalog(t);
 	char name[128] = "";
-	struct iovec local = { name, sizeof(name) - 1 }, remote = { (void *)id, sizeof(name) - 1 };
 	int i, r;
 
 	if (sm->src == FP_SRC_KERNEL)
@@ -48,11 +48,9 @@ static int region_of(struct fp_target *t, uint64_t id)
 		goto keep;
 	}
 	/* a read may stop at the end of a mapping: fall back to smaller reads */
-	if (process_vm_readv(fp_target__pid(t), &local, 1, &remote, 1, 0) <= 0) {
-		local.iov_len = remote.iov_len = 32;
-		if (process_vm_readv(fp_target__pid(t), &local, 1, &remote, 1, 0) <= 0)
-			name[0] = 0;
-	}
+	if (fp_procfs_read(fp_target__pid(t), id, name, sizeof(name) - 1) <= 0 &&
+	    fp_procfs_read(fp_target__pid(t), id, name, 32) <= 0)
+		name[0] = 0;
 	name[sizeof(name) - 1] = 0;
 	r = name[0] ? fp_catalog__region(cat, name) : -1;
 keep:

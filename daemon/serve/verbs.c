@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/procfs.h"
 #include "calibrate/calibrate.h"
 #include "clients/client.h"
 #include "util/clock.h"
@@ -154,28 +155,11 @@ static int arg_unwind(struct json_object *req, int *unwind, struct fp_err *e)
 
 /* --- arguments: pid, selection, definitions ----------------------------------------- */
 
-/* The thread group (process) a task id belongs to; 0 when it cannot be read. */
-static pid_t thread_group(pid_t tid)
-{
-	char path[64], line[128];
-	int tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return (pid_t)tgid;
-}
-
-
 /* A pid argument: a process (not a thread) the caller could trace, or an exited target
  * it owned. A pid now another process's than its target's drops that target. */
 static int arg_pid(struct fp_client *c, struct request *r, struct fp_err *e)
 {
+	struct fp_procfs_status st;
 	struct fp_target *t;
 	int64_t p;
 	int ret;
@@ -186,14 +170,15 @@ static int arg_pid(struct fp_client *c, struct request *r, struct fp_err *e)
 		return fp_fail(e, EINVAL, "'pid' must be an integer, 1 to %d", FP_MAX_PID);
 	}
 	r->pid = (pid_t)p;
-	tgid = thread_group(r->pid);
+	tgid = fp_procfs_status(r->pid, &st) ? 0 : st.tgid;
 	if (tgid > 0 && tgid != r->pid) {	/* /proc/TID exists, unlisted */
 		return fp_fail(e, EINVAL, "pid %d is a thread of process %d: name the process",
 			       (int)r->pid, (int)tgid);
 	}
 	ret = fp_may_trace(&c->peer, r->pid, e);
 	t = fp_registry_find(r->pid);
-	if (!ret && t && fp_target__pid(t) && fp_start_time(r->pid) != fp_target__start_time(t)) {
+	if (!ret && t && fp_target__pid(t) &&
+	    fp_procfs_start_time(r->pid) != fp_target__start_time(t)) {
 		/* the pid belongs to a new process now: the target was another one's */
 		fp_log(FP_LOG_INFO, "pid %d: reused by a new process; the earlier process's "
 		       "figures are dropped", (int)r->pid);

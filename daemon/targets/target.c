@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "util/clock.h"
 #include "common/err.h"
 #include "featprof.skel.h"
@@ -75,29 +76,6 @@ void fp_target__release(struct fp_target *t)
 	if (t->ext_ops && t->ext_ops->release)
 		t->ext_ops->release(t, t->ext);
 	fp_pool__leave(t);
-}
-
-unsigned long long fp_start_time(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long st = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* fields 3 on follow the command name */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			 "%*d %*d %*d %*d %llu", &st) != 1)
-		return 0;
-	return st;
 }
 
 void fp_target__retire(struct fp_target *t)
@@ -345,7 +323,7 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 	t->use_opt = use_opt;
 	t->defs = defs;
 	t->paths_fd = t->nodes_fd = -1;
-	t->start_time = fp_start_time(pid);
+	t->start_time = fp_procfs_start_time(pid);
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
 		ret = fp_fail(e, errno, "pid %d: %s", (int)pid,
@@ -473,6 +451,37 @@ static int check_fits(struct fp_target *t, struct fp_err *e)
 	return ret;
 }
 
+/*
+ * After the catalog grew from n0 regions: every region's map entry filled, the new
+ * objects' in-process runtimes and gates taken, and a region measured in-process whose
+ * sites grew (nsites0: each old region's sites before) gets its new gates up. 0 or -errno
+ * (e filled).
+ */
+static int join_regions(struct fp_target *t, int n0, const int *nsites0, struct fp_err *e)
+{
+	int r, ret = 0;
+
+	for (r = 0; r < t->cat->nregions; r++) {
+		ret = fill_region_info(t, r);
+		if (ret)
+			return fp_fail(e, -ret, "pid %d: cannot fill the region map: %s",
+				       (int)t->pid, strerror(-ret));
+	}
+	if (t->ip)	/* the new objects' runtimes and gates */
+		ret = fp_inproc__refresh(t->ip, t->cat);
+	else if (!(t->ip = fp_inproc__new(t->pid, t->cat)) && errno != ENOENT)
+		ret = -errno;
+	use_inproc(t);
+	if (ret)
+		return fp_fail(e, -ret, "pid %d: in-process timing of its new objects: %s",
+			       (int)t->pid, strerror(-ret));
+	for (r = 0; r < n0; r++)	/* a region measured in-process that gained a gate */
+		if (t->ip_on[r] && t->cat->regions[r].nsites != nsites0[r] &&
+		    (ret = fp_inproc__set(t->ip, r, true, e)))
+			return ret;
+	return 0;
+}
+
 int fp_target__refresh(struct fp_target *t, struct fp_err *e)
 {
 	int n0, r, ret, added, *nsites0 = NULL;
@@ -510,28 +519,9 @@ int fp_target__refresh(struct fp_target *t, struct fp_err *e)
 			fp_fail(e, -added, "pid %d: out of memory", (int)t->pid);
 		return added;
 	}
-	for (r = 0; r < t->cat->nregions; r++) {
-		ret = fill_region_info(t, r);
-		if (ret) {
-			fp_fail(e, -ret, "pid %d: cannot fill the region map: %s",
-				(int)t->pid, strerror(-ret));
-			goto out;
-		}
-	}
-	if (t->ip)	/* the new objects' runtimes and gates */
-		ret = fp_inproc__refresh(t->ip, t->cat);
-	else if (!(t->ip = fp_inproc__new(t->pid, t->cat)) && errno != ENOENT)
-		ret = -errno;
-	use_inproc(t);
-	if (ret) {
-		fp_fail(e, -ret, "pid %d: in-process timing of its new objects: %s",
-			(int)t->pid, strerror(-ret));
+	ret = join_regions(t, n0, nsites0, e);
+	if (ret)
 		goto out;
-	}
-	for (r = 0; r < n0; r++)	/* a region measured in-process that gained a gate */
-		if (t->ip_on[r] && t->cat->regions[r].nsites != nsites0[r] &&
-		    (ret = fp_inproc__set(t->ip, r, true, e)))
-			goto out;
 	sel = calloc((size_t)t->cat->nregions, 1);
 	if (!sel) {
 		ret = -ENOMEM;

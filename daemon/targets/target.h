@@ -171,8 +171,6 @@ int fp_target__strays(const struct fp_target *t, const struct fp_target *file, u
  * keeps it: the daemon's own calibration reads its thread's. 0 or -errno. */
 struct fp_tstate;
 int fp_target__thread_state(struct fp_target *t, int pidfd, pid_t tid, struct fp_tstate *st);
-/* A process's start time (field 22 of /proc/PID/stat), 0 when it cannot be read. */
-unsigned long long fp_start_time(pid_t pid);
 /* Reads and sums the per-CPU maps. NULL with errno. */
 struct fp_snapshot *fp_target__snapshot(struct fp_target *t);
 int fp_target__reset(struct fp_target *t);
