@@ -59,11 +59,12 @@ endif
 # --- objects ---------------------------------------------------------------------------
 HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program includes
 # an object's notes (notes.c), its ELF file (elf.c), a process's objects (proc.c)
-NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/maps.o \
+NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/elfread.o $(O)/common/proc.o \
+	$(O)/common/maps.o \
 	$(O)/common/symbols.o
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o \
-	$(O)/common/procfs.o
+	$(O)/common/procfs.o $(O)/common/elfread.o
 CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
 	pprof.o metrics.o save.o report.o record.o sample.o stacks.o drill.o run.o model.o model_fit.o model_plan.o \
 	model_wall.o model_opts.o model_check.o tdist.o) \
@@ -334,12 +335,12 @@ $(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/groups/merg
 
 $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/elf.c common/proc.c \
 	common/notes.h common/err.h common/maps.c common/maps.h common/symbols.c \
-	common/symbols.h
+	common/symbols.h common/elfread.c common/elfread.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-D_GNU_SOURCE -I. tests/unit/fuzz_notes.c common/notes.c common/elf.c \
-		common/proc.c common/maps.c common/symbols.c \
+		common/elfread.c common/proc.c common/maps.c common/symbols.c \
 		-o $@ $(LIBS_NOTES)
 
 $(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h common/err.h

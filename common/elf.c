@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "elfread.h"
 #include "maps.h"
 #include "notes.h"
 #include "err.h"
@@ -146,22 +147,11 @@ static int read_elf(Elf *elf, struct fp_object *obj, struct fp_err *e)
 	uint64_t base_addr = 0;
 	int have_base = 0, ret;
 	struct segs sg = { 0 };
-	GElf_Ehdr eh;
 
-	if (elf_kind(elf) != ELF_K_ELF)
-		return fp_fail(e, ENOEXEC, "%s: not an ELF file", obj->path);
-	if (!gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB) {
-		return fp_fail(e, ENOEXEC, "%s: not a 64-bit little-endian ELF file", obj->path);
-	}
+	ret = fp_elf_check(elf, obj->path, e);
+	if (ret)
+		return ret;
 	image = (const uint8_t *)elf_rawfile(elf, &image_sz);
-	if (!image || eh.e_shoff > image_sz ||
-	    (uint64_t)eh.e_shnum * eh.e_shentsize > image_sz - eh.e_shoff ||
-	    eh.e_phoff > image_sz ||
-	    (uint64_t)eh.e_phnum * eh.e_phentsize > image_sz - eh.e_phoff) {
-		return fp_fail(e, EINVAL, "%s: truncated ELF file (headers past its end)",
-			       obj->path);
-	}
 	if (elf_getshdrstrndx(elf, &shstrndx) || elf_getphdrnum(elf, &nph))
 		return fp_fail(e, EINVAL, "%s: bad ELF headers: %s", obj->path, elf_errmsg(-1));
 	if (nph > 65535)
@@ -253,11 +243,10 @@ int fp_object__read_mem(const void *image, size_t size, const char *path,
 	int ret;
 
 	*out = NULL;
-	elf_version(EV_CURRENT);
 	obj = object_new(path, path);
 	if (!obj)
 		return -ENOMEM;
-	elf = elf_memory((char *)image, size);
+	elf = fp_elf_memory(image, size);
 	if (!elf) {
 		fp_object__free(obj);
 		return fp_fail(e, ENOEXEC, "%s: not an ELF file", path);
@@ -280,11 +269,10 @@ int fp_object__read_fd(int fd, const char *host_path, const char *path,
 	int ret;
 
 	*out = NULL;
-	elf_version(EV_CURRENT);
 	obj = object_new(host_path, path);
 	if (!obj)
 		return -ENOMEM;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = fp_elf_begin(fd);
 	if (!elf) {
 		ret = fp_fail(e, ENOEXEC, "%s: not an ELF file", path);
 	} else {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "elfread.h"
 #include "err.h"
 #include "symbols.h"
 
@@ -130,42 +131,11 @@ static int cmp_func(const void *a, const void *b)
 }
 
 /* The section of type type (SHT_SYMTAB, SHT_DYNSYM), or NULL. */
-static Elf_Scn *section_of_type(Elf *elf, Elf64_Word type)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
-			return scn;
-	return NULL;
-}
-
-static Elf_Scn *section_named(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /* The functions of elf's symbol table of type type appended to s->f. 1 read, 0 no such
  * table (or an empty one), -errno. */
 static int read_table(Elf *elf, Elf64_Word type, struct fp_symbols *s)
 {
-	Elf_Scn *scn = section_of_type(elf, type);
+	Elf_Scn *scn = fp_elf_section_of_type(elf, type);
 	Elf_Data *data;
 	GElf_Shdr sh;
 	size_t i, n;
@@ -219,7 +189,7 @@ static int unwinds(Elf *elf)
 {
 	static const char *const names[] = { "__gxx_personality_v0", "__cxa_throw",
 					     "__cxa_rethrow" };
-	Elf_Scn *scn = section_of_type(elf, SHT_DYNSYM);
+	Elf_Scn *scn = fp_elf_section_of_type(elf, SHT_DYNSYM);
 	Elf_Data *data;
 	GElf_Shdr sh;
 	size_t i, k;
@@ -292,8 +262,8 @@ static Elf *open_debug(const char *p, int check_crc, uint32_t crc, int *fd_out)
 		close(fd);
 		return NULL;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !section_of_type(elf, SHT_SYMTAB)) {
+	elf = fp_elf_begin(fd);
+	if (!elf || !fp_elf_section_of_type(elf, SHT_SYMTAB)) {
 		if (elf)
 			elf_end(elf);
 		close(fd);
@@ -321,7 +291,7 @@ static Elf *find_debug(Elf *elf, const char *path, const char *root, char *found
 			return d;
 		}
 	}
-	scn = section_named(elf, ".gnu_debuglink");
+	scn = fp_elf_section(elf, ".gnu_debuglink");
 	if (scn) {
 		Elf_Data *data = elf_getdata(scn, NULL);
 		const char *name = data ? data->d_buf : NULL;
@@ -351,7 +321,7 @@ static Elf *find_debug(Elf *elf, const char *path, const char *root, char *found
 /* DT_SONAME of a shared object, or NULL. */
 static char *soname(Elf *elf)
 {
-	Elf_Scn *scn = section_of_type(elf, SHT_DYNAMIC);
+	Elf_Scn *scn = fp_elf_section_of_type(elf, SHT_DYNAMIC);
 	Elf_Data *data;
 	GElf_Shdr sh;
 	size_t i;
@@ -391,7 +361,7 @@ static int is_push(const uint8_t *p, size_t left)
 
 static Elf *minidebug(Elf *elf, uint8_t **buf)
 {
-	Elf_Scn *scn = section_named(elf, ".gnu_debugdata");
+	Elf_Scn *scn = fp_elf_section(elf, ".gnu_debugdata");
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 	lzma_stream z = LZMA_STREAM_INIT;
 	size_t cap = 1 << 20;
@@ -419,7 +389,7 @@ static Elf *minidebug(Elf *elf, uint8_t **buf)
 		*buf = NULL;
 		return NULL;
 	}
-	return elf_memory((char *)*buf, z.total_out);
+	return fp_elf_memory(*buf, z.total_out);
 }
 
 /* Each function's entry as a file offset, from elf's executable PT_LOAD segments, and
@@ -463,11 +433,11 @@ static int read_elf(Elf *elf, const char *path, const char *root, struct fp_symb
 			elf_end(elf);
 		return -ENOMEM;
 	}
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+	if (!elf) {
 		ret = fp_fail(e, ENOEXEC, "%s: not an ELF file", path);
 		goto out;
 	}
-	s->go = section_named(elf, ".go.buildinfo") || section_named(elf, ".note.go.buildid");
+	s->go = fp_elf_section(elf, ".go.buildinfo") || fp_elf_section(elf, ".note.go.buildid");
 	s->unwinds = unwinds(elf);
 	s->soname = soname(elf);
 	if (!build_id(elf, s->build_id, sizeof(s->build_id)))
@@ -531,13 +501,11 @@ out:
 int fp_symbols__read(int fd, const char *path, const char *root, struct fp_symbols **out,
 		     struct fp_err *e)
 {
-	elf_version(EV_CURRENT);
-	return read_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), path, root, out, e);
+	return read_elf(fp_elf_begin(fd), path, root, out, e);
 }
 
 int fp_symbols__read_mem(const void *image, size_t size, const char *path, const char *root,
 			 struct fp_symbols **out, struct fp_err *e)
 {
-	elf_version(EV_CURRENT);
-	return read_elf(elf_memory((char *)image, size), path, root, out, e);
+	return read_elf(fp_elf_memory(image, size), path, root, out, e);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/elfread.h"
 #include "common/err.h"
 #include "bpf/featprof_bpf.h"
 #include "kernel.h"
@@ -149,36 +150,13 @@ static int open_ldso(pid_t pid)
  * loadable segment holding it): > 0, or 0 if it has none. */
 static uint64_t func_offset(int fd, const char *name)
 {
-	Elf *e = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	Elf_Scn *scn = NULL;
-	uint64_t vaddr = 0, off = 0;
-	size_t i, n;
+	Elf *e = fp_elf_begin(fd);
+	uint64_t off = 0;
+	GElf_Sym sym;
 
-	while (e && !vaddr && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (i = 0; i < sh.sh_size / sh.sh_entsize && !vaddr; i++) {
-			GElf_Sym sym;
-			const char *nm;
-
-			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-			    sym.st_shndx != SHN_UNDEF &&
-			    (nm = elf_strptr(e, sh.sh_link, sym.st_name)) && !strcmp(nm, name))
-				vaddr = sym.st_value;
-		}
-	}
-	for (i = 0; vaddr && e && !elf_getphdrnum(e, &n) && i < n && !off; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
-			off = vaddr - ph.p_vaddr + ph.p_offset;
-	}
+	if (e && (!fp_elf_symbol(e, name, STT_FUNC, false, &sym) ||
+		  fp_elf_offset(e, sym.st_value, false, &off)))
+		off = 0;
 	if (e)
 		elf_end(e);
 	return off;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/elfread.h"
 #include "common/err.h"
 #include "usdt/featprof.h"
 #include "kern/kernel.h"
@@ -65,37 +66,6 @@ int fp_sample_tls_abi(pid_t pid, uint64_t *gate_off, uint64_t *sem_off, struct f
 	return ret;
 }
 
-/* featprof_tls, defined, in elf's symbol tables (dyn: only where the dynamic linker
- * binds it, .dynsym, with default visibility): 1 and *out, else 0. */
-static int tls_sym(Elf *elf, bool dyn, GElf_Sym *out)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t k, n;
-
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-		    (sh.sh_type != SHT_DYNSYM && (dyn || sh.sh_type != SHT_SYMTAB)))
-			continue;
-		d = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		for (k = 0; d && k < n; k++) {
-			const char *name;
-
-			if (!gelf_getsym(d, (int)k, out) || GELF_ST_TYPE(out->st_info) != STT_TLS ||
-			    out->st_shndx == SHN_UNDEF ||
-			    (dyn && GELF_ST_VISIBILITY(out->st_other) != STV_DEFAULT))
-				continue;
-			name = elf_strptr(elf, sh.sh_link, out->st_name);
-			if (name && !strcmp(name, "featprof_tls"))
-				return 1;
-		}
-	}
-	return 0;
-}
-
 /* Whether the ELF file at path exports featprof_tls: 1, else 0. */
 static int exports_tls(const char *path)
 {
@@ -105,10 +75,9 @@ static int exports_tls(const char *path)
 
 	if (fd < 0)
 		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		ret = tls_sym(elf, true, &sym);
+	elf = fp_elf_begin(fd);
+	if (elf)
+		ret = fp_elf_symbol(elf, "featprof_tls", STT_TLS, true, &sym);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -176,9 +145,8 @@ int fp_sample_tls_offset(pid_t pid, int64_t *off, struct fp_err *e)
 		return fp_fail(e, no, "pid %d: cannot open its executable: %s", (int)pid,
 			       strerror(no));
 	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph)) {
+	elf = fp_elf_begin(fd);
+	if (!elf || elf_getphdrnum(elf, &nph)) {
 		ret = fp_fail(e, ENOEXEC, "pid %d: its executable is not ELF", (int)pid);
 		goto out;
 	}
@@ -190,7 +158,7 @@ int fp_sample_tls_offset(pid_t pid, int64_t *off, struct fp_err *e)
 			align = ph.p_align ? ph.p_align : 1;
 		}
 	}
-	found = tls_sym(elf, false, &sym);
+	found = fp_elf_symbol(elf, "featprof_tls", STT_TLS, false, &sym);
 	value = sym.st_value;
 	if (!found || !memsz) {
 		ret = fp_fail(e, ENODATA,
