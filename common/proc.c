@@ -90,9 +90,29 @@ static int open_mapping(pid_t pid, unsigned long long start, unsigned long long 
 	return fd;
 }
 
+/* Whether the file dev/ino was read before (1), else it is recorded as read now (0); -E2BIG
+ * past MAX_PROC_OBJECTS, -ENOMEM. */
+static int seen_before(struct fp_proc *proc, uint64_t dev, uint64_t ino)
+{
+	struct fp_file_id *seen;
+	int i;
+
+	for (i = 0; i < proc->nseen; i++)
+		if (proc->seen[i].dev == dev && proc->seen[i].ino == ino)
+			return 1;
+	if (proc->nseen >= MAX_PROC_OBJECTS)
+		return -E2BIG;
+	seen = realloc(proc->seen, sizeof(*seen) * (size_t)(proc->nseen + 1));
+	if (!seen)
+		return -ENOMEM;
+	proc->seen = seen;
+	seen[proc->nseen++] = (struct fp_file_id){ dev, ino };
+	return 0;
+}
+
 int fp_proc__refresh(struct fp_proc *proc, struct fp_err *e)
 {
-	int ret = 0, added = 0, i, k, nv;
+	int ret = 0, added = 0, k, nv;
 	struct fp_vma *v = NULL;
 
 	nv = fp_read_maps(proc->pid, &v);
@@ -104,8 +124,7 @@ int fp_proc__refresh(struct fp_proc *proc, struct fp_err *e)
 		struct fp_err oe = { 0 };	/* this object's: a line in errors */
 		char host[64], *path = v[k].path;
 		struct fp_object *obj, **objs;
-		struct fp_file_id *seen;
-		int dup = 0, deleted = 0, fd;
+		int deleted = 0, fd;
 		size_t len = strlen(path);
 
 		if (v[k].perms[2] != 'x' || path[0] != '/' || !v[k].ino)
@@ -114,21 +133,13 @@ int fp_proc__refresh(struct fp_proc *proc, struct fp_err *e)
 			path[len - 10] = 0;
 			deleted = 1;
 		}
-		for (i = 0; i < proc->nseen && !dup; i++)
-			dup = proc->seen[i].dev == v[k].dev && proc->seen[i].ino == v[k].ino;
-		if (dup)
+		ret = seen_before(proc, v[k].dev, v[k].ino);
+		if (ret < 0)
+			break;
+		if (ret) {	/* mapped more than once: read once */
+			ret = 0;
 			continue;
-		if (proc->nseen >= MAX_PROC_OBJECTS) {
-			ret = -E2BIG;
-			break;
 		}
-		seen = realloc(proc->seen, sizeof(*seen) * (size_t)(proc->nseen + 1));
-		if (!seen) {
-			ret = -ENOMEM;
-			break;
-		}
-		proc->seen = seen;
-		seen[proc->nseen++] = (struct fp_file_id){ v[k].dev, v[k].ino };
 		fd = open_mapping(proc->pid, v[k].start, v[k].end, path, deleted, v[k].dev,
 				  v[k].ino, &oe);
 		if (fd < 0) {

@@ -227,37 +227,12 @@ static int parse_features(char *list, struct fp_regdef *d, const char **why)
 	return 0;
 }
 
-/* One line without its newline, NUL-terminated (modified). 0 for a blank or comment. */
-static int parse_line(char *line, struct fp_regdef *d, const char **why)
+/* The words of a definition after its name: begin, end, function, features, nests. */
+static int parse_words(char **tok, int n, struct fp_regdef *d, const char **why)
 {
-	char *tok[16], *save = NULL, *t;
-	int n = 0, i, ret;
-	char *hash = strchr(line, '#');
+	int i, ret;
 
-	if (hash)
-		*hash = 0;
-	for (t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
-		if (n == 16) {
-			*why = "too many words";
-			return -EINVAL;
-		}
-		tok[n++] = t;
-	}
-	if (!n)
-		return 0;
-	if (strcmp(tok[0], "region") || n < 4 || (n < 6 && strcmp(tok[2], "function"))) {
-		*why = "expected: region NAME begin PROV:PROBE end PROV:PROBE [features F,...] "
-		       "[nests], or region NAME function [OBJECT:]SYMBOL[,...] [features F,...]";
-		return -EINVAL;
-	}
-	if (strcmp(tok[1], "*") && !valid_name(tok[1], strlen(tok[1]), "_.-")) {
-		*why = "a region name is 1-63 letters, digits, '_', '.', '-'";
-		return -EINVAL;
-	}
-	d->name = strdup(tok[1]);
-	if (!d->name)
-		return -ENOMEM;
-	for (i = 2; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		int last = i + 1 >= n;
 
 		if (!strcmp(tok[i], "nests")) {
@@ -301,6 +276,42 @@ static int parse_line(char *line, struct fp_regdef *d, const char **why)
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/* One line without its newline, NUL-terminated (modified). 0 for a blank or comment. */
+static int parse_line(char *line, struct fp_regdef *d, const char **why)
+{
+	char *tok[16], *save = NULL, *t;
+	int n = 0, ret;
+	char *hash = strchr(line, '#');
+
+	if (hash)
+		*hash = 0;
+	for (t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+		if (n == 16) {
+			*why = "too many words";
+			return -EINVAL;
+		}
+		tok[n++] = t;
+	}
+	if (!n)
+		return 0;
+	if (strcmp(tok[0], "region") || n < 4 || (n < 6 && strcmp(tok[2], "function"))) {
+		*why = "expected: region NAME begin PROV:PROBE end PROV:PROBE [features F,...] "
+		       "[nests], or region NAME function [OBJECT:]SYMBOL[,...] [features F,...]";
+		return -EINVAL;
+	}
+	if (strcmp(tok[1], "*") && !valid_name(tok[1], strlen(tok[1]), "_.-")) {
+		*why = "a region name is 1-63 letters, digits, '_', '.', '-'";
+		return -EINVAL;
+	}
+	d->name = strdup(tok[1]);
+	if (!d->name)
+		return -ENOMEM;
+	ret = parse_words(tok + 2, n - 2, d, why);
+	if (ret)
+		return ret;
 	if (d->nfuncs) {
 		if (d->nbegin || d->nend) {
 			*why = "a function region has no begin or end probes";
@@ -318,6 +329,41 @@ static int parse_line(char *line, struct fp_regdef *d, const char **why)
 		return -EINVAL;
 	}
 	return 1;
+}
+
+/* Whether d (of origin "FILE:LINE") is in defs or added already: 1 as it is, 0 not; -EINVAL
+ * another definition of its name (e filled). "*" may be defined many times. */
+static int known(const struct fp_regdefs *defs, const struct fp_regdef *added, int nadded,
+		 const struct fp_regdef *d, const char *origin, struct fp_err *e)
+{
+	int i;
+
+	for (i = 0; i < defs->ndefs + nadded; i++) {
+		const struct fp_regdef *o = i < defs->ndefs ? &defs->defs[i]
+							    : &added[i - defs->ndefs];
+
+		if (strcmp(o->name, d->name))
+			continue;
+		if (fp_regdef__equal(o, d))
+			return 1;	/* already there, as it is */
+		if (strcmp(d->name, "*"))
+			return fp_fail(e, EINVAL, "%s: region '%s' already defined at %s", origin,
+				       d->name, o->origin);
+	}
+	return 0;
+}
+
+/* n definitions moved to the end of defs. 0 or -ENOMEM (nothing moved). */
+static int append(struct fp_regdefs *defs, const struct fp_regdef *added, int n)
+{
+	struct fp_regdef *all = realloc(defs->defs, sizeof(*all) * (size_t)(defs->ndefs + n));
+
+	if (!all)
+		return -ENOMEM;
+	memcpy(all + defs->ndefs, added, sizeof(*all) * (size_t)n);
+	defs->defs = all;
+	defs->ndefs += n;
+	return 0;
 }
 
 int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, const char *fname,
@@ -357,18 +403,8 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 			def_free(&d);
 			continue;
 		}
-		ret = 0;
-		for (i = 0; i < defs->ndefs + nadded && !ret; i++) {
-			const struct fp_regdef *o = i < defs->ndefs ? &defs->defs[i]
-								    : &added[i - defs->ndefs];
-
-			if (!strcmp(o->name, d.name) && fp_regdef__equal(o, &d)) {
-				ret = 1;	/* already there, as it is */
-			} else if (!strcmp(o->name, d.name) && strcmp(d.name, "*")) {
-				ret = fp_fail(e, EINVAL, "%s:%d: region '%s' already defined at %s",
-					      fname, lineno, d.name, o->origin);
-			}
-		}
+		snprintf(origin, sizeof(origin), "%s:%d", fname, lineno);
+		ret = known(defs, added, nadded, &d, origin, e);
 		if (ret == 1) {
 			def_free(&d);
 			ret = 0;
@@ -378,7 +414,6 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 			ret = fp_fail(e, E2BIG, "%s:%d: more than %d definitions", fname, lineno,
 				      FP_REGDEF_MAX);
 		}
-		snprintf(origin, sizeof(origin), "%s:%d", fname, lineno);
 		if (!ret && !(d.origin = strdup(origin)))
 			ret = -ENOMEM;
 		if (!ret) {
@@ -395,17 +430,11 @@ int fp_regdefs__parse(struct fp_regdefs *defs, const char *text, size_t len, con
 	}
 	free(buf);
 	if (!ret && nadded) {
-		struct fp_regdef *all = realloc(defs->defs,
-						sizeof(*all) * (size_t)(defs->ndefs + nadded));
-
-		if (!all) {
-			ret = fp_fail(e, ENOMEM, "%s: out of memory", fname);
-		} else {
-			memcpy(all + defs->ndefs, added, sizeof(*all) * (size_t)nadded);
-			defs->defs = all;
-			defs->ndefs += nadded;
-			nadded = 0;
-		}
+		ret = append(defs, added, nadded);
+		if (ret)
+			fp_fail(e, ENOMEM, "%s: out of memory", fname);
+		else
+			nadded = 0;	/* defs has them now */
 	}
 	for (i = 0; i < nadded; i++)
 		def_free(&added[i]);
