@@ -65,9 +65,7 @@ NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/elfread.o $(O)/c
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o \
 	$(O)/common/procfs.o $(O)/common/elfread.o
-CLI_OBJS := $(addprefix $(O)/cli/,main.o list.o client.o commands.o opts.o export.o \
-	pprof.o metrics.o save.o report.o record.o sample.o stacks.o drill.o run.o model.o model_fit.o model_plan.o \
-	model_wall.o model_opts.o model_check.o tdist.o) \
+CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard cli/*.c cli/*/*.c)) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(patsubst %.c,$(O)/%.o,$(foreach d,$(DAEMON_DIRS),$(wildcard daemon/$(d)/*.c))) \
 	$(COMMON_OBJS)
@@ -161,7 +159,9 @@ SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
 	fp_gated fp_inproc) $(O)/bench/gap_cost $(O)/bench/event_cost
-UNIT_BINS := $(addprefix $(O)/tests/unit/,notes_dump test_notes test_stats test_merge)
+# every C unit test tests/unit/test_*.c (tests/run.sh runs them), and notes_dump
+UNIT_BINS := $(O)/tests/unit/notes_dump \
+	$(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(wildcard tests/unit/test_*.c))
 
 $(O)/tests/targets/site_c $(O)/tests/targets/site_nopie: tests/targets/site.c
 $(O)/tests/targets/site_c: private TGT_EXTRA := -std=c99
@@ -332,6 +332,11 @@ $(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/util/stats.
 $(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/groups/merge.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_JSON)
+# the model library alone: its folder and the reply keys' getters, no CLI around it
+$(O)/tests/unit/test_model: $(O)/tests/unit/test_model.o \
+	$(patsubst %.c,$(O)/%.o,$(wildcard cli/model/*.c)) $(O)/cli/core/json.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_JSON) -lm
 
 $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/elf.c common/proc.c \
 	common/notes.h common/err.h common/maps.c common/maps.h common/symbols.c \

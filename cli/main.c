@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/commands/commands.h"
+#include "cli/core/core.h"
 #include "usdt/featprof.h"	/* FEATPROF_VERSION */
 
 struct cmd {

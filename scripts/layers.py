@@ -3,7 +3,8 @@
 """The layers of the C tree (docs/ARCHITECTURE.md, "Layers"), checked.
 
 Modules: every folder of daemon/ (included as "sample/sample.h" from the include root
-daemon/), common/ (included as "common/err.h") and cli/. A file depends on another module
+daemon/), common/ (included as "common/err.h"), cli/'s own files and every folder of cli/
+("cli/core/core.h"). A file depends on another module
 when it includes one of its headers or calls a function one of them declares; a header
 included without a folder is the file's own module's. The modules' dependencies must form
 no cycle: their ranks are derived from them (one more than the highest of those a module
@@ -13,9 +14,10 @@ layer closes a cycle and is refused, with the files that close it.
 Also refused:
 - a header named *_impl.h (its module's own: the fields of its structs) included from
   another module;
-- a method fp_<object>__<verb> defined outside the module that defines struct fp_<object>
-  (or where no module does), and a free function fp_<word>_... defined where another
-  module defines struct fp_<word> or other fp_<word>_ functions: a name leads to one folder;
+- a method fp_<object>__<verb> (or fpm_, cli_) defined outside the module that defines
+  struct fp_<object> (or where no module does), and a free function fp_<word>_... defined
+  where another module defines struct fp_<word> or other fp_<word>_ functions: a name
+  leads to one folder;
 - a file over 800 lines, a function over 80.
 
 --map prints one row per module (path, rank, public headers, and the first sentence of
@@ -26,7 +28,7 @@ import os
 import re
 import sys
 
-MAX_LINES, MAX_FN = 900, 100
+MAX_LINES, MAX_FN = 800, 80
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 ROOT = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 D = os.path.join(ROOT, "daemon")
@@ -46,12 +48,19 @@ def c_files(folder):
     return sorted(f for f in os.listdir(folder) if f.endswith((".c", ".h")))
 
 
-# module name -> (folder, the prefix its headers are included by)
+# module name -> (folder, the prefix its headers are included by): daemon/'s folders (from
+# the include root daemon/), common/, cli/'s own files and each folder of cli/ (from the
+# tree's root)
 where = {m: (os.path.join(D, m), m + "/") for m in sorted(os.listdir(D))
          if os.path.isdir(os.path.join(D, m))}
 for side in ("common", "cli"):
     if os.path.isdir(os.path.join(ROOT, side)):
         where[side] = (os.path.join(ROOT, side), side + "/")
+if os.path.isdir(os.path.join(ROOT, "cli")):
+    for sub in sorted(os.listdir(os.path.join(ROOT, "cli"))):
+        if os.path.isdir(os.path.join(ROOT, "cli", sub)):
+            where["cli/" + sub] = (os.path.join(ROOT, "cli", sub), "cli/%s/" % sub)
+NAME = r"(?:fp|fpm|cli)_[a-z0-9_]+"  # the names the rules below read
 mods = sorted(where)
 files = {m: c_files(where[m][0]) for m in mods}
 bad = ["daemon/%s: a file outside every module (folder)" % f for f in c_files(D)]
@@ -61,7 +70,7 @@ exports = {}  # function -> module: fp_* names followed by "(" in a module's hea
 for m in mods:
     for h in files[m]:
         if h.endswith(".h"):
-            for fn in re.findall(r"^[a-z].*?\b(fp_[a-z0-9_]+)\(",
+            for fn in re.findall(r"^[a-z].*?\b(%s)\(" % NAME,
                                  code(text(os.path.join(where[m][0], h))), re.M):
                 exports.setdefault(fn, m)
 
@@ -92,22 +101,24 @@ for m in mods:
     for name in files[m]:
         path = os.path.join(rel[m], name)
         src = text(os.path.join(where[m][0], name))
-        for s in re.findall(r"^(?:static |typedef )?struct (fp_[a-z0-9_]+) \{", src, re.M):
+        for s in re.findall(r"^(?:static |typedef )?struct (%s) \{" % NAME, src, re.M):
             structs.setdefault(s, m)
-        for fn in re.findall(r"^(?!static)[a-z][a-z0-9_ *]*?\b(fp_[a-z0-9_]+)\([^;]*$", src,
+        for fn in re.findall(r"^(?!static)[a-z][a-z0-9_ *]*?\b(%s)\([^;]*$" % NAME, src,
                              re.M):
             if name.endswith(".c"):
                 defined.append((m, path, fn))
         for inc in re.findall(r'^#include "([a-z0-9_/]+\.h)"', src, re.M):
             if "/" not in inc:
                 continue  # its own module's
-            folder, h = inc.split("/", 1)
-            if folder not in where or folder == m:
+            folder = max((k for k in where if inc.startswith(where[k][1]) and
+                          "/" not in inc[len(where[k][1]):]), key=len, default=None)
+            h = inc.rsplit("/", 1)[1]
+            if folder is None or folder == m:
                 continue  # bpf/, usdt/: ABI headers, below everything
             if h.endswith("_impl.h"):
                 bad.append("%s: includes %s, private to %s/" % (path, inc, rel[folder]))
             why.setdefault((m, folder), "%s: includes %s" % (path, inc))
-        for fn in sorted(set(re.findall(r"\b(fp_[a-z0-9_]+)\b", code(src)))):
+        for fn in sorted(set(re.findall(r"\b(%s)\b" % NAME, code(src)))):
             if exports.get(fn, m) != m:
                 why.setdefault((m, exports[fn]), "%s: calls %s (%s)" % (path, fn, exports[fn]))
         if name.endswith(".c"):
@@ -122,7 +133,7 @@ for m, path, fn in defined:
                 path, fn, obj, "%s/ defines" % rel[structs[obj]] if obj in structs
                 else "no module defines"))
     else:
-        words.setdefault("fp_" + fn.split("_")[1], {}).setdefault(m, path)
+        words.setdefault("_".join(fn.split("_")[:2]), {}).setdefault(m, path)
 for w, ms in sorted(words.items()):
     owner = structs.get(w)
     if owner and any(m != owner for m in ms):
@@ -157,17 +168,20 @@ for m in mods:
 
 def purpose(m):
     """The public headers (all but *_impl.h) and the first sentence of the folder's head
-    comment: the first comment of <folder>.h (or its singular), else of <folder>_impl.h."""
+    comment: the first comment of <folder>.h (or its singular), else of <folder>_impl.h,
+    else of main.c."""
     pub = [h for h in files[m] if h.endswith(".h") and not h.endswith("_impl.h")]
-    head = [h for h in (m + ".h", m[:-1] + ".h", m + "_impl.h") if h in files[m]]
+    b = os.path.basename(m)
+    head = [h for h in (b + ".h", b[:-1] + ".h", b + "_impl.h", "main.c") if h in files[m]]
+    head += [h for h in pub if h.startswith(b)]
     what = ""
     if head:
-        src = text(os.path.join(where[m][0], head[0])).split("#ifndef")[0]
+        src = text(os.path.join(where[m][0], head[0])).split("#ifndef")[0].split("#include")[0]
         mo = re.search(r"/\*(?! SPDX)(.*?)\*/", src, re.S)
         if mo:
             what = re.sub(r"\s*\n\s*\*?\s*", " ", mo.group(1)).strip(" *")
-            what = re.split(r"(?<=[.:])\s", what)[0].rstrip(":.")
-    return ", ".join(pub) or "-", what
+            what = re.split(r"(?<=\.)\s", what)[0].rstrip(".")
+    return ", ".join(pub) or "-", what or "(its headers say)"
 
 
 if "--map" in sys.argv:  # the breaches are the plain check's to print

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Integration tests of featprof run and featprof model (issue 25; cli/run.c, cli/model.c,
+"""Integration tests of featprof run and featprof model (issue 25; cli/commands/run.c, cli/model/model.c,
 daemon/groups/groups.c's runs): whole runs measured from their exec, as root and as nobody, and
 performance-influence models of tests/targets/configurable, whose influences are known.
 The real featprofd on a temporary socket, as in test_daemon.py. Needs root.

@@ -657,7 +657,10 @@ def t_postgresql(d):
               "checkpoints: log %s s, featprof %d, %.3f ms" %
               (len(gs["processes"]), (waited or 0) * 1e3, nq, ck, g["count"],
                g["inclusive_ns"] / 1e6), flush=True)
-        check(nq == 31, "the backend's statements: %d of 31" % nq)
+        # 31 after it joined; the first, pg_backend_pid (which told its pid), ran while its
+        # own target was being attached: counted where the attach was done first (on a
+        # loaded machine here, 32)
+        check(nq in (31, 32), "the backend's statements: %d of 31 (32 with the first)" % nq)
         check(len(ck) == 1 and g["count"] == 1, "one checkpoint: log %d, featprof %d"
               % (len(ck), g["count"]))
         if ck:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Integration tests of sample --stacks (issue 35; bpf/sample.bpf.c, daemon/targets/
-stacks/stacks.c, cli/stacks.c): which functions a region's time goes to, on a program
+stacks/stacks.c, cli/writers/stacks.c): which functions a region's time goes to, on a program
 whose region spends known shares of its time in known functions (tests/targets/stacks.c:
 f1 in the executable, also run outside the region; lib_f2 in a shared library; the
 region's own loop), two threads, its regions read from its TLS stack (FEATPROF_SAMPLING)

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The commands' private header (cli/commands/): what args.c gives the others. */
+#ifndef FP_CLI_COMMANDS_IMPL_H
+#define FP_CLI_COMMANDS_IMPL_H
+
+#include "commands.h"
+
+struct json_object;
+
+/* A reply printed as one line of JSON; a reply asked for with --json printed and
+ * released (exit status 1 when there was none). */
+void cli_cmd_print_json(struct json_object *o);
+int cli_cmd_json_done(struct json_object *res);
+/* verb for pid (0: none) on a connection of its own: the reply, NULL after a line. */
+struct json_object *cli_cmd_call(const char *verb, long pid);
+/* PID [--json] (use: the usage line's words), or --json alone: 0, or the exit status. */
+int cli_cmd_pid_args(int argc, char **argv, long *pid, int *json, const char *use);
+int cli_cmd_json_only(int argc, char **argv, int *json);
+/* A verb that takes a pid and says ok: the exit status. */
+int cli_cmd_pid_verb(int argc, char **argv, const char *verb, const char *use);
+
+#endif

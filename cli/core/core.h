@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every part of featprof's CLI stands on (cli/core/): the one option parser, the
+ * client of featprofd's socket and its replies' keys, files written whole or not at all,
+ * and the one way a time is written for people.
+ */
+#ifndef FP_CLI_CORE_H
+#define FP_CLI_CORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/protocol.h"
+
+int usage_error(const char *msg);
+
+/* cli/core/opts.c */
+#define FP_CLI_MIN_INTERVAL FP_MIN_INTERVAL_MS
+enum {
+	O_JSON = 1, O_ALL = 2, O_REGIONS = 4, O_INTERVAL = 8, O_COUNT = 16,
+	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
+	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096, O_EXE = 8192, O_REMOTE = 16384,
+	O_CHECK = 32768, O_TRAP = 65536, O_FUNCTION = 131072, O_FUNCTIONS = 262144,
+	O_STACKS = 524288, O_TOP = 1048576, O_UNWIND = 2097152,
+};
+struct cli_opts {
+	int json, all, regions, remote, check, trap;
+	long interval, count, duration, hz;
+	const char *format, *output, *value, *listen, *threshold;
+	const char *defs_file;	/* --regions FILE: region definitions */
+	const char *exe;	/* --exe PATH: an executable's processes */
+	/* --function FEATURE=PATTERN[,...] (repeatable), as definition lines
+	 * ("region * function PATTERNS features FEATURE"), and the features they name */
+	char *func_text;
+	char **func_features;
+	int nfunc;
+	int functions;		/* list --functions */
+	int stacks;		/* sample --stacks */
+	const char *unwind;	/* sample --unwind fp|dwarf */
+	long top;		/* --top N (0: the command's default) */
+	char **pos;		/* the arguments that are not options */
+	int npos;
+};
+/* 0, 1 for --help, -1 after printing a one-line error. argv[0] is the subcommand. */
+int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o);
+struct json_object;
+/* What cli_parse allocated (--function). */
+void cli_opts_free(struct cli_opts *o);
+/* One --function FEATURE=PATTERN[,...] into o (cmd names the command in messages): 0, or
+ * -1 after a one-line error. */
+int cli_add_function(struct cli_opts *o, const char *cmd, const char *arg);
+/* The request's "definitions": --regions FILE's and --function's, as an array of
+ * {"name", "text"} (NULL: none); 0, or 1 after a one-line error. */
+int cli_request_defs(const struct cli_opts *o, struct json_object **out);
+int parse_long(const char *s, long min, long max, long *out);
+int parse_pid(const char *s, long *pid);
+
+struct json_object;
+struct fp_regdefs;
+extern const char *socket_path;
+/* cli/core/defs.c: reads --regions FILE (checked here) into {"name", "text"} for a
+ * request; NULL after a one-line error. */
+struct json_object *cli_definitions(const char *path);
+/* The installed definitions and FILE's (may be NULL); 0, or 1 after a one-line error. */
+int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd);
+/* cli/core/json.c: a reply's key k: 0, "" or NULL when absent. */
+int64_t geti(struct json_object *o, const char *k);
+double getd(struct json_object *o, const char *k);
+const char *gets_(struct json_object *o, const char *k);
+struct json_object *geta(struct json_object *o, const char *k);
+int client_connect(void);
+struct json_object *client_read(int fd);
+struct json_object *client_call(int fd, const char *what, struct json_object *req);
+/* One request on its own connection: verb and pid (0: none) added to req (NULL: {}),
+ * which it consumes. The result, or NULL after a one-line error. */
+struct json_object *client_request(const char *what, const char *verb, long pid,
+				   struct json_object *req);
+
+/* cli/core/files.c: files written whole or not at all: open out.tmp (NULL after a line),
+ * then close it and rename it to out when ok (0), else remove it (-1, a line if it
+ * failed). */
+FILE *cli_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen);
+int cli_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok);
+
+/* cli/core/format.c: a time in ns for people, in the unit that fits it ("812 ns",
+ * "3.25 us", "41.07 ms", "1.205 s"; negative times too), into buf. */
+const char *cli_fmt_ns(double ns, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Options of the featprof subcommands: one getopt_long table, each subcommand says which
+ * options it takes. Numbers are parsed strictly (the whole argument, in range): "10x"
+ * is an error, not 10. Both "--opt value" and "--opt=value" work.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!*s || strspn(s, "0123456789-") != strlen(s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_pid(const char *s, long *pid)
+{
+	return *s == '-' ? -1 : parse_long(s, 1, FP_MAX_PID, pid);
+}
+
+void cli_opts_free(struct cli_opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->nfunc; i++)
+		free(o->func_features[i]);
+	free(o->func_features);
+	free(o->func_text);
+	o->func_features = NULL;
+	o->func_text = NULL;
+	o->nfunc = 0;
+}
+
+/* --function FEATURE=PATTERN[,PATTERN...]: one definition line (its patterns checked by
+ * the definitions' parser, here and in the daemon). */
+int cli_add_function(struct cli_opts *o, const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t old = o->func_text ? strlen(o->func_text) : 0;
+	char **f, *t;
+	int n;
+
+	if (!eq || eq == arg || !eq[1] || strpbrk(arg, " \t\n#")) {
+		fprintf(stderr, "featprof %s: --function takes FEATURE=PATTERN[,PATTERN...]: "
+			"'%s'\n", cmd, arg);
+		return -1;
+	}
+	n = snprintf(NULL, 0, "region * function %s features %.*s\n", eq + 1,
+		     (int)(eq - arg), arg);
+	t = realloc(o->func_text, old + (size_t)n + 1);
+	f = realloc(o->func_features, sizeof(*f) * (size_t)(o->nfunc + 1));
+	if (t)
+		o->func_text = t;
+	if (f)
+		o->func_features = f;
+	if (!t || !f || !(f[o->nfunc] = strndup(arg, (size_t)(eq - arg)))) {
+		fprintf(stderr, "featprof %s: out of memory\n", cmd);
+		return -1;
+	}
+	o->nfunc++;
+	snprintf(t + old, (size_t)n + 1, "region * function %s features %.*s\n", eq + 1,
+		 (int)(eq - arg), arg);
+	return 0;
+}
+
+/* The long options, and which command flag (O_*) each needs. */
+static const struct option lopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "by-region", no_argument, NULL, 'r' },
+	{ "regions", required_argument, NULL, 'R' },
+	{ "exe", required_argument, NULL, 'x' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "value", required_argument, NULL, 'V' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "threshold", required_argument, NULL, 't' },
+	{ "hz", required_argument, NULL, 'z' },
+	{ "remote", no_argument, NULL, 'm' },
+	{ "check", no_argument, NULL, 'c' },
+	{ "trap", no_argument, NULL, 'T' },
+	{ "function", required_argument, NULL, 'F' },
+	{ "functions", no_argument, NULL, 'U' },
+	{ "stacks", no_argument, NULL, 'S' },
+	{ "top", required_argument, NULL, 'K' },
+	{ "unwind", required_argument, NULL, 'W' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct { int ch; unsigned bit; } need[] = {
+	{ 'j', O_JSON }, { 'a', O_ALL }, { 'r', O_REGIONS },
+	{ 'i', O_INTERVAL }, { 'n', O_COUNT }, { 'f', O_FORMAT }, { 'o', O_OUTPUT },
+	{ 'd', O_DURATION }, { 'V', O_VALUE }, { 'l', O_LISTEN },
+	{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
+	{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
+	{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
+	{ 'W', O_UNWIND },
+};
+
+/* One option c of command cmd with its value arg (NULL: none) into o. 0, or -1 (said). */
+/* An option that takes a number in its range: 0, or -1 (said). */
+static int take_number(struct cli_opts *o, int c, const char *cmd, const char *arg)
+{
+	switch (c) {
+	case 'K':
+		if (parse_long(arg, 1, 1000, &o->top)) {
+			fprintf(stderr, "featprof %s: --top takes 1 to 1000: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		break;
+	case 'i':
+		if (parse_long(arg, FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS,
+			       &o->interval)) {
+			fprintf(stderr, "featprof %s: --interval takes milliseconds, %d to "
+				"%d: '%s'\n", cmd, FP_CLI_MIN_INTERVAL,
+				FP_MAX_INTERVAL_MS, arg);
+			return -1;
+		}
+		break;
+	case 'z':
+		if (parse_long(arg, FP_MIN_HZ, FP_MAX_HZ, &o->hz)) {
+			fprintf(stderr, "featprof %s: --hz takes %d to %d: '%s'\n",
+				cmd, FP_MIN_HZ, FP_MAX_HZ, arg);
+			return -1;
+		}
+		break;
+	case 'd':
+		if (parse_long(arg, 1, FP_MAX_RECORD_MS / 1000, &o->duration)) {
+			fprintf(stderr, "featprof %s: --duration takes seconds, 1 to %d: "
+				"'%s'\n", cmd, FP_MAX_RECORD_MS / 1000, arg);
+			return -1;
+		}
+		break;
+	case 'n':
+		if (parse_long(arg, 0, 1L << 40, &o->count)) {
+			fprintf(stderr, "featprof %s: --count takes a number: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		break;
+	}
+	return 0;
+}
+
+static int take_option(struct cli_opts *o, int c, const char *cmd, char *arg)
+{
+	switch (c) {
+	case 'j':
+		o->json = 1;
+		break;
+	case 'a':
+		o->all = 1;
+		break;
+	case 'r':
+		o->regions = 1;
+		break;
+	case 'm':
+		o->remote = 1;
+		break;
+	case 'c':
+		o->check = 1;
+		break;
+	case 'T':
+		o->trap = 1;
+		break;
+	case 'U':
+		o->functions = 1;
+		break;
+	case 'S':
+		o->stacks = 1;
+		break;
+	case 'W':
+		if (strcmp(arg, "fp") && strcmp(arg, "dwarf")) {
+			fprintf(stderr, "featprof %s: --unwind takes fp or dwarf: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		o->unwind = arg;
+		o->stacks = 1;
+		break;
+	case 'F':
+		if (cli_add_function(o, cmd, arg))
+			return -1;
+		break;
+	case 'f':
+		o->format = arg;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case 'V':
+		o->value = arg;
+		break;
+	case 'l':
+		o->listen = arg;
+		break;
+	case 't':
+		o->threshold = arg;
+		break;
+	case 'R':
+		o->defs_file = arg;
+		break;
+	case 'x':
+		if (arg[0] != '/') {
+			fprintf(stderr, "featprof %s: --exe takes an absolute path: '%s'\n",
+				cmd, arg);
+			return -1;
+		}
+		o->exe = arg;
+		break;
+	case 'i':
+	case 'z':
+	case 'd':
+	case 'n':
+	case 'K':
+		return take_number(o, c, cmd, arg);
+	}
+	return 0;
+}
+
+int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
+{
+	int c, k;
+
+	memset(o, 0, sizeof(*o));
+	o->interval = 1000;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:l:t:z:h", lopts, NULL)) != -1) {
+		if (c == 'h')
+			return 1;
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "featprof %s: %s option '%s'\n", argv[0],
+				c == ':' ? "missing value for" : "unknown", argv[optind - 1]);
+			return -1;
+		}
+		for (k = 0; k < (int)(sizeof(need) / sizeof(need[0])); k++)
+			if (need[k].ch == c && !(allowed & need[k].bit)) {
+				fprintf(stderr, "featprof %s: option '%s' does not apply here\n",
+					argv[0], argv[optind - 1]);
+				return -1;
+			}
+		if (take_option(o, c, argv[0], optarg))
+			return -1;
+	}
+	o->pos = argv + optind;
+	o->npos = argc - optind;
+	return 0;
+}

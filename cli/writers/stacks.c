@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * featprof sample --stacks: what a feature's time goes to. Reads the "stacks" of a
+ * sampling report (daemon/stacks/stacks.c: every distinct pair of open regions
+ * and user call stack, with its samples, and the functions they name) and writes
+ *  - the table: per feature, per region and for the time outside regions, its samples
+ *    and its top functions by total share (the samples whose stack holds the function)
+ *    and self share (those whose innermost frame it is), each with its standard error;
+ *  - folded stacks, one line per distinct pair: "FEATURES;region;...;region;outer_fn;
+ *    ...;leaf_fn COUNT" (FEATURES: the features of the open regions joined by '+',
+ *    "[no region]" outside every region), as flamegraph.pl and speedscope read them.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/core/core.h"
+#include "writers.h"
+
+static void fn_rows(struct json_object *x, long top)
+{
+	struct json_object *a = geta(x, "functions");
+	size_t k;
+
+	for (k = 0; a && k < json_object_array_length(a) && (long)k < top; k++) {
+		struct json_object *f = json_object_array_get_idx(a, k);
+
+		struct json_object *il;
+
+		printf("    %6.1f%% ±%4.1f  %6.1f%% ±%4.1f  %s (%s%s)\n",
+		       100 * getd(f, "total_share"), 100 * getd(f, "total_stderr"),
+		       100 * getd(f, "self_share"), 100 * getd(f, "self_stderr"),
+		       gets_(f, "name"), gets_(f, "object"),
+		       json_object_object_get_ex(f, "inlined", &il) && json_object_get_boolean(il)
+			       ? ", inlined" : "");
+	}
+	if (a && (long)json_object_array_length(a) > top)
+		printf("    ... %lld more functions\n",
+		       (long long)json_object_array_length(a) - top + geti(x, "functions_more"));
+}
+
+static void block(const char *kind, const char *name, struct json_object *x, long top)
+{
+	if (!x || !geti(x, "samples"))
+		return;
+	printf("%s %s: %lld samples (%.1f%% of all)\n", kind, name, (long long)geti(x, "samples"),
+	       100 * getd(x, "share"));
+	printf("    %-13s  %-13s  %s\n", "total ± SE", "self ± SE", "function (object)");
+	fn_rows(x, top);
+}
+
+void cli_write_stacks_table(struct json_object *sm, long top)
+{
+	struct json_object *a, *s = json_object_object_get(sm, "stacks");
+	size_t k;
+
+	for (a = geta(sm, "features"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		block("feature", gets_(x, "name"), x, top);
+	}
+	for (a = geta(sm, "regions"), k = 0; a && k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		block("region", gets_(x, "name"), x, top);
+	}
+	block("outside", "regions", json_object_object_get(sm, "base"), top);
+	printf("call stacks: %s, %lld of %lld samples with one; %lld lost, %lld cut at %lld "
+	       "frames\n", gets_(s, "unwind"), (long long)geti(s, "with_stack"),
+	       (long long)geti(sm, "samples"), (long long)geti(s, "lost"),
+	       (long long)geti(s, "truncated"), (long long)geti(s, "frames_max"));
+}
+
+static void put_name(FILE *f, const char *s)
+{
+	for (; *s; s++)	/* the format's separators, kept out of names */
+		fputc(*s == ';' ? ':' : *s == ' ' ? '_' : *s == '\n' ? '_' : *s, f);
+}
+
+int cli_write_stacks_folded(FILE *f, struct json_object *sm)
+{
+	struct json_object *s = json_object_object_get(sm, "stacks");
+	struct json_object *fns = geta(s, "functions"), *a = geta(s, "samples");
+	size_t k, j;
+
+	if (!a || !fns) {
+		fprintf(stderr, "featprof sample: the report has no call stacks\n");
+		return 1;
+	}
+	for (k = 0; k < json_object_array_length(a); k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+		struct json_object *fl = geta(x, "features"), *rl = geta(x, "regions");
+		struct json_object *st = geta(x, "stack");
+
+		if (!fl || !json_object_array_length(fl))
+			fputs(rl && json_object_array_length(rl) ? "[no feature]" : "[no region]",
+			      f);
+		for (j = 0; fl && j < json_object_array_length(fl); j++) {
+			if (j)
+				fputc('+', f);
+			put_name(f, json_object_get_string(json_object_array_get_idx(fl, j)));
+		}
+		for (j = 0; rl && j < json_object_array_length(rl); j++) {
+			fputc(';', f);
+			put_name(f, json_object_get_string(json_object_array_get_idx(rl, j)));
+		}
+		for (j = 0; st && j < json_object_array_length(st); j++) {
+			int64_t i = json_object_get_int64(json_object_array_get_idx(st, j));
+			struct json_object *fi = i >= 0 && (size_t)i < json_object_array_length(fns)
+							 ? json_object_array_get_idx(fns, (size_t)i)
+							 : NULL;
+
+			fputc(';', f);
+			put_name(f, fi ? gets_(fi, "name") : "[unknown]");
+		}
+		fprintf(f, " %lld\n", (long long)geti(x, "samples"));
+	}
+	return ferror(f) ? 1 : 0;
+}
