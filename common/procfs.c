@@ -69,6 +69,13 @@ ssize_t fp_procfs_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return n < 0 ? -errno : n;
 }
 
+int fp_procfs_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n = fp_procfs_read(pid, addr, buf, len);
+
+	return n == (ssize_t)len ? 0 : n < 0 ? (int)n : -EIO;
+}
+
 int fp_procfs_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec l = { (void *)buf, len }, r = { (void *)(uintptr_t)addr, len };

@@ -40,6 +40,8 @@ int fp_procfs_status(pid_t pid, struct fp_procfs_status *st);
 /* Up to len bytes at addr of process pid's memory into buf (a read may stop short at the
  * end of a mapping): the count read, or -errno. */
 ssize_t fp_procfs_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* Exactly len bytes at addr of process pid's memory into buf: 0, or -errno (-EIO: short). */
+int fp_procfs_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* len bytes from buf to addr of process pid's memory: 0, or -errno (-EIO: short). */
 int fp_procfs_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 

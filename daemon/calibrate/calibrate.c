@@ -716,7 +716,7 @@ static void measure_functions(struct cal_run *c, struct fp_calibration *at)
 	fp_target__free(t);
 }
 
-int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_err *e)
+int fp_calibrate_measure(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_err *e)
 {
 	struct cal_run *c = calloc(1, sizeof(*c));
 	double t_start = now_ns();
@@ -725,7 +725,6 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_
 	int ret = 0, i;
 
 	memset(out, 0, sizeof(*out));
-	fp_calibrate_track_free();	/* its links would double every probe measured here */
 	if (!c) {
 		ret = fp_fail(e, ENOMEM, "calibration: out of memory");
 		goto out;
@@ -780,7 +779,6 @@ int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_
 	out->runs = 1;
 	out->when = (uint64_t)time(NULL);
 	out->took_ms = (now_ns() - t_start) / 1e6;
-	fp_calibrate_track_seed(out->optimized ? FP_AT_NOP5 : FP_AT_NOP1);
 out:
 	fp_calibrate_run_free(c);
 	fp_target__free(t);

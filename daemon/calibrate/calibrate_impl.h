@@ -17,7 +17,7 @@ int fp_calibrate_has_trampoline(void);
 int fp_calibrate_fork_loses_trampoline(void);
 void fp_calibrate_choose_point(struct fp_daemon_cal *out, enum fp_site_choice site);
 
-/* --- calibrate.c: one calibration's rounds and figures, for track.c --- */
+/* --- calibrate.c: a calibration, its rounds and figures, for track.c --- */
 #define FP_CAL_HISTORY_MAX 64	/* round values kept per point, at most */
 struct cal_run;
 struct fp_target;
@@ -40,8 +40,7 @@ double (*fp_calibrate_last_rounds(int at, int b))[FP_C_N];
 void fp_calibrate_figure(struct fp_calibration *out, int at, int b, double (*v)[FP_C_N], int n);
 void fp_calibrate_figure0(struct fp_calibration *out, int at, double (*v)[FP_C_N], int n);
 
-/* --- track.c --- */
-/* The drift tracker's history starts again from the last calibration's rounds at point. */
-void fp_calibrate_track_seed(int point);
+/* A calibration (fp_calibrate, less the drift tracker's part). 0 or -errno (e filled). */
+int fp_calibrate_measure(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_err *e);
 
 #endif

@@ -2,7 +2,8 @@
 /*
  * The calibration's drift (daemon/calibrate/track.c): a few more rounds of the default
  * attach point every few seconds while targets are live, the calibration figured again
- * over the last ones (calibrate.c measures the rounds and figures them).
+ * over the last ones (calibrate.c measures the rounds and figures them); and the
+ * calibration itself, which the tracker's history starts from (fp_calibrate).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -55,7 +56,8 @@ static void track_push(int b, const double *v)
 		track.b[b].n++;
 }
 
-void fp_calibrate_track_seed(int point)
+/* The tracker's history starts again from the last calibration's rounds at point. */
+static void track_seed(int point)
 {
 	int i, b;
 
@@ -127,4 +129,15 @@ int fp_calibrate_track(struct fp_daemon_cal *cal, struct fp_err *e)
 			       strerror(-ret));
 	track_figure(&cal->at[point]);
 	return 0;
+}
+
+int fp_calibrate(struct fp_daemon_cal *out, enum fp_site_choice site, struct fp_err *e)
+{
+	int ret;
+
+	fp_calibrate_track_free();	/* its links would double every probe measured here */
+	ret = fp_calibrate_measure(out, site, e);
+	if (!ret)
+		track_seed(out->optimized ? FP_AT_NOP5 : FP_AT_NOP1);
+	return ret;
 }

@@ -437,21 +437,6 @@ static void file_end(struct fp_group *g)
 	fp_target__retire(g->file);
 }
 
-/* The figures of the file's targets, this one and earlier ones; NULL: none. */
-struct json_object *fp_group__file_stats(struct fp_group *g)
-{
-	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL, *sum = NULL;
-
-	if (!g->file_gone)
-		return st;
-	json_object_deep_copy(g->file_gone, &sum, NULL);
-	if (st) {
-		fp_merge_figures(sum, st);
-		json_object_put(st);
-	}
-	return sum;
-}
-
 /* Followed again after a disable: a new file target, the old one's figures kept. */
 static void file_restart(int gi)
 {

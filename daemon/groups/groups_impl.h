@@ -95,8 +95,6 @@ int fp_group__alloc(const char *path, const struct fp_wants *names, int *gi,
 		    struct stat *sb, struct fp_err *e);
 void fp_group__end(struct fp_group *g);	/* not followed; members detached, summed */
 struct json_object *fp_group__stats(struct fp_group *g);	/* the group's figures */
-/* The figures of the file's targets, this one and earlier ones; NULL: none. */
-struct json_object *fp_group__file_stats(struct fp_group *g);
 
 /* groups_report.c: the replies of enable, sample and runs. */
 /* A run's replies: its first process attached (own: a target of its own), its end (the

@@ -11,6 +11,21 @@
 #include "sample/sample.h"
 
 /* The sites the group's file target has attached for every process, 0: none. */
+/* The figures of the file's targets, this one and earlier ones; NULL: none. */
+static struct json_object *file_stats(struct fp_group *g)
+{
+	struct json_object *st = g->file ? fp_registry_stats(g->file) : NULL, *sum = NULL;
+
+	if (!g->file_gone)
+		return st;
+	json_object_deep_copy(g->file_gone, &sum, NULL);
+	if (st) {
+		fp_merge_figures(sum, st);
+		json_object_put(st);
+	}
+	return sum;
+}
+
 static int shared_sites(const struct fp_group *g)
 {
 	return g->file && !fp_target__exited(g->file) ? fp_target__attached_sites(g->file) : 0;
@@ -54,7 +69,7 @@ struct json_object *fp_group__stats(struct fp_group *g)
 
 	procs = json_object_new_array();
 	json_object_deep_copy(g->exited, &sum, NULL);
-	shared = fp_group__file_stats(g);
+	shared = file_stats(g);
 	if (shared) {
 		fp_merge_figures(sum, shared);
 		json_object_object_add(sum, "shared", shared);

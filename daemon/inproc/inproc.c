@@ -266,19 +266,6 @@ void fp_inproc__each_gate(const struct fp_inproc *ip, int obj,
 
 /* --- the process's control blocks ------------------------------------------------------ */
 
-int fp_inproc_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	ssize_t n = fp_procfs_read(pid, addr, buf, len);
-
-	return n == (ssize_t)len ? 0 : n < 0 ? (int)n : -EIO;
-}
-
-int fp_inproc_poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	return fp_procfs_write(pid, addr, buf, len);
-}
-
-
 /* Before a gate rises: each object's control block names the primary (the one a block
  * names already, from an earlier featprofd, or the first object's), whose clock is set
  * once; objects mapped later (dlopen) are told before their first gate. 0 or -errno. */
@@ -292,7 +279,7 @@ static int configure(struct fp_inproc *ip, struct fp_err *e)
 	for (i = 0; i < ip->nrts; i++) {
 		if (ip->rts[i].told || !ip->rts[i].ctl)	/* told, or not mapped now */
 			continue;
-		ret = fp_inproc_peek(ip->pid, ip->rts[i].ctl, &c, sizeof(c));
+		ret = fp_procfs_peek(ip->pid, ip->rts[i].ctl, &c, sizeof(c));
 		if (ret || c.magic != FP_IP_MAGIC || c.version != FP_IP_ABI_VERSION) {
 			return fp_fail(e, ret ? -ret : EPROTO, "pid %d: in-process control "
 				       "block of object %d unreadable or of another version",
@@ -303,24 +290,24 @@ static int configure(struct fp_inproc *ip, struct fp_err *e)
 	}
 	if (!ip->primary)
 		return -ENOENT;	/* no object with a runtime is mapped */
-	ret = fp_inproc_peek(ip->pid, ip->primary, &c, sizeof(c));
+	ret = fp_procfs_peek(ip->pid, ip->primary, &c, sizeof(c));
 	if (!ret && !c.configured) {	/* the clock: once per process, never changed */
 		uint64_t p = ip->primary;
 
-		ret = fp_inproc_poke(ip->pid, CTL_FIELD(p, clock), &clk->clock, 4);
-		ret = ret ? ret : fp_inproc_poke(ip->pid, CTL_FIELD(p, tsc_mult), &clk->mult, 8);
-		ret = ret ? ret : fp_inproc_poke(ip->pid, CTL_FIELD(p, tsc_shift), &clk->shift, 4);
-		ret = ret ? ret : fp_inproc_poke(ip->pid, CTL_FIELD(p, configured), &one, 4);
+		ret = fp_procfs_write(ip->pid, CTL_FIELD(p, clock), &clk->clock, 4);
+		ret = ret ? ret : fp_procfs_write(ip->pid, CTL_FIELD(p, tsc_mult), &clk->mult, 8);
+		ret = ret ? ret : fp_procfs_write(ip->pid, CTL_FIELD(p, tsc_shift), &clk->shift, 4);
+		ret = ret ? ret : fp_procfs_write(ip->pid, CTL_FIELD(p, configured), &one, 4);
 	}
 	if (!ret) {	/* the runtime waits for the arena at exit until it is held */
 		uint32_t h = (ip->arena ? FP_IP_HANDOVER_HELD : FP_IP_HANDOVER_WANTED) |
 			     (ip->run ? FP_IP_HANDOVER_FORKS : 0);
 
-		ret = fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, handover), &h, 4);
+		ret = fp_procfs_write(ip->pid, CTL_FIELD(ip->primary, handover), &h, 4);
 	}
 	for (i = 0; i < ip->nrts && !ret; i++)
 		if (!ip->rts[i].told && ip->rts[i].ctl) {
-			ret = fp_inproc_poke(ip->pid, CTL_FIELD(ip->rts[i].ctl, primary),
+			ret = fp_procfs_write(ip->pid, CTL_FIELD(ip->rts[i].ctl, primary),
 					     &ip->primary, 8);
 			ip->rts[i].told = !ret;
 		}
@@ -343,7 +330,7 @@ int fp_inproc__remap(struct fp_inproc *ip, struct fp_err *e)
 		uint64_t a = addr_of(v, nv, obj, obj->ip_ctl_off), p = 0;
 
 		if (a != rt->ctl ||
-		    (rt->told && (fp_inproc_peek(ip->pid, CTL_FIELD(a, primary), &p, 8) ||
+		    (rt->told && (fp_procfs_peek(ip->pid, CTL_FIELD(a, primary), &p, 8) ||
 				  p != ip->primary))) {
 			rt->ctl = a;
 			rt->told = false;
@@ -358,8 +345,8 @@ int fp_inproc__remap(struct fp_inproc *ip, struct fp_err *e)
 		at_gen = g->desc + offsetof(struct featprof_ipr, gen);
 		up |= g->fd >= 0;
 		if (g->desc && g->fd >= 0 &&	/* the kernel raised it in a new mapping */
-		    (fp_inproc_peek(ip->pid, at_gen, &gen, 4) || gen != g->gen))
-			ret = fp_inproc_poke(ip->pid, at_gen, &g->gen, 4);
+		    (fp_procfs_peek(ip->pid, at_gen, &gen, 4) || gen != g->gen))
+			ret = fp_procfs_write(ip->pid, at_gen, &g->gen, 4);
 	}
 	fp_free_maps(v, nv);
 	if (!ret && up && !(ret = configure(ip, e)))
@@ -377,9 +364,9 @@ static void new_epoch(struct fp_inproc *ip)
 {
 	uint64_t e;
 
-	if (ip->primary && !fp_inproc_peek(ip->pid, CTL_FIELD(ip->primary, epoch), &e, 8)) {
+	if (ip->primary && !fp_procfs_peek(ip->pid, CTL_FIELD(ip->primary, epoch), &e, 8)) {
 		e++;
-		fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, epoch), &e, 8);
+		fp_procfs_write(ip->pid, CTL_FIELD(ip->primary, epoch), &e, 8);
 	}
 }
 
@@ -421,7 +408,7 @@ int fp_inproc__set(struct fp_inproc *ip, int r, bool on, struct fp_err *e)
 		if (g->region != r || g->fd >= 0 || !g->desc)
 			continue;
 		g->gen = gen;
-		ret = fp_inproc_poke(ip->pid, g->desc + offsetof(struct featprof_ipr, gen), &gen,
+		ret = fp_procfs_write(ip->pid, g->desc + offsetof(struct featprof_ipr, gen), &gen,
 				     4);
 		if (ret) {
 			fp_fail(e, -ret, "pid %d: cannot write a region's generation: %s",

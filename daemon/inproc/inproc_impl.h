@@ -76,10 +76,6 @@ struct fp_inproc {
 	int noffs;
 };
 
-/* len bytes at addr in process pid: 0 or -errno. */
-int fp_inproc_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
-/* len bytes at buf into the process at addr (process_vm_writev). 0 or -errno. */
-int fp_inproc_poke(pid_t pid, uint64_t addr, const void *buf, size_t len);
 /* Off-CPU time: the threads' blocks made known to the scheduler programs. */
 void fp_inproc_hook_threads(struct fp_inproc *ip);
 

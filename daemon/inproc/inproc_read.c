@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "common/catalog.h"
 #include "usdt/featprof.h"
 #include "inproc.h"
@@ -58,7 +59,7 @@ static int open_arena(struct fp_inproc *ip)
 		return 0;
 	if (!ip->pid || !ip->primary)
 		return -EAGAIN;
-	if (fp_inproc_peek(ip->pid, CTL_FIELD(ip->primary, arena), &a, 8))
+	if (fp_procfs_peek(ip->pid, CTL_FIELD(ip->primary, arena), &a, 8))
 		return -ESRCH;
 	if (a <= 2)	/* not made yet (1: being made, 2: could not be) */
 		return -EAGAIN;
@@ -94,7 +95,7 @@ static int open_arena(struct fp_inproc *ip)
 	ip->arena_fd = fd;
 	ip->arena_base = a;
 	/* held: a runtime waiting at exit for it may go (usdt/featprof.h FP_IP_HANDOVER_*) */
-	fp_inproc_poke(ip->pid, CTL_FIELD(ip->primary, handover),
+	fp_procfs_write(ip->pid, CTL_FIELD(ip->primary, handover),
 		       &(uint32_t){ FP_IP_HANDOVER_HELD | (ip->run ? FP_IP_HANDOVER_FORKS : 0) },
 		       4);
 	return 0;

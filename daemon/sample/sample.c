@@ -414,7 +414,7 @@ int fp_sample_start(struct fp_target *t, int hz, int remote, int unwind, struct 
 	if (!sm) {	/* the target frees it (sample_ext) */
 		if (!(sm = calloc(1, sizeof(*sm))))
 			return fp_fail(e, ENOMEM, "out of memory");
-		fp_target__set_ext(t, &sample_ext, sm);
+		fp_target__set_ext(t, FP_EXT_SAMPLE, &sample_ext, sm);
 	}
 	ret = choose_source(t, remote, &gate_off, &sem_off, &off, e);
 	sm->unwind = unwind;
@@ -491,13 +491,6 @@ const char *fp_sample_source(const struct fp_target *t)
 				      : "the regions traced";
 }
 
-bool fp_sample_active(const struct fp_target *t)
-{
-	struct fp_sampling *sm = fp_sample_state(t);
-
-	return sm && sm->nlinks > 0;
-}
-
 /* The target leaves its object (exit, detach): the session stopped, its object and
  * unwinder freed; the figures stay. */
 static void sample_release(struct fp_target *t, void *data)
@@ -526,8 +519,3 @@ static const struct fp_target_ext sample_ext = {
 	.release = sample_release,
 	.free = sample_free,
 };
-
-struct fp_sampling *fp_sample_state(const struct fp_target *t)
-{
-	return fp_target__ext(t, &sample_ext);
-}

@@ -14,8 +14,11 @@
 
 #include "sample.h"
 
-/* t's sampling state (its extension, kept by sample.c), NULL: never sampled. */
-struct fp_sampling *fp_sample_state(const struct fp_target *t);
+/* t's sampling state (its extension, made by sample.c), NULL: never sampled. */
+static inline struct fp_sampling *fp_sample_state(const struct fp_target *t)
+{
+	return fp_target__ext(t, FP_EXT_SAMPLE);
+}
 
 /* The sampler thread of featprof sample --remote: daemon/sample/sampler.c. */
 struct fp_sampler_entry;

@@ -544,6 +544,13 @@ out:
 	return o;
 }
 
+bool fp_sample_active(const struct fp_target *t)
+{
+	struct fp_sampling *sm = fp_sample_state(t);
+
+	return sm && sm->nlinks > 0;
+}
+
 struct json_object *fp_sample_report(struct fp_target *t)
 {
 	return report(t, true);

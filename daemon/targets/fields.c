@@ -155,13 +155,14 @@ void fp_target__set_shielded(struct fp_target *t, bool shielded)
 	t->use_opt = shielded;
 }
 
-void fp_target__set_ext(struct fp_target *t, const struct fp_target_ext *ops, void *data)
+void fp_target__set_ext(struct fp_target *t, enum fp_target_ext_kind kind,
+			const struct fp_target_ext *ops, void *data)
 {
-	t->ext_ops = ops;
-	t->ext = data;
+	t->ext_ops[kind] = ops;
+	t->ext[kind] = data;
 }
 
-void *fp_target__ext(const struct fp_target *t, const struct fp_target_ext *ops)
+void *fp_target__ext(const struct fp_target *t, enum fp_target_ext_kind kind)
 {
-	return t->ext_ops == ops ? t->ext : NULL;
+	return t->ext[kind];
 }

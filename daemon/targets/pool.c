@@ -74,6 +74,11 @@ void fp_pool__use_calibration(const struct fp_daemon_cal *dc)
 	costs_from = dc;
 }
 
+const struct fp_calibration *fp_pool__ip_calibration(void)
+{
+	return costs_from && costs_from->ip.valid ? &costs_from->ip : NULL;
+}
+
 void fp_pool__use_members_maps(int members, int held)
 {
 	members_fd = members;

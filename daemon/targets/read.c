@@ -130,8 +130,8 @@ struct fp_snapshot *fp_target__snapshot(struct fp_target *t)
 	read_regions(t, s, rs, ncpu);
 	if (read_paths(t, s, pv, ncpu))
 		goto nomem;
-	if (t->ip && fp_target__ip_calibration()) {	/* the regions timed in the process */
-		int r, e = fp_inproc__read(t->ip, fp_target__ip_calibration(), s);
+	if (t->ip && fp_pool__ip_calibration()) {	/* the regions timed in the process */
+		int r, e = fp_inproc__read(t->ip, fp_pool__ip_calibration(), s);
 
 		if (e == -ENOMEM)
 			goto nomem;
@@ -196,9 +196,9 @@ int fp_target__reset(struct fp_target *t)
 		if (bpf_map_delete_elem(fd, &key))
 			ret = -errno;
 	free(zero);
-	if (!ret && t->ip && fp_target__ip_calibration())	/* its figures are the process's:
+	if (!ret && t->ip && fp_pool__ip_calibration())	/* its figures are the process's:
 							 * what they are now becomes zero */
-		ret = fp_inproc__reset(t->ip, fp_target__ip_calibration(), t->cat->nregions);
+		ret = fp_inproc__reset(t->ip, fp_pool__ip_calibration(), t->cat->nregions);
 	return ret;
 }
 

@@ -57,7 +57,7 @@
 
 void fp_target__release(struct fp_target *t)
 {
-	int r;
+	int r, k;
 
 	fp_target__links_release(t);
 	if (t->ip_on && t->cat)	/* its gates down: the arena stays readable */
@@ -73,8 +73,9 @@ void fp_target__release(struct fp_target *t)
 	}
 	if (t->skel)
 		fp_target__record_stop(t);
-	if (t->ext_ops && t->ext_ops->release)
-		t->ext_ops->release(t, t->ext);
+	for (k = 0; k < FP_EXT_N; k++)
+		if (t->ext_ops[k] && t->ext_ops[k]->release)
+			t->ext_ops[k]->release(t, t->ext[k]);
 	fp_pool__leave(t);
 }
 
@@ -92,6 +93,8 @@ void fp_target__retire(struct fp_target *t)
 
 void fp_target__free(struct fp_target *t)
 {
+	int k;
+
 	if (!t)
 		return;
 	fp_target__release(t);
@@ -103,8 +106,9 @@ void fp_target__free(struct fp_target *t)
 	fp_snapshot__free(t->last);
 	fp_regdefs__clear(&t->own_defs);
 	fp_wants_clear(&t->wants);
-	if (t->ext_ops && t->ext_ops->free)
-		t->ext_ops->free(t, t->ext);
+	for (k = 0; k < FP_EXT_N; k++)
+		if (t->ext_ops[k] && t->ext_ops[k]->free)
+			t->ext_ops[k]->free(t, t->ext[k]);
 	free(t->enabled);
 	free(t->region_mask);
 	if (t->pidfd >= 0)
@@ -171,12 +175,10 @@ static int region_capacity(int n)
 	return n * 2 + 64;
 }
 
-static const struct fp_daemon_cal *costs_from;
 
 void fp_target__use_calibration(const struct fp_daemon_cal *dc)
 {
 	fp_pool__use_calibration(dc);
-	costs_from = dc;
 }
 
 void fp_target__use_members_maps(int members, int held)
@@ -225,11 +227,6 @@ void fp_target__join_group(struct fp_target *t, int group)
 	t->group = group;
 }
 
-const struct fp_calibration *fp_target__ip_calibration(void)
-{
-	return costs_from && costs_from->ip.valid ? &costs_from->ip : NULL;
-}
-
 void fp_target__costs_changed(void)
 {
 	fp_pool__costs_changed();
@@ -240,7 +237,7 @@ void fp_target__costs_changed(void)
 static void use_inproc(struct fp_target *t)
 {
 	if (t->ip)
-		fp_inproc__use(t->ip, fp_target__ip_calibration(),
+		fp_inproc__use(t->ip, fp_pool__ip_calibration(),
 			       bpf_program__fd(t->skel->progs.fp_ip_thread), t->multi,
 			       bpf_map__fd(t->skel->maps.ip_threads),
 			       bpf_map__fd(t->skel->maps.ip_off), &t->skel->bss->ip_active);

@@ -62,16 +62,18 @@ void fp_target__set_shielded(struct fp_target *t, bool shielded);
 /*
  * What a module above keeps per target (sampling's session, daemon/sample/), with the
  * hooks the target calls when it releases its object (the process exited or was
- * detached) and at its end, so that the target never calls up into that module. One
- * such extension a target; ops names its owner.
+ * detached) and at its end, so that the target never calls up into that module. One slot
+ * per kind; a module reads its own back by its kind alone.
  */
+enum fp_target_ext_kind { FP_EXT_SAMPLE, FP_EXT_N };
 struct fp_target_ext {
 	void (*release)(struct fp_target *t, void *data);	/* NULL: nothing */
 	void (*free)(struct fp_target *t, void *data);
 };
-void fp_target__set_ext(struct fp_target *t, const struct fp_target_ext *ops, void *data);
-/* The data ops's owner handed t, NULL: none. */
-void *fp_target__ext(const struct fp_target *t, const struct fp_target_ext *ops);
+void fp_target__set_ext(struct fp_target *t, enum fp_target_ext_kind kind,
+			const struct fp_target_ext *ops, void *data);
+/* The data of that kind, NULL: none. */
+void *fp_target__ext(const struct fp_target *t, enum fp_target_ext_kind kind);
 /* What was asked for by name (regions that appear later join it), and its update by a
  * request that named names (on: enabled, else disabled): fp_wants_update's return. */
 const struct fp_wants *fp_target__wants(const struct fp_target *t);
@@ -103,8 +105,6 @@ struct fp_daemon_cal;
 void fp_target__use_calibration(const struct fp_daemon_cal *dc);
 /* Writes the calibration's costs into every loaded object again (it changed). */
 void fp_target__costs_changed(void);
-/* The in-process runtime's cost (the calibration's), NULL: none measured. */
-const struct fp_calibration *fp_target__ip_calibration(void);
 /* The watcher's maps of processes and of held threads, which every object loaded from
  * now on reuses for its membership check (a group's file target and members, and a
  * member's handover thread by thread); -1: none. */

@@ -64,8 +64,8 @@ struct fp_target {
 	struct fp_rec *rec;		/* its recording (targets/read.c), NULL: none */
 	/* what a module above keeps of it (daemon/sample/: a session), and how it lets go of
 	 * it (fp_target__set_ext) */
-	void *ext;
-	const struct fp_target_ext *ext_ops;
+	void *ext[FP_EXT_N];
+	const struct fp_target_ext *ext_ops[FP_EXT_N];
 };
 
 /* --- links.c: a target's attachments --- */
@@ -95,6 +95,8 @@ int fp_pool__join(struct fp_target *t, int cap, const char *who, struct fp_err *
 /* The target's slot and range emptied and given back; the last target of an object
  * destroys it. t->skel is NULL after. */
 void fp_pool__leave(struct fp_target *t);
+/* The in-process runtime's cost (the daemon's calibration's), NULL: none measured. */
+const struct fp_calibration *fp_pool__ip_calibration(void);
 
 /* The daemon's calibration: what every object charges per event (bpf/featprof.bpf.c
  * "Cost"), now and whenever it changes (fp_pool__costs_changed). */
