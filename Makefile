@@ -332,6 +332,19 @@ $(O)/tests/unit/test_stats: $(O)/tests/unit/test_stats.o $(O)/daemon/util/stats.
 $(O)/tests/unit/test_merge: $(O)/tests/unit/test_merge.o $(O)/daemon/groups/merge.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_JSON)
+# the catalog over objects made in the test, and what is asked for by name
+$(O)/tests/unit/test_catalog $(O)/tests/unit/test_wants: $(O)/tests/unit/%: \
+	$(O)/tests/unit/%.o $(O)/daemon/util/wants.o $(COMMON_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
+# region definitions alone
+$(O)/tests/unit/test_regdefs: $(O)/tests/unit/test_regdefs.o $(O)/common/regdefs.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
+# the attach journal's reader alone
+$(O)/tests/unit/test_journal: $(O)/tests/unit/test_journal.o $(O)/daemon/targets/journal_parse.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
 # the model library alone: its folder and the reply keys' getters, no CLI around it
 $(O)/tests/unit/test_model: $(O)/tests/unit/test_model.o \
 	$(patsubst %.c,$(O)/%.o,$(wildcard cli/model/*.c)) $(O)/cli/core/json.o

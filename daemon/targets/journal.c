@@ -108,56 +108,30 @@ static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *r
 	return done;
 }
 
+/* One file's sites of a journal repaired: its breakpoints cycled (by the path the
+ * process had, where the process is gone), counted into *ctx. */
+static int repair_file(void *ctx, const char *path, uint64_t dev, uint64_t ino,
+		       const uint64_t *offs, const uint64_t *refs, int n)
+{
+	int *total = ctx, r = fp_repair_sites(path, dev, ino, offs, refs, n);
+	const char *rest = strstr(path, "/root/");
+
+	if (r == -ENOENT && rest && !strncmp(path, "/proc/", 6))
+		r = fp_repair_sites(rest + 5, dev, ino, offs, refs, n);
+	if (r > 0)
+		*total += r;
+	else if (r < 0)
+		fp_log(FP_LOG_WARN, "journal: cannot repair %d sites of %s: %s", n, path,
+		       strerror(-r));
+	return 0;
+}
+
 /* Repairs a journal's content; the number of sites cycled. */
 static int replay(FILE *f)
 {
-	char line[4200], path[4096] = "", *rest;
-	unsigned long long dev = 0, ino = 0, off, ref;
-	uint64_t *offs = NULL, *refs = NULL;
-	int n = 0, cap = 0, total = 0, r;
+	int total = 0;
 
-	if (!fgets(line, sizeof(line), f) || strncmp(line, "featprof-journal 1", 18))
-		return 0;
-	for (;;) {
-		int more = fgets(line, sizeof(line), f) != NULL;
-
-		if (!more || !strncmp(line, "file ", 5)) {
-			r = n && path[0] ? fp_repair_sites(path, dev, ino, offs, refs, n) : 0;
-			if (r == -ENOENT && (rest = strstr(path, "/root/")) &&
-			    !strncmp(path, "/proc/", 6))	/* the process is gone: the file
-								 * by the path it had (checked) */
-				r = fp_repair_sites(rest + 5, dev, ino, offs, refs, n);
-			if (r > 0)
-				total += r;
-			else if (r < 0)
-				fp_log(FP_LOG_WARN, "journal: cannot repair %d sites of %s: %s", n,
-				       path, strerror(-r));
-			n = 0;
-			path[0] = 0;
-			if (!more)
-				break;
-			if (sscanf(line, "file %llu %llu %4095[^\n]", &dev, &ino, path) != 3)
-				path[0] = 0;
-		} else if (sscanf(line, "site %llu %llu", &off, &ref) == 2) {
-			if (n == cap) {
-				uint64_t *o2, *r2;
-
-				cap = cap ? cap * 2 : 256;
-				o2 = realloc(offs, (size_t)cap * 8);
-				if (o2)
-					offs = o2;
-				r2 = realloc(refs, (size_t)cap * 8);
-				if (r2)
-					refs = r2;
-				if (!o2 || !r2)
-					break;
-			}
-			offs[n] = off;
-			refs[n++] = ref;
-		}
-	}
-	free(offs);
-	free(refs);
+	fp_journal_parse(f, repair_file, &total);
 	return total;
 }
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "target.h"
@@ -107,7 +108,14 @@ void fp_pool__costs_changed(void);
 void fp_pool__use_members_maps(int members, int held);
 void fp_pool__use_watch_ring(int fd);
 
-/* --- journal.c --- */
+/* --- journal.c, journal_parse.c --- */
+/* A journal's text (journal.c "Format") read from f: fn called once per file with its
+ * sites' offsets and semaphore offsets (a file line that does not parse skips its sites;
+ * a text that is not a journal calls nothing). 0, fn's nonzero return (it stopped the
+ * reading), or -ENOMEM. */
+typedef int (*fp_journal_fn)(void *ctx, const char *path, uint64_t dev, uint64_t ino,
+			     const uint64_t *offs, const uint64_t *refs, int n);
+int fp_journal_parse(FILE *f, fp_journal_fn fn, void *ctx);
 /* Every site of t that a change of its attachments may touch, written before it; end
  * empties the journal once the change is complete. No-ops without a journal. */
 void fp_journal__begin(const struct fp_target *t);
