@@ -58,9 +58,6 @@ int parse_pid(const char *s, long *pid);
 struct json_object;
 struct fp_regdefs;
 extern const char *socket_path;
-/* cli/core/defs.c: reads --regions FILE (checked here) into {"name", "text"} for a
- * request; NULL after a one-line error. */
-struct json_object *cli_definitions(const char *path);
 /* The installed definitions and FILE's (may be NULL); 0, or 1 after a one-line error. */
 int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd);
 /* cli/core/json.c: a reply's key k: 0, "" or NULL when absent. */

@@ -22,7 +22,9 @@ int cli_load_defs(struct fp_regdefs *defs, const char *file, const char *cmd)
 	return 0;
 }
 
-struct json_object *cli_definitions(const char *path)
+/* cli/core/defs.c: reads --regions FILE (checked here) into {"name", "text"} for a
+ * request; NULL after a one-line error. */
+static struct json_object *definitions(const char *path)
 {
 	struct fp_regdefs check = { 0 };
 	struct json_object *o;
@@ -64,7 +66,7 @@ int cli_request_defs(const struct cli_opts *o, struct json_object **out)
 	*out = NULL;
 	if (!o->defs_file && !o->func_text)
 		return 0;
-	if (o->defs_file && !(file = cli_definitions(o->defs_file)))
+	if (o->defs_file && !(file = definitions(o->defs_file)))
 		return 1;
 	if (o->func_text &&
 	    fp_regdefs__parse(&check, o->func_text, strlen(o->func_text), "--function", &err)) {

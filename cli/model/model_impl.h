@@ -161,9 +161,6 @@ void fpm_fit_all(const struct fpm_model *m, const bool *use, struct fpm_fits *F)
 void fpm_fits_free(const struct fpm_model *m, struct fpm_fits *F);
 double fpm_predict_wall(const struct fpm_model *m, const struct fpm_fits *F, const double *x,
 		    double *var, double *sys, int *dof);
-/* The overlap (CPU time less wall time) at x. */
-double fpm_predict_ovl(const struct fpm_model *m, const struct fpm_fits *F, const double *x,
-		       double *var);
 /* What the overlap's column of term mask holds: a region's name, "(outside regions)" or
  * "the thread count alone". */
 const char *fpm_ovl_column(const struct fpm_model *m, uint64_t mask);

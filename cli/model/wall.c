@@ -506,7 +506,8 @@ static double sum_parts(const struct fpm_model *m, const struct fpm_fits *F,
 	return s;
 }
 
-double fpm_predict_ovl(const struct fpm_model *m, const struct fpm_fits *F, const double *x,
+/* The overlap (CPU time less wall time) at x. */
+static double predict_ovl(const struct fpm_model *m, const struct fpm_fits *F, const double *x,
 		       double *var)
 {
 	int opts[MAXOPT], n, j;
@@ -536,7 +537,7 @@ double fpm_predict_wall(const struct fpm_model *m, const struct fpm_fits *F, con
 	if (!m->threads)
 		return sum_parts(m, F, F->unit, &F->out, x, var, sys, dof);
 	s = fpm_predict_cpu(m, F, x, var, sys, dof);	/* CPU time less the threads' overlap */
-	o = fpm_predict_ovl(m, F, x, &ov);
+	o = predict_ovl(m, F, x, &ov);
 	*var += ov;
 	*dof = fpm_min_dof(*dof, F->ovl.dof);
 	return s - o > s * m->wall_floor ? s - o : s * m->wall_floor;

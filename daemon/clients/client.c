@@ -45,7 +45,7 @@ void fp_clients_init(int epfd, int tag, fp_line_fn on_line)
 
 /* --- output ------------------------------------------------------------------------ */
 
-void fp_client_kill(struct fp_client *c)
+static void client_kill(struct fp_client *c)
 {
 	c->dead = true;
 }
@@ -68,7 +68,7 @@ static void flush_client(struct fp_client *c)
 		n = send(c->fd, c->out + c->outoff, c->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
-				fp_client_kill(c);
+				client_kill(c);
 			break;
 		}
 		c->outoff += (size_t)n;	/* no memmove per write: a long queue drains in
@@ -83,12 +83,12 @@ static void flush_client(struct fp_client *c)
 			c->outcap = 0;
 		}
 		if (c->eof)	/* a half-closed client has had all its replies */
-			fp_client_kill(c);
+			client_kill(c);
 	}
 	if (!c->dead && !c->eof && (c->outlen != 0) != c->want_out) {
 		ev.events = EPOLLIN | (c->outlen ? EPOLLOUT : 0);
 		if (epoll_ctl(cl.epfd, EPOLL_CTL_MOD, c->fd, &ev))
-			fp_client_kill(c);	/* could never be written to again */
+			client_kill(c);	/* could never be written to again */
 		else
 			c->want_out = c->outlen != 0;
 	}
@@ -135,7 +135,7 @@ static int make_room(struct fp_client *c, size_t len)
 		fp_log(FP_LOG_WARN, "client pid %d (uid %u): not reading, %zu bytes queued: "
 		       "disconnected", (int)c->peer.cred.pid, (unsigned)c->peer.cred.uid,
 		       c->outlen);
-		fp_client_kill(c);
+		client_kill(c);
 		return -1;
 	}
 	if (c->outoff && c->outoff + c->outlen + len > c->outcap) {
@@ -147,7 +147,7 @@ static int make_room(struct fp_client *c, size_t len)
 		char *p = realloc(c->out, cap);
 
 		if (!p) {
-			fp_client_kill(c);
+			client_kill(c);
 			return -1;
 		}
 		c->out = p;
@@ -240,7 +240,7 @@ void fp_clients_kill_all(void)
 
 	for (i = 0; i < FP_MAX_CLIENTS; i++)
 		if (cl.slots[i])
-			fp_client_kill(cl.slots[i]);
+			client_kill(cl.slots[i]);
 	if (cl.spare_fd >= 0)
 		close(cl.spare_fd);
 	cl.spare_fd = -1;
@@ -416,12 +416,12 @@ static void read_client(struct fp_client *c)
 
 			c->eof = true;
 			if (epoll_ctl(cl.epfd, EPOLL_CTL_MOD, c->fd, &ev))
-				fp_client_kill(c);
+				client_kill(c);
 			c->want_out = true;
 			return;
 		}
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			fp_client_kill(c);
+			client_kill(c);
 			return;
 		}
 		if (n < 0)
@@ -437,7 +437,7 @@ void fp_clients_event(int slot, uint32_t events)
 	if (!c || c->dead)
 		return;
 	if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
-		fp_client_kill(c);
+		client_kill(c);
 		return;
 	}
 	if (events & EPOLLIN)

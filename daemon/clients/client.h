@@ -73,7 +73,6 @@ void fp_client_reply(struct fp_client *c, struct json_object *id, const struct f
  * Consumes val. */
 void fp_client_push(struct fp_client *c, int sub, int pid, const char *exe, const char *key,
 		    struct json_object *val);
-void fp_client_kill(struct fp_client *c);
 /* Bytes queued to c and not yet taken by its socket. */
 size_t fp_client_queued(const struct fp_client *c);
 

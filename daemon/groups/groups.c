@@ -107,7 +107,8 @@ bool fp_group__is_member(const struct fp_target *t, int gi)
 	return t && !fp_target__exited(t) && fp_target__group(t) == gi + 1;
 }
 
-struct fp_group *fp_group__of(const struct fp_target *t)
+/* The group of a target (a member or the file's), NULL: none. */
+static struct fp_group *group_of(const struct fp_target *t)
 {
 	int group = fp_target__group(t);
 
@@ -116,7 +117,7 @@ struct fp_group *fp_group__of(const struct fp_target *t)
 
 int fp_group_strays(const struct fp_target *t)
 {
-	const struct fp_group *g = fp_group__of(t);
+	const struct fp_group *g = group_of(t);
 
 	return g ? fp_target__strays(t, g->file, g->dev, g->ino)
 		 : fp_target__strays(t, NULL, 0, 0);
@@ -370,7 +371,7 @@ static bool timed_itself(const struct fp_target *t)
 
 void fp_group_member_retired(struct fp_target *t)
 {
-	struct fp_group *g = fp_group__of(t);
+	struct fp_group *g = group_of(t);
 	struct json_object *st;
 
 	if (!g || !fp_target__pid(t))

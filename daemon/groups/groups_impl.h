@@ -75,8 +75,6 @@ extern struct fp_group *fp_group_tab[FP_MAX_GROUPS];	/* group number = index + 1
 
 /* t (may be NULL) is a live member of group gi with a target of its own. */
 bool fp_group__is_member(const struct fp_target *t, int gi);
-/* The group of a target (a member or the file's), NULL: none. */
-struct fp_group *fp_group__of(const struct fp_target *t);
 
 /* t (a member or the file's target) is gone: its last interval joins each cursor's next
  * push. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Summing figures of several processes (daemon/groups/merge.h), for executable groups.
+ * Summing figures of several processes (groups_impl.h fp_merge_figures), for executable
+ * groups.
  *
  * A sum is built one process at a time (the group's exited members, its file's target,
  * its live members), so after each step every figure that is not a sum of its parts is

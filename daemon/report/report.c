@@ -96,7 +96,7 @@ static struct json_object *gap_points(const struct fp_calibration *cal)
 	return a;
 }
 
-struct json_object *fp_report_calibration(const struct fp_calibration *cal)
+static struct json_object *calibration_json(const struct fp_calibration *cal)
 {
 	static const char *const part[FP_C_N] = { "begin_pre", "begin_post", "end_pre",
 						  "end_post" };
@@ -126,7 +126,7 @@ struct json_object *fp_report_calibration(const struct fp_calibration *cal)
 	return o;
 }
 
-struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
+static struct json_object *daemon_cal_json(const struct fp_daemon_cal *dc)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -134,13 +134,13 @@ struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc)
 	add(o, "why", json_object_new_string(dc->why));
 	add(o, "kernel_optimizes_nop5", json_object_new_boolean(dc->kernel_optimizes));
 	add(o, "nop5_fork_crashes_child", json_object_new_boolean(dc->fork_hazard));
-	add(o, "nop1", fp_report_calibration(&dc->at[FP_AT_NOP1]));
-	add(o, "nop5", fp_report_calibration(&dc->at[FP_AT_NOP5]));
+	add(o, "nop1", calibration_json(&dc->at[FP_AT_NOP1]));
+	add(o, "nop5", calibration_json(&dc->at[FP_AT_NOP5]));
 	/* function regions: a function's entry uprobe and its return probe, the entry's
 	 * first instruction a push (emulated) or another (single-stepped) */
-	add(o, "function", fp_report_calibration(&dc->at[FP_AT_FUNC]));
-	add(o, "function_stepped", fp_report_calibration(&dc->at[FP_AT_FUNC_STEP]));
-	add(o, "inprocess", fp_report_calibration(&dc->ip));	/* the runtime's own */
+	add(o, "function", calibration_json(&dc->at[FP_AT_FUNC]));
+	add(o, "function_stepped", calibration_json(&dc->at[FP_AT_FUNC_STEP]));
+	add(o, "inprocess", calibration_json(&dc->ip));	/* the runtime's own */
 	add(o, "inprocess_clock", json_object_new_string(
 		fp_ip_clock()->clock == FP_IP_CLOCK_TSC ? "tsc" : "monotonic"));
 	add(o, "took_ms", json_object_new_double(dc->took_ms));
@@ -310,13 +310,15 @@ struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct f
 	add(root, "base_raw_ns", u64(ff ? base.raw_ns : 0));
 	add(root, "base_uncertainty_ns", dbl_ns(ff ? base.unc : 0));
 	add(root, "anomalies", an);
-	add(root, "compensation", fp_report_calibration(cal));
+	add(root, "compensation", calibration_json(cal));
 	free(ff);
 	return root;
 }
 
 /* Calibration keys of hello, status and calibrate. */
-void fp_report_bpf_objects(struct json_object *o)
+/* status bpf_objects: the BPF objects loaded for targets and how many targets they hold
+ * (daemon/targets/pool.c). */
+static void bpf_objects_json(struct json_object *o)
 {
 	struct json_object *b = json_object_new_object();
 	int nobj, ntgt;
@@ -327,19 +329,20 @@ void fp_report_bpf_objects(struct json_object *o)
 	json_object_object_add(o, "bpf_objects", b);
 }
 
-void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc)
+/* The calibration keys of hello, status and calibrate, added to o. */
+static void daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc)
 {
 	const struct fp_calibration *def = &dc->at[dc->optimized ? FP_AT_NOP5 : FP_AT_NOP1];
 
 	add(o, "optimized_uprobes", json_object_new_boolean(dc->optimized));
-	add(o, "calibration", fp_report_calibration(def));
+	add(o, "calibration", calibration_json(def));
 	add(o, "kernel_optimizes_nop5", json_object_new_boolean(dc->kernel_optimizes));
 	add(o, "pair_ns_nop1", json_object_new_double(dc->at[FP_AT_NOP1].pair_ns));
 	add(o, "pair_ns_nop5", json_object_new_double(dc->at[FP_AT_NOP5].pair_ns));
 	add(o, "pair_ns_function", json_object_new_double(dc->at[FP_AT_FUNC].pair_ns));
 	add(o, "pair_ns_function_stepped",
 	    json_object_new_double(dc->at[FP_AT_FUNC_STEP].pair_ns));
-	add(o, "attach", fp_report_daemon_cal(dc));
+	add(o, "attach", daemon_cal_json(dc));
 }
 
 struct json_object *fp_report_enabled(const struct fp_target *t)
@@ -376,7 +379,8 @@ void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
 	add(o, "elapsed_ns", u64(since && snap->taken_ns > since ? snap->taken_ns - since : 0));
 }
 
-struct json_object *fp_report_target_status(const struct fp_target *t,
+/* One target of the status reply. */
+static struct json_object *target_status_json(const struct fp_target *t,
 					    const struct fp_snapshot *snap)
 {
 	struct json_object *o = fp_report_enabled(t), *an = json_object_new_object();
@@ -421,7 +425,7 @@ struct json_object *fp_report_hello(const struct fp_daemon_cal *dc)
 {
 	struct json_object *o = fp_report_number("version", FP_PROTO_VERSION);
 
-	fp_report_daemon_keys(o, dc);
+	daemon_keys(o, dc);
 	return o;
 }
 
@@ -442,8 +446,8 @@ struct json_object *fp_report_recalibrated(const struct fp_daemon_cal *prev,
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "previous", fp_report_daemon_cal(prev));
-	fp_report_daemon_keys(o, now);
+	json_object_object_add(o, "previous", daemon_cal_json(prev));
+	daemon_keys(o, now);
 	return o;
 }
 
@@ -458,7 +462,7 @@ struct json_object *fp_report_status(struct fp_target *const *t,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		x = fp_report_target_status(t[i], snap[i]);
+		x = target_status_json(t[i], snap[i]);
 		if (strays[i] >= 0)	/* int3s at its sites that featprofd did not put there */
 			json_object_object_add(x, "stray_breakpoints",
 					       json_object_new_int(strays[i]));
@@ -467,7 +471,7 @@ struct json_object *fp_report_status(struct fp_target *const *t,
 	json_object_object_add(o, "targets", ts);
 	if (executables) {
 		json_object_object_add(o, "executables", executables);
-		fp_report_bpf_objects(o);	/* the BPF objects targets share */
+		bpf_objects_json(o);	/* the BPF objects targets share */
 	}
 	if (counts->watch_lost >= 0)	/* dlopen, exec, fork events lost to a full ring */
 		json_object_object_add(o, "watch_events_lost",
@@ -477,7 +481,7 @@ struct json_object *fp_report_status(struct fp_target *const *t,
 	if (counts->repaired_at_start >= 0)	/* left by a featprofd killed mid-attach */
 		json_object_object_add(o, "breakpoints_repaired_at_start",
 				       json_object_new_int(counts->repaired_at_start));
-	fp_report_daemon_keys(o, dc);
+	daemon_keys(o, dc);
 	json_object_object_add(o, "kernel", kernel);
 	return o;
 }

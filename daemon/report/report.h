@@ -12,21 +12,11 @@ struct json_object;
 
 struct json_object *fp_report_stats(const struct fp_catalog *cat, const struct fp_snapshot *s,
 				    const struct fp_calibration *cal, const uint8_t *enabled);
-struct json_object *fp_report_calibration(const struct fp_calibration *cal);
-struct json_object *fp_report_daemon_cal(const struct fp_daemon_cal *dc);
-/* The calibration keys of hello, status and calibrate, added to o. */
-void fp_report_daemon_keys(struct json_object *o, const struct fp_daemon_cal *dc);
-/* status bpf_objects: the BPF objects loaded for targets and how many targets they hold
- * (daemon/targets/pool.c). */
-void fp_report_bpf_objects(struct json_object *o);
 /* {"pid","enabled_regions","attached_sites"}: the enable/disable reply. */
 struct json_object *fp_report_enabled(const struct fp_target *t);
 /* pid, comm, exited, elapsed_ns, added to a stats reply. */
 void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
 			   const struct fp_snapshot *snap);
-/* One target of the status reply. */
-struct json_object *fp_report_target_status(const struct fp_target *t,
-					    const struct fp_snapshot *snap);
 
 /* featprof repair's reply: the process's sites that held a breakpoint, how many were
  * removed and held. */

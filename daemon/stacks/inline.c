@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Inlined frames (daemon/targets/sample_inline.h). The object's DWARF through libdw: its
+ * Inlined frames (daemon/stacks/stacks_impl.h). The object's DWARF through libdw: its
  * compilation units' address ranges, read once and sorted, find the unit of an address;
  * a descent from the unit's DIE through the entries that contain the address (functions,
  * inlined calls, lexical blocks; namespaces and types, which hold C++ member functions,

@@ -488,17 +488,8 @@ const struct fp_sample_key *fp_stacks__agg(const struct fp_stacks *s, int i, uin
 	return &s->aggs[i].key;
 }
 
-int fp_stacks__nfuncs(const struct fp_stacks *s)
-{
-	return s->nfns;
-}
-
-int fp_stacks__func_object(const struct fp_stacks *s, int i)
-{
-	return s->fns[i].obj;
-}
-
-struct json_object *fp_stacks__func_json(const struct fp_stacks *s, int i)
+/* Function i: {"name", "object"}. */
+static struct json_object *func_json(const struct fp_stacks *s, int i)
 {
 	struct json_object *o = json_object_new_object();
 	int ob = s->fns[i].obj;
@@ -512,7 +503,9 @@ struct json_object *fp_stacks__func_json(const struct fp_stacks *s, int i)
 	return o;
 }
 
-struct json_object *fp_stacks__objects_json(const struct fp_stacks *s)
+/* The objects frames fell in: [{"name", "path", "build_id", "start", "end", "offset"}],
+ * in the order functions' "object_index" refers to them. */
+static struct json_object *objects_json(const struct fp_stacks *s)
 {
 	struct json_object *a = json_object_new_array();
 	int i;
@@ -614,7 +607,7 @@ static void functions_into(const struct fp_stacks *s, struct tallies *t, uint64_
 	if (idx)
 		qsort_r(idx, (size_t)m, sizeof(*idx), cmp_total, t);
 	for (k = 0; k < m && k < FP_TOP_FUNCTIONS; k++) {
-		struct json_object *f = fp_stacks__func_json(s, idx[k]);
+		struct json_object *f = func_json(s, idx[k]);
 
 		share(t->self[idx[k]], n, "self", f);
 		share(t->total[idx[k]], n, "total", f);
@@ -706,9 +699,9 @@ static struct json_object *stacks_json(const struct fp_stacks *s, const struct f
 	json_object_object_add(o, "truncated", json_object_new_int64((int64_t)trunc));
 	y = json_object_new_array();
 	for (k = 0; k < s->nfns; k++)
-		json_object_array_add(y, fp_stacks__func_json(s, k));
+		json_object_array_add(y, func_json(s, k));
 	json_object_object_add(o, "functions", y);
-	json_object_object_add(o, "objects", fp_stacks__objects_json(s));
+	json_object_object_add(o, "objects", objects_json(s));
 	json_object_object_add(o, "samples", a);
 	return o;
 }

@@ -52,7 +52,7 @@ struct json_object;
 struct fp_stack {
 	int n;			/* frames, outermost first */
 	int truncated;		/* as deep as the stack map keeps: the walk may go on */
-	int *fn;		/* function indices (fp_stacks__func_json) */
+	int *fn;		/* function indices (func_json) */
 };
 
 /* One distinct sample key of a session, its regions named (daemon/sample/sample_report.c). */
@@ -87,13 +87,6 @@ int fp_stacks__count(struct fp_stacks *s, const struct fp_sample_key *key, int32
  * samples). */
 int fp_stacks__naggs(const struct fp_stacks *s);
 const struct fp_sample_key *fp_stacks__agg(const struct fp_stacks *s, int i, uint64_t *c);
-int fp_stacks__nfuncs(const struct fp_stacks *s);
-/* Function i: {"name", "object"}. */
-struct json_object *fp_stacks__func_json(const struct fp_stacks *s, int i);
-/* The objects frames fell in: [{"name", "path", "build_id", "start", "end", "offset"}],
- * in the order functions' "object_index" refers to them. */
-struct json_object *fp_stacks__objects_json(const struct fp_stacks *s);
-int fp_stacks__func_object(const struct fp_stacks *s, int i);
 struct fp_catalog;
 /*
  * The stacks of a session's n keys v into its report o (fp_sample_report's: "regions" in

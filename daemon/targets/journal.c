@@ -64,7 +64,14 @@ int fp_journal__repaired(void)
 
 static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *refs, int n);
 
-int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t *offs,
+/*
+ * Registers and unregisters a uprobe (a perf uprobe event, no BPF program) at each
+ * offset of the file at path (refs: semaphore offsets, or 0): the kernel's unregister
+ * then removes the breakpoint from every process where no other consumer wants it.
+ * dev/ino (0: not checked) must be the file's. Returns the number of sites cycled or
+ * -errno.
+ */
+static int repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t *offs,
 		    const uint64_t *refs, int n)
 {
 	struct stat st;
@@ -113,11 +120,11 @@ static int repair_perf(const char *path, const uint64_t *offs, const uint64_t *r
 static int repair_file(void *ctx, const char *path, uint64_t dev, uint64_t ino,
 		       const uint64_t *offs, const uint64_t *refs, int n)
 {
-	int *total = ctx, r = fp_repair_sites(path, dev, ino, offs, refs, n);
+	int *total = ctx, r = repair_sites(path, dev, ino, offs, refs, n);
 	const char *rest = strstr(path, "/root/");
 
 	if (r == -ENOENT && rest && !strncmp(path, "/proc/", 6))
-		r = fp_repair_sites(rest + 5, dev, ino, offs, refs, n);
+		r = repair_sites(rest + 5, dev, ino, offs, refs, n);
 	if (r > 0)
 		*total += r;
 	else if (r < 0)
@@ -266,7 +273,7 @@ static int repair_object(const struct fp_object *obj, const struct fp_trap *tr, 
 			offs[k] = tr[i].off;
 			refs[k++] = obj->sites[tr[i].site].sem_off;
 		}
-	ret = k ? fp_repair_sites(obj->host_path, obj->dev, obj->ino, offs, refs, k) : 0;
+	ret = k ? repair_sites(obj->host_path, obj->dev, obj->ino, offs, refs, k) : 0;
 	free(offs);
 	free(refs);
 	return ret;

@@ -8,7 +8,7 @@
  * (daemon/groups/groups.c). Enabling a region attaches one uprobe per site, filtered to the
  * process, with FP_COOKIE in the cookie and the note's semaphore as ref_ctr_offset.
  *
- * Where the kernel has it (Linux 6.6, daemon/uprobe_multi.c), all enabled sites of a target in one
+ * Where the kernel has it (Linux 6.6, daemon/kern/uprobe.c), all enabled sites of a target in one
  * object are one multi-uprobe link: one syscall attaches them all. Closing a uprobe link waits for
  * an RCU grace period (~50 ms here), so links are never closed one per region: a change attaches
  * the new link set (generation g+1 in every cookie), flips link_gen, then closes the old set - one
@@ -55,7 +55,8 @@
 #define SYS_pidfd_open 434
 #endif
 
-void fp_target__release(struct fp_target *t)
+/* Detaches everything and frees the BPF object; the catalog and t->last stay. */
+static void target_release(struct fp_target *t)
 {
 	int r, k;
 
@@ -88,7 +89,7 @@ void fp_target__retire(struct fp_target *t)
 	t->last = fp_target__snapshot(t);
 	t->exited = 1;
 	fp_inproc__gone(t->ip);
-	fp_target__release(t);
+	target_release(t);
 }
 
 void fp_target__free(struct fp_target *t)
@@ -97,7 +98,7 @@ void fp_target__free(struct fp_target *t)
 
 	if (!t)
 		return;
-	fp_target__release(t);
+	target_release(t);
 	fp_target__links_free(t);
 	fp_inproc__free(t->ip);
 	free(t->ip_on);

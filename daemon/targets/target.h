@@ -151,8 +151,6 @@ void fp_target__free(struct fp_target *t);
 /* Its process is gone (or its group ended): its figures now kept in t->last, exited set,
  * released (below). */
 void fp_target__retire(struct fp_target *t);
-/* Detaches everything and frees the BPF object; the catalog and t->last stay. */
-void fp_target__release(struct fp_target *t);
 /* Attaches (on) or detaches (off) the sites of the regions with sel[r] set. 0 or
  * -errno; on error nothing changed. */
 int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, struct fp_err *e);
@@ -215,18 +213,8 @@ void fp_journal__hold(void);
 void fp_journal__let_go(void);
 
 /*
- * Registers and unregisters a uprobe (a perf uprobe event, no BPF program) at each
- * offset of the file at path (refs: semaphore offsets, or 0): the kernel's unregister
- * then removes the breakpoint from every process where no other consumer wants it.
- * dev/ino (0: not checked) must be the file's. Returns the number of sites cycled or
- * -errno.
- */
-int fp_repair_sites(const char *path, uint64_t dev, uint64_t ino, const uint64_t *offs,
-		    const uint64_t *refs, int n);
-
-/*
  * featprof repair PID: probe sites of the process that hold a breakpoint (int3 where the
- * file has none) get a uprobe registered and unregistered again (fp_repair_sites): the
+ * file has none) get a uprobe registered and unregistered again (repair_sites): the
  * kernel then removes each one no live consumer wants; sites featprofd or another tool
  * has attached keep theirs. check: only count. *before: the sites with a breakpoint,
  * *after: those left. 0, -ESRCH (no such process), or -errno (e filled).

@@ -9,7 +9,7 @@
 
 int fp_log_level = FP_LOG_INFO;
 
-void fp_vlog(int level, const char *fmt, va_list ap)
+static void vlog(int level, const char *fmt, va_list ap)
 {
 	static const char *const names[8] = { "", "", "", "error", "warning", "", "info",
 					      "debug" };
@@ -33,6 +33,6 @@ void fp_log(int level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fp_vlog(level, fmt, ap);
+	vlog(level, fmt, ap);
 	va_end(ap);
 }

@@ -7,7 +7,6 @@ enum { FP_LOG_ERR = 3, FP_LOG_WARN = 4, FP_LOG_INFO = 6, FP_LOG_DEBUG = 7 };
 #include <stdarg.h>
 
 extern int fp_log_level;
-void fp_vlog(int level, const char *fmt, va_list ap);
 void fp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
