@@ -292,7 +292,7 @@ $(O)/bench/busyloop_%: private TGT_OBJS := $(NOTES_OBJS) $(O)/daemon/kern/uprobe
 $(O)/bench/busyloop_%: private TGT_LIBS := -lpthread $(LIBS_NOTES) $(LIBS_BPF)
 $(O)/bench/busyloop_dry: private TGT_EXTRA := -DBL_DRY
 $(O)/bench/busyloop_sdt: private TGT_EXTRA := -DBL_SDT
-$(O)/bench/busyloop_fp_nop1: private TGT_EXTRA := -DFP_SITE_SHAPE=FP_SHAPE_NOP1
+$(O)/bench/busyloop_fp_nop1: private TGT_EXTRA := -DFEATPROF_SITE_SHAPE=FEATPROF_SHAPE_NOP1
 $(O)/bench/busyloop_static: private TGT_EXTRA := -DBL_STATIC
 $(O)/bench/busyloop_fp_sampling: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/bench/busyloop_fp_gated: private TGT_EXTRA := -DFEATPROF_SAMPLING_GATED

@@ -6,7 +6,7 @@
 
 #include "cli/commands/commands.h"
 #include "cli/core/core.h"
-#include "usdt/featprof.h"	/* FEATPROF_VERSION */
+#include "usdt/featprof_abi.h"	/* FEATPROF_VERSION */
 
 struct cmd {
 	const char *name;

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "err.h"
-#include "usdt/featprof.h"	/* the probe ABI: note type, site kinds and shapes */
+#include "usdt/featprof_abi.h"	/* the probe ABI: note type, site kinds and shapes */
 
 /* One stapsdt note, with featprof's catalog entry when it is a featprof site. */
 struct fp_site {

@@ -2,12 +2,24 @@
 /*
  * featprof.h - mark feature regions in a C or C++ program for featprof.
  *
- * Header only, nothing to link. Use:
+ * Use:
  *
  *	FP_BEGIN(compress, "Compression");          region "compress" of feature Compression
  *	FP_END(compress);
  *	FP_BEGIN(enc_zip, "Encryption", "Compression");   an interaction region FR(A,B)
  *	FP_SCOPE(hash, "Checksum");                 ends when the enclosing scope exits
+ *
+ * Three builds of the same source:
+ *  - plain (the default): header only, nothing to link. A site is a few nops and its ELF
+ *    notes; featprofd traces it by a uprobe when asked.
+ *  - sampling (-DFEATPROF_SAMPLING, or FEATPROF_SAMPLING_GATED): header only too; every
+ *    site also keeps the thread's stack of open regions for `featprof sample` (below).
+ *  - in-process (-DFEATPROF_INPROCESS): a site whose region's gate is up times itself in
+ *    the process (usdt/featprof_inprocess.h). The runtime must be defined once per object
+ *    (executable or shared library): compile usdt/featprof_ip.c, or featprof_ip.c as
+ *    installed (`pkg-config --variable=ipsource featprof`), into each object exactly once,
+ *    with -DFEATPROF_INPROCESS like the rest of it; every translation unit of the object is
+ *    built in-process alike.
  *
  * A region name is a C identifier; features are string literals. A region may have any
  * number of begin and end sites, in several functions, translation units and shared
@@ -18,7 +30,7 @@
  * FP_SCOPE_DEFINE(region). C++ needs no declaration (a local class with an inline
  * destructor ends the region, also when an exception unwinds the scope).
  *
- * What a site compiles to (x86-64, default shape FP_SHAPE_SHIELDED), 19 bytes:
+ * What a site compiles to (x86-64, default shape FEATPROF_SHAPE_SHIELDED), 19 bytes:
  *
  *	990:	90                         nop                   <- note location
  *		48 8d 64 24 80             lea    -0x80(%rsp),%rsp
@@ -57,9 +69,12 @@
  * function's CFI describes. A frame-pointer unwinder is unaffected. A DWARF unwinder
  * that samples exactly there must add 128 to %rsp first: every such window is in the
  * catalog (`featprof list --json`: optimizable_offset and the 13 bytes after it), so a
- * sampler that knows the catalog corrects it (featprof's sampler reads no stacks; the
- * window is 2 of the 4 instructions). While a uprobe is attached at the nop5 it is a CALL
- * into the kernel's trampoline and a sample lands in the kernel, not in the window.
+ * sampler that knows the catalog can correct it. featprof's own does not: with
+ * `sample --stacks --unwind dwarf` a sample that lands in the window (2 of an idle site's 4
+ * instructions) is unwound from a %rsp 128 bytes low, and its stack may be wrong or cut
+ * short from there; `--unwind fp` is unaffected. While a uprobe is attached at the nop5 it
+ * is a CALL into the kernel's trampoline and a sample lands in the kernel, not in the
+ * window.
  *
  * Sampling (`featprof sample`): with FEATPROF_SAMPLING defined, every site also keeps the
  * thread's stack of open regions in thread-local storage, `featprof_tls` below, which a
@@ -75,12 +90,17 @@
  * stack (their samples go to what encloses them), as tracing misses them too; their
  * ends are counted (`unmatched`).
  *
- * Tunables (define before including):
- *  FP_SITE_SHAPE      FP_SHAPE_SHIELDED (default) or FP_SHAPE_NOP1 (a single nop)
- *  FP_DISABLE         compile every macro to nothing
- *  FEATPROF_SAMPLING  keep the region stack for the sampler (in every translation unit)
+ * Tunables (define before including; all FEATPROF_, the earlier FP_SITE_SHAPE and
+ * FP_DISABLE still taken):
+ *  FEATPROF_SITE_SHAPE      FEATPROF_SHAPE_SHIELDED (default) or FEATPROF_SHAPE_NOP1
+ *                           (a single nop)
+ *  FEATPROF_DISABLE         compile every macro to nothing
+ *  FEATPROF_SAMPLING        keep the region stack for the sampler (in every translation
+ *                           unit)
  *  FEATPROF_SAMPLING_GATED  the same, kept only while sampled (implies FEATPROF_SAMPLING;
- *                     every translation unit of the executable alike)
+ *                           every translation unit of the executable alike)
+ *  FEATPROF_INPROCESS       time enabled regions in the process (the runtime once per
+ *                           object, above)
  *
  * Limits: a source path must not contain '"' or '\'.
  */
@@ -91,19 +111,30 @@
 #define FEATPROF_VERSION_MINOR 1
 #define FEATPROF_VERSION_PATCH 0
 
-/* The probe ABI, read by common/notes.c: catalog note type, site kinds and shapes. */
-#define FP_NOTE_TYPE_SITE 1
-#define FP_KIND_BEGIN 1
-#define FP_KIND_END 2
+/* The tunables' earlier spellings, still taken. */
+#if defined(FP_DISABLE) && !defined(FEATPROF_DISABLE)
+#define FEATPROF_DISABLE
+#endif
+#if defined(FP_SITE_SHAPE) && !defined(FEATPROF_SITE_SHAPE)
 #define FP_SHAPE_NOP1 0
 #define FP_SHAPE_SHIELDED 1
-#define FP_SHIELD_LEN 19	/* bytes of a shielded site */
-#define FP_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
+#define FEATPROF_SITE_SHAPE FP_SITE_SHAPE
+#endif
+
+/* The probe ABI, which featprofd reads (usdt/featprof_abi.h names it for its code):
+ * catalog note type, site kinds and shapes (a shape is also FEATPROF_SITE_SHAPE's value). */
+#define FEATPROF_ABI_NOTE_TYPE_SITE 1
+#define FEATPROF_ABI_KIND_BEGIN 1
+#define FEATPROF_ABI_KIND_END 2
+#define FEATPROF_SHAPE_NOP1 0
+#define FEATPROF_SHAPE_SHIELDED 1
+#define FEATPROF_ABI_SHIELD_LEN 19	/* bytes of a shielded site */
+#define FEATPROF_ABI_SHIELD_NOP5 6	/* offset of its nop5 from the note location */
 
 /* --- what a program writes: FP_BEGIN, FP_END, FP_SCOPE, FP_SCOPE_DEFINE -------------- */
 /* (their parts, __fp_*, are defined further down: a macro is expanded where it is used) */
 
-#ifdef FP_DISABLE
+#ifdef FEATPROF_DISABLE
 
 #define FP_BEGIN(region, ...) ((void)0)
 #define FP_END(region) ((void)0)
@@ -114,7 +145,8 @@
 
 #define FP_BEGIN(region, ...)                                                              \
 	do {                                                                               \
-		__fp_site(region, FP_KIND_BEGIN, "begin", ".asciz " #__VA_ARGS__ "\n");   \
+		__fp_site(region, FEATPROF_ABI_KIND_BEGIN, "begin",                        \
+			  ".asciz " #__VA_ARGS__ "\n");                                       \
 		__fp_begin_stack(region);                                                  \
 		__fp_ip_begin(region);                                                     \
 	} while (0)
@@ -122,7 +154,7 @@
 	do {                                                                               \
 		__fp_ip_end(region);                                                       \
 		__fp_end_stack(region);                                                    \
-		__fp_site(region, FP_KIND_END, "end", "");                                 \
+		__fp_site(region, FEATPROF_ABI_KIND_END, "end", "");                       \
 	} while (0)
 
 #ifdef __cplusplus
@@ -150,7 +182,7 @@
 		__attribute__((cleanup(__fp_scope_end_##region), unused))
 #endif
 
-#endif /* FP_DISABLE */
+#endif /* FEATPROF_DISABLE */
 
 /* --- tunables, the sampler's TLS ABI, the site and its notes (internals) --------------- */
 
@@ -158,29 +190,31 @@
  * The sampler's TLS ABI (version in the magic: "FPT2"). The executable exports
  * featprof_tls (STT_TLS, default visibility); featprofd finds it at
  * fsbase + st_value - roundup(PT_TLS p_memsz, p_align) and reads it whole at a sample.
- * ids[k], for k < min(depth, FP_TLS_DEPTH), is the region open at depth k: the address of
+ * ids[k], for k < min(depth, FEATPROF_ABI_TLS_DEPTH), is the region open at depth k: the address of
  * a NUL-terminated copy of the region's name (one per region per object, symbol
  * featprof_rgn_<region> in a COMDAT group), so that the sampler names it by reading the
- * string once. depth counts regions beyond FP_TLS_DEPTH too (not stored). unmatched
+ * string once. depth counts regions beyond FEATPROF_ABI_TLS_DEPTH too (not stored). unmatched
  * counts the thread's ends whose region was not on the stack (begun before the stack
  * was kept, or an end without a begin). A build with FEATPROF_SAMPLING also carries a
- * catalog note of type FP_NOTE_TYPE_TLS (version, depth, magic), which featprofd checks
+ * catalog note of type FEATPROF_ABI_NOTE_TYPE_TLS (version, depth, magic), which featprofd checks
  * before it reads anything; a gated build also the stapsdt note featprof:sample__gate.
  */
-#define FP_TLS_MAGIC 0x32545046	/* "FPT2", also in the note below (no suffix: asm) */
-#define FP_TLS_DEPTH 16
-#define FP_TLS_ABI_VERSION 2
-#define FP_NOTE_TYPE_TLS 2	/* owner "featprof": u32 version, u32 depth, u32 magic */
-#define FP_GATE_PROBE "sample__gate"	/* FEATPROF_SAMPLING_GATED's stapsdt probe */
+/* "FPT2", also in the note below (no suffix: asm) */
+#define FEATPROF_ABI_TLS_MAGIC 0x32545046
+#define FEATPROF_ABI_TLS_DEPTH 16
+#define FEATPROF_ABI_TLS_VERSION 2
+/* owner "featprof": u32 version, u32 depth, u32 magic */
+#define FEATPROF_ABI_NOTE_TYPE_TLS 2
+#define FEATPROF_ABI_GATE_PROBE "sample__gate"	/* FEATPROF_SAMPLING_GATED's stapsdt probe */
 struct featprof_tls {
 	unsigned int magic;
 	unsigned int depth;
-	const char *ids[FP_TLS_DEPTH];
+	const char *ids[FEATPROF_ABI_TLS_DEPTH];
 	unsigned long long unmatched;
 };
 
-#ifndef FP_SITE_SHAPE
-#define FP_SITE_SHAPE FP_SHAPE_SHIELDED
+#ifndef FEATPROF_SITE_SHAPE
+#define FEATPROF_SITE_SHAPE FEATPROF_SHAPE_SHIELDED
 #endif
 
 #define __fp_str(x) #x
@@ -195,20 +229,20 @@ struct featprof_tls {
 
 #if !defined(__x86_64__)
 /* Elsewhere a site is the architecture's nop; only x86-64 has the shielded shape. */
-#undef FP_SITE_SHAPE
-#define FP_SITE_SHAPE FP_SHAPE_NOP1
+#undef FEATPROF_SITE_SHAPE
+#define FEATPROF_SITE_SHAPE FEATPROF_SHAPE_NOP1
 #define __fp_site_insns "990:\tnop\n"
-#elif FP_SITE_SHAPE == FP_SHAPE_SHIELDED
+#elif FEATPROF_SITE_SHAPE == FEATPROF_SHAPE_SHIELDED
 /* Spelled as bytes so that the site is the same under -masm=intel and any assembler. */
 #define __fp_site_insns                                                                    \
 	"990:\t.byte 0x90\n"                                                               \
 	"\t.byte 0x48,0x8d,0x64,0x24,0x80\n"                                               \
 	"\t.byte 0x0f,0x1f,0x44,0x00,0x00\n"                                               \
 	"\t.byte 0x48,0x8d,0xa4,0x24,0x80,0x00,0x00,0x00\n"
-#elif FP_SITE_SHAPE == FP_SHAPE_NOP1
+#elif FEATPROF_SITE_SHAPE == FEATPROF_SHAPE_NOP1
 #define __fp_site_insns "990:\t.byte 0x90\n"
 #else
-#error "featprof.h: FP_SITE_SHAPE must be FP_SHAPE_SHIELDED or FP_SHAPE_NOP1"
+#error "featprof.h: FEATPROF_SITE_SHAPE must be FEATPROF_SHAPE_SHIELDED or FEATPROF_SHAPE_NOP1"
 #endif
 
 /* The .stapsdt.base marker, as sys/sdt.h emits it: lets readers detect prelinking. */
@@ -244,20 +278,20 @@ struct featprof_tls {
 #define __fp_stapsdt_note(region, kind_name) __fp_note(#region "__" kind_name, "0", "")
 
 /*
- * Catalog note, owner "featprof", type FP_NOTE_TYPE_SITE. Descriptor:
+ * Catalog note, owner "featprof", type FEATPROF_ABI_NOTE_TYPE_SITE. Descriptor:
  *   u64 pc, u64 base (as in the stapsdt note), u32 line, u8 kind, u8 shape, u16 0,
  *   region\0 file\0 feature\0 ... \0   (end sites carry no features)
  */
 #define __fp_catalog_note(region, kind, feats)                                             \
 	".pushsection .note.featprof,\"?\",\"note\"\n"                                     \
 	".balign 4\n"                                                                      \
-	".4byte 996f-995f,998f-997f," __fp_xstr(FP_NOTE_TYPE_SITE) "\n"                    \
+	".4byte 996f-995f,998f-997f," __fp_xstr(FEATPROF_ABI_NOTE_TYPE_SITE) "\n"       \
 	"995:\t.asciz \"featprof\"\n"                                                      \
 	"996:\t.balign 4\n"                                                                \
 	"997:\t.8byte 990b\n"                                                              \
 	".8byte _.stapsdt.base\n"                                                          \
 	".4byte " __fp_xstr(__LINE__) "\n"                                                 \
-	".byte " __fp_xstr(kind) "," __fp_xstr(FP_SITE_SHAPE) ",0,0\n"                     \
+	".byte " __fp_xstr(kind) "," __fp_xstr(FEATPROF_SITE_SHAPE) ",0,0\n"                     \
 	".asciz \"" #region "\"\n"                                                         \
 	".asciz \"" __FILE__ "\"\n" feats ".byte 0\n"                                      \
 	"998:\t.balign 4\n"                                                                \
@@ -274,7 +308,7 @@ struct featprof_tls {
 #if defined(FEATPROF_SAMPLING_GATED) && !defined(FEATPROF_SAMPLING)
 #define FEATPROF_SAMPLING
 #endif
-#if defined(FEATPROF_SAMPLING) && !defined(FP_DISABLE)
+#if defined(FEATPROF_SAMPLING) && !defined(FEATPROF_DISABLE)
 #if !defined(__x86_64__)
 #error "featprof.h: FEATPROF_SAMPLING is implemented for x86-64 only"
 #endif
@@ -282,15 +316,15 @@ struct featprof_tls {
  * featprof_tls to one, the executable's, so that a library's regions are on the stack
  * featprofd samples (a library that keeps its own is refused by name). */
 __attribute__((weak, visibility("default"))) __thread struct featprof_tls featprof_tls = {
-	FP_TLS_MAGIC, 0, { 0 }, 0
+	FEATPROF_ABI_TLS_MAGIC, 0, { 0 }, 0
 };
 __asm__(".pushsection .note.featprof,\"?\",\"note\"\n"
 	".balign 4\n"
-	".4byte 9,12," __fp_xstr(FP_NOTE_TYPE_TLS) "\n"
+	".4byte 9,12," __fp_xstr(FEATPROF_ABI_NOTE_TYPE_TLS) "\n"
 	".asciz \"featprof\"\n"
 	".balign 4\n"
-	".4byte " __fp_xstr(FP_TLS_ABI_VERSION) "," __fp_xstr(FP_TLS_DEPTH) ","
-	__fp_xstr(FP_TLS_MAGIC) "\n"
+	".4byte " __fp_xstr(FEATPROF_ABI_TLS_VERSION) "," __fp_xstr(FEATPROF_ABI_TLS_DEPTH) ","
+	__fp_xstr(FEATPROF_ABI_TLS_MAGIC) "\n"
 	".popsection\n");
 
 /* The region's id: featprof_rgn_<region>, defined once per object (COMDAT), its address
@@ -313,7 +347,7 @@ static inline __attribute__((always_inline, unused)) void __fp_tls_push(const ch
 {
 	unsigned int d = featprof_tls.depth;
 
-	if (d < FP_TLS_DEPTH)
+	if (d < FEATPROF_ABI_TLS_DEPTH)
 		featprof_tls.ids[d] = id;
 	__asm__ __volatile__("" ::: "memory");
 	featprof_tls.depth = d + 1;
@@ -325,7 +359,7 @@ static inline __attribute__((always_inline, unused)) void __fp_tls_pop(const cha
 {
 	unsigned int d = featprof_tls.depth, k;
 
-	if (d > FP_TLS_DEPTH) {	/* not stored: the innermost unstored one ends */
+	if (d > FEATPROF_ABI_TLS_DEPTH) {	/* not stored: the innermost unstored one ends */
 		featprof_tls.depth = d - 1;
 		return;
 	}
@@ -350,7 +384,7 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
 	".hidden featprof_gate\n"
 	"featprof_gate:\n"
 	"990:\tnop\n"
-	"\tret\n" __fp_note(FP_GATE_PROBE, "featprof_sample_gate", "")
+	"\tret\n" __fp_note(FEATPROF_ABI_GATE_PROBE, "featprof_sample_gate", "")
 	".popsection\n" __fp_base_insns);
 #define __fp_gate_up() __builtin_expect(featprof_sample_gate != 0, 0)
 #define __fp_end_due() __builtin_expect((featprof_tls.depth | featprof_sample_gate) != 0, 0)
@@ -391,8 +425,11 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
  * their nops, a compare and a branch; while it is up they call the runtime
  * (usdt/featprof_inprocess.h), which keeps the thread's region stack and figures in the
  * process's memory, where featprofd reads them. The layout below is an ABI shared with
- * featprofd (FP_IP_ABI_VERSION, also in the FP_NOTE_TYPE_IP catalog note).
+ * featprofd (FP_IP_ABI_VERSION, also in the FP_NOTE_TYPE_IP catalog note): where it is
+ * used, in an in-process build and in featprofd (usdt/featprof_abi.h, and FEATPROF_IP_LAYOUT
+ * where it reads the arena); a plain build does not see it.
  */
+#if defined(FEATPROF_INPROCESS) || defined(FEATPROF_IP_LAYOUT) || defined(FEATPROF_ABI)
 #define FP_IP_ABI_VERSION 2
 #define FP_IP_MAGIC 0x31504946	/* "FIP1": a control block and a thread block start so */
 #define FP_NOTE_TYPE_IP 3	/* owner "featprof": u32 version, u32 thread block size,
@@ -410,8 +447,9 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
 #define FP_IP_HIST 40		/* log2(ns) buckets, as bpf/featprof_bpf.h's */
 #define FP_IP_CLOCK_MONO 0	/* clock_gettime(CLOCK_MONOTONIC), ns */
 #define FP_IP_CLOCK_TSC 1	/* rdtsc, converted by ns = ticks * mult >> shift */
+#endif
 /* The arena's layout: where it is used, in an in-process build and in featprofd (which
- * defines FEATPROF_IP_LAYOUT to read it); a plain build does not see it. */
+ * defines FEATPROF_IP_LAYOUT to read it). */
 #if defined(FEATPROF_INPROCESS) || defined(FEATPROF_IP_LAYOUT)
 /* anomalies, as bpf/featprof_bpf.h's enum fp_anomaly numbers them */
 enum {
@@ -537,7 +575,7 @@ struct featprof_ip_ctl {
 };
 #endif /* FEATPROF_INPROCESS || FEATPROF_IP_LAYOUT */
 
-#if defined(FEATPROF_INPROCESS) && !defined(FP_DISABLE)
+#if defined(FEATPROF_INPROCESS) && !defined(FEATPROF_DISABLE)
 #include "featprof_inprocess.h"
 #else
 #define __fp_ip_begin(region) ((void)0)

@@ -28,7 +28,7 @@
 
 #include "cli/core/core.h"
 #include "writers.h"
-#include "usdt/featprof.h"	/* FEATPROF_VERSION */
+#include "usdt/featprof_abi.h"	/* FEATPROF_VERSION */
 
 #define W 960		/* drawing width, px */
 #define ROW 18		/* flame graph row height */

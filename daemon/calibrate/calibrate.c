@@ -75,7 +75,7 @@
 
 #include "calibrate_impl.h"
 #include "common/err.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "featprof.skel.h"
 #include "inproc/ip_calibrate.h"
 #include "util/log.h"

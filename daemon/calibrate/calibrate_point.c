@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "calibrate_impl.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "common/maps.h"
 
 int fp_calibrate_has_trampoline(void)

@@ -52,7 +52,7 @@
 #include "common/catalog.h"
 #include "util/closer.h"
 #include "common/err.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "inproc.h"
 #include "inproc_impl.h"
 #include "ip_calibrate.h"

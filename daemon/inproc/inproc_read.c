@@ -19,7 +19,7 @@
 
 #include "common/procfs.h"
 #include "common/catalog.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "inproc.h"
 #include "inproc_impl.h"
 #include "util/stats.h"

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "common/err.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "ip_calibrate.h"
 
 #define IP_ROUNDS 21

@@ -36,7 +36,7 @@
 #include "util/closer.h"
 #include "common/err.h"
 #include "featprof.skel.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "kern/kernel.h"
 #include "util/log.h"
 #include "targets/target.h"

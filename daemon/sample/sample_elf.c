@@ -19,7 +19,7 @@
 
 #include "common/elfread.h"
 #include "common/err.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "kern/kernel.h"
 #include "common/maps.h"
 #include "common/notes.h"

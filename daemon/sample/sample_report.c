@@ -20,7 +20,7 @@
 
 #include "common/procfs.h"
 #include "util/clock.h"
-#include "usdt/featprof.h"
+#include "usdt/featprof_abi.h"
 #include "inproc/inproc.h"
 #include "sample.h"
 #include "sample_impl.h"

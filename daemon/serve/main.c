@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "calibrate/calibrate.h"
-#include "usdt/featprof.h"	/* FEATPROF_VERSION */
+#include "usdt/featprof_abi.h"	/* FEATPROF_VERSION */
 #include "inproc/ip_calibrate.h"
 #include "targets/target.h"
 #include "kern/kernel.h"

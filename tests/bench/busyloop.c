@@ -3,7 +3,7 @@
  * SimpleBusyLoop (after the thesis this product competes with): one small region in a
  * loop, a busy-counting body. Built in variants from this one file:
  *   -DBL_DRY      no probes                       -DBL_SDT     sys/sdt.h probes (nop)
- *   (default)     featprof, shielded site          -DFP_SITE_SHAPE=FP_SHAPE_NOP1
+ *   (default)     featprof, shielded site          -DFEATPROF_SITE_SHAPE=FEATPROF_SHAPE_NOP1
  *   -DBL_STATIC   static in-process tracer: two timestamps per iteration into a
  *                 preallocated buffer, durations summed at the end
  *
@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #ifdef BL_DRY
-#define FP_DISABLE
+#define FEATPROF_DISABLE
 #endif
 #include "featprof.h"
 #ifndef BL_DRY

@@ -327,7 +327,7 @@ def main():
         ("dry", "no probes", plain("dry")),
         ("sdt inactive", "sys/sdt.h probes, nothing attached", plain("sdt")),
         ("featprof inactive", "shielded sites, nothing attached", plain("fp")),
-        ("featprof-nop1 inactive", "FP_SHAPE_NOP1 sites, nothing attached", plain("fp_nop1")),
+        ("featprof-nop1 inactive", "FEATPROF_SHAPE_NOP1 sites, nothing attached", plain("fp_nop1")),
         ("static tracer", "2 clock_gettime into a preallocated buffer", plain("static")),
         ("bare uprobe nop1", "perf uprobe, no program, on the nop1 (perf's sample work)",
          plain("fp", "--bare", "nop1")),
@@ -667,7 +667,7 @@ def report(rows, dry, bcc, acc, thr, ir, cal, hot=None, minute=None):
         for v in ("dry", "sdt", "fp", "fp_nop1", "fp_sampling", "fp_gated", "fp_inproc"):
             L.append("| %s | %.1f | %+.1f |" % (v, ir[v], ir[v] - ir["dry"]))
         L.append("\nA featprof site is 4 instructions (nop, lea, nop5, lea), a sys/sdt.h site "
-                 "1 (nop), a FP_SHAPE_NOP1 site 1: two sites per iteration. fp_sampling: "
+                 "1 (nop), a FEATPROF_SHAPE_NOP1 site 1: two sites per iteration. fp_sampling: "
                  "shielded sites built with FEATPROF_SAMPLING (the region stack kept in "
                  "TLS at every begin and end, sampled or not). fp_gated: built with "
                  "FEATPROF_SAMPLING_GATED (the stack kept only while a sampler raises the "

@@ -33,6 +33,19 @@ if ! grep -q 'PythonGC' <<< "$out"; then
 else
 	echo "installed featprof list $py: $(grep -c . <<< "$out") lines, PythonGC present"
 fi
+# an in-process program from the installed files alone, as featprof.h's usage says: the
+# runtime (pkg-config's ipsource) compiled once into the object
+printf '#include "featprof.h"\nint main(void)\n{\n\tFP_BEGIN(r, "F");\n\tFP_END(r);\n\treturn 0;\n}\n' \
+	> "$tmp/ip.c"
+pc="env PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config"
+if ! gcc -DFEATPROF_INPROCESS $($pc --cflags featprof) "$tmp/ip.c" \
+	"$($pc --variable=ipsource featprof)" -o "$tmp/ip" -lpthread 2> "$tmp/ip.log" ||
+	! "$tmp/ip" || ! readelf -n "$tmp/ip" | grep -q 'featprof'; then
+	echo "  FAILED an in-process program from the installed header and runtime:"
+	head -5 "$tmp/ip.log"; fail=1
+else
+	echo "installed: an in-process program built with pkg-config featprof's ipsource runs"
+fi
 if ! strings "$prefix/bin/featprof" | grep -qx "$prefix/share/featprof/regions.d"; then
 	echo "  FAILED the installed CLI does not name $prefix/share/featprof/regions.d"; fail=1
 fi

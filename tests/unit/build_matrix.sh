@@ -106,9 +106,25 @@ for cc in gcc clang; do
 		head -3 "$tmp/err"; fail=1
 	fi
 done
-# the nop1 shape and FP_DISABLE build too; FP_DISABLE leaves no note
-n=$((n + 1)); gcc $W -DFP_SITE_SHAPE=FP_SHAPE_NOP1 tests/targets/site.c -o "$tmp/n1" && check_notes "$tmp/n1" 8 || fail=1
-n=$((n + 1)); gcc $W -DFP_DISABLE tests/targets/site.c -o "$tmp/d" || fail=1
-if [ "$(readelf -n "$tmp/d" | grep -c featprof)" != 0 ]; then echo "  FAILED FP_DISABLE left notes"; fail=1; fi
+# the nop1 shape and FEATPROF_DISABLE build too, by their names and their earlier ones
+# (FP_SITE_SHAPE=FP_SHAPE_NOP1, FP_DISABLE); the disabled build leaves no note
+for shape in FEATPROF_SITE_SHAPE=FEATPROF_SHAPE_NOP1 FP_SITE_SHAPE=FP_SHAPE_NOP1; do
+	n=$((n + 1))
+	gcc $W -D$shape tests/targets/site.c -o "$tmp/n1" && check_notes "$tmp/n1" 8 || fail=1
+	if objdump -d "$tmp/n1" | grep -q 'lea *-0x80(%rsp)'; then
+		echo "  FAILED -D$shape: a shielded site"; fail=1
+	fi
+done
+for off in FEATPROF_DISABLE FP_DISABLE; do
+	n=$((n + 1)); gcc $W -D$off tests/targets/site.c -o "$tmp/d" || fail=1
+	if [ "$(readelf -n "$tmp/d" | grep -c featprof)" != 0 ]; then
+		echo "  FAILED $off left notes"; fail=1
+	fi
+done
+# a plain build sees none of featprofd's ABI constants (usdt/featprof_abi.h names them)
+n=$((n + 1))
+printf '#include "featprof.h"\n#if defined(FP_KIND_BEGIN) || defined(FP_IP_IDS) || defined(FP_TLS_DEPTH)\n#error ABI\n#endif\nint main(void) { return 0; }\n' \
+	> "$tmp/abi.c"
+gcc $W -Iusdt "$tmp/abi.c" -o "$tmp/abi" || { echo "  FAILED a plain build sees featprofd's FP_ constants"; fail=1; }
 echo "build_matrix: $n builds"
 exit $fail
