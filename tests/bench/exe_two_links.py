@@ -18,7 +18,7 @@ ap.add_argument("--n", type=int, default=20000)
 args = ap.parse_args()
 sys.argv = [sys.argv[0], args.build]
 import harness as h  # noqa: E402
-import test_services as ts  # noqa: E402
+import test_processes as ts  # noqa: E402
 
 
 def per_instance(svc):
