@@ -20,8 +20,9 @@ Also refused:
   leads to one folder;
 - a file over 800 lines, a function over 80.
 
---map prints one row per module (path, rank, public headers, and the first sentence of
-its head comment): docs/ARCHITECTURE.md's map, which make check compares.
+--map prints one row per module (path, rank, public headers, the prefixes of the names it
+defines, and the first sentence of its head comment): docs/ARCHITECTURE.md's map, which
+make check compares.
 Prints each breach and exits 1.
 usage: scripts/layers.py [--map] [ROOT] (default: the tree this script is in)"""
 import os
@@ -185,11 +186,17 @@ def purpose(m):
 
 
 if "--map" in sys.argv:  # the breaches are the plain check's to print
-    print("| folder | rank | public headers | what it is |")
-    print("|---|---|---|---|")
+    names = {}  # module -> the prefixes of the names it defines: a name leads to its folder
+    for m, path, fn in defined:
+        w = "_".join(fn.split("_")[:2])
+        names.setdefault(m, set()).add(fn.split("__")[0] + "__" if "__" in fn else
+                                       w + "_" if len(fn) > len(w) else w)
+    print("| folder | rank | public headers | names | what it is |")
+    print("|---|---|---|---|---|")
     for m in sorted(mods, key=lambda m: (rank[m], m)):
         h, what = purpose(m)
-        print("| %s/ | %d | %s | %s |" % (rel[m], rank[m], h, what))
+        print("| %s/ | %d | %s | %s | %s |" % (rel[m], rank[m], h,
+                                             " ".join(sorted(names.get(m, ()))) or "-", what))
     sys.exit(0)
 for b in bad:
     print(b)
