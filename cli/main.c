@@ -70,10 +70,37 @@ int usage_error(const char *msg)
 	return 2;
 }
 
-int main(int argc, char **argv)
+/* The command name names: itself, else the one command it is a prefix of. NULL after a
+ * line (none, or several: they are listed). */
+static const struct cmd *command(const char *name)
 {
 	const struct cmd *found = NULL;
-	size_t i, len;
+	size_t i, len = strlen(name), n = 0;
+	char cands[512] = "";
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strncmp(cmds[i].name, name, len))
+			continue;
+		found = &cmds[i];
+		snprintf(cands + strlen(cands), sizeof(cands) - strlen(cands), "%s%s",
+			 n++ ? ", " : "", cmds[i].name);
+	}
+	if (n == 1)
+		return found;
+	if (n)
+		fprintf(stderr, "featprof: ambiguous command '%s': %s (see featprof --help)\n",
+			name, cands);
+	else
+		fprintf(stderr, "featprof: unknown command '%s' (see featprof --help)\n", name);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *found;
 	int a = 1;
 
 	while (a < argc && argv[a][0] == '-') {
@@ -90,28 +117,17 @@ int main(int argc, char **argv)
 			printf("featprof %s\n", FEATPROF_VERSION);
 			return 0;
 		} else {
-			return usage_error("unknown option");
+			fprintf(stderr, "featprof: unknown option '%s' (see featprof --help)\n",
+				argv[a]);
+			return 2;
 		}
 	}
 	if (a >= argc) {
 		usage(stderr);
 		return 2;
 	}
-	len = strlen(argv[a]);
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		if (strncmp(cmds[i].name, argv[a], len))
-			continue;
-		if (strlen(cmds[i].name) == len) {
-			found = &cmds[i];
-			break;
-		}
-		if (found)
-			return usage_error("ambiguous command");
-		found = &cmds[i];
-	}
-	if (!found) {
-		fprintf(stderr, "featprof: unknown command '%s' (see featprof --help)\n", argv[a]);
+	found = command(argv[a]);
+	if (!found)
 		return 2;
-	}
 	return found->fn(argc - a, argv + a);
 }

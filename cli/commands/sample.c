@@ -34,14 +34,6 @@
 #include "cli/writers/writers.h"
 #include "commands_impl.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_int(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 static const char *exe;	/* --exe PATH: the executable's processes */
 static int remote;	/* --remote */
 static int stacks;	/* --stacks */
@@ -214,9 +206,8 @@ int cmd_sample(int argc, char **argv)
 		return 1;
 	}
 	json_object_put(res);
-	signal(SIGINT, on_int);
-	signal(SIGTERM, on_int);
-	for (i = 0; i < secs * 10 && !stop; i++)
+	cli_catch_interrupts();
+	for (i = 0; i < secs * 10 && !cli_interrupted; i++)
 		nanosleep(&ts, NULL);
 	st = call("stats", pid, 0, 0);
 	res = call("sample", pid, hz, 0);

@@ -15,37 +15,28 @@ int cmd_stats(int argc, char **argv)
 {
 	struct json_object *res, *req;
 	struct cli_opts o;
-	int json;
-	long pid;
-	int rc;
+	long pid = 0;
+	int rc = cli_parse(argc, argv, O_JSON | O_EXE, &o);	/* says what is wrong once */
 
-	if (cli_parse(argc, argv, O_JSON | O_EXE, &o) == 0 && o.exe && !o.npos) {
+	if (rc || o.npos != !o.exe || (!o.exe && parse_pid(o.pos[0], &pid))) {
+		if (!rc && o.npos == 1 && !o.exe)
+			fprintf(stderr, "featprof stats: not a pid: '%s'\n", o.pos[0]);
+		fprintf(rc == 1 ? stdout : stderr,
+			"usage: featprof stats PID|--exe PATH [--json]\n");
+		return rc == 1 ? 0 : 2;
+	}
+	if (o.exe) {
 		req = json_object_new_object();
 		json_object_object_add(req, "exe", json_object_new_string(o.exe));
 		res = client_request("stats", "exe_stats", 0, req);
-		if (!res || o.json)
-			return cli_cmd_json_done(res);
-		cli_write_table(res, 0, "featprof stats:");
-		json_object_put(res);
-		return 0;
+	} else {
+		res = cli_cmd_call("stats", pid);
 	}
-	rc = cli_cmd_pid_args(argc, argv, &pid, &json, "stats PID|--exe PATH [--json]");
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	res = cli_cmd_call("stats", pid);
-	if (!res || json)
+	if (!res || o.json)
 		return cli_cmd_json_done(res);
 	cli_write_table(res, pid, "featprof stats:");
 	json_object_put(res);
 	return 0;
-}
-
-static volatile sig_atomic_t interrupted;
-
-static void on_int(int sig)
-{
-	(void)sig;
-	interrupted = 1;
 }
 
 /* stream and top: subscribe, then one push per interval. */
@@ -83,10 +74,9 @@ static int subscribe_loop(int argc, char **argv, int table)
 		return 1;
 	}
 	json_object_put(res);
-	signal(SIGINT, on_int);
-	signal(SIGTERM, on_int);
+	cli_catch_interrupts();
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	while (!interrupted && (!count || seen < count)) {
+	while (!cli_interrupted && (!count || seen < count)) {
 		push = client_read(fd);
 		if (!push)
 			break;

@@ -79,6 +79,12 @@ struct json_object *client_request(const char *what, const char *verb, long pid,
 FILE *cli_open_tmp(const char *out, const char *what, char *tmp, size_t tmplen);
 int cli_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, int ok);
 
+/* cli/core/signals.c: SIGINT and SIGTERM set cli_interrupted, and a blocked read or sleep
+ * returns at once (no SA_RESTART): a waiting command checks it and stops. */
+#include <signal.h>
+extern volatile sig_atomic_t cli_interrupted;
+void cli_catch_interrupts(void);
+
 /* cli/core/format.c: a time in ns for people, in the unit that fits it ("812 ns",
  * "3.25 us", "41.07 ms", "1.205 s"; negative times too), into buf. */
 const char *cli_fmt_ns(double ns, char *buf, size_t len);

@@ -147,6 +147,39 @@ def t_enable_midrun_two_clients_detach(d):
         p.wait()
 
 
+def t_interrupt(d):
+    """SIGINT at a random moment of top and stream (pushes 10 s apart): each ends within
+    1 s (a handler without SA_RESTART: the read it waits in returns at once), exit 0."""
+    import random
+    p = demo()
+    try:
+        time.sleep(0.3)
+        check(cli(d, "enable", p.pid, "--all").returncode == 0, "enable demo")
+        worst = {}
+        for verb in ("top", "stream"):
+            for _ in range(5):
+                c = subprocess.Popen([B + "/featprof", "--socket", d.sock, verb, str(p.pid),
+                                      "--interval", "10000"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+                time.sleep(random.uniform(0.2, 1.5))
+                t0 = time.monotonic()
+                c.send_signal(signal.SIGINT)
+                try:
+                    rc = c.wait(5)
+                except subprocess.TimeoutExpired:
+                    c.kill()
+                    rc = c.wait()
+                took = time.monotonic() - t0
+                worst[verb] = max(worst.get(verb, 0), took)
+                check(rc == 0 and took < 1, "%s ended %.3f s after SIGINT, exit %s: %s" % (
+                    verb, took, rc, c.stderr.read().strip()))
+        print("    after SIGINT: top ended within %.3f s, stream within %.3f s (5 moments each)"
+              % (worst.get("top", -1), worst.get("stream", -1)))
+    finally:
+        p.kill()
+        p.wait()
+
+
 def t_unprivileged(d):
     """nobody: denied on root's process, allowed on its own, sees only its own."""
     p = demo()
