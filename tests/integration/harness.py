@@ -358,6 +358,15 @@ def replicate_spread(files):
     return noise
 
 
+def run_state_file(name, tests):
+    """run_file for the files whose tests kill and restart featprofds (test_robust.py,
+    test_limits.py, test_left_behind.py): no core files, and the daemon's attach journal in
+    a state folder of the run's own."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return run_file(name, tests, (), ["--state-dir", os.path.join(TMP, "state-main")])
+
+
 def run_file(name, tests, timed=(), daemon_args=(), stop_check=False):
     """A test file's main: its tests against one featprofd started with daemon_args
     (stop_check: it must stop cleanly on SIGTERM); the exit status."""

@@ -7,17 +7,11 @@ Needs root. usage: test_accuracy.py BUILD_DIR [TEST...]"""
 import json
 import math
 import os
-import re
-import signal
-import socket
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (B, CHECKS, FAILS, SHIELD, TMP, USER_PY, Client, Daemon,  # noqa: E402
-                     Target, as_user, check, cli, demo, discover, region, run_file,
-                     site_bytes, stats, uprobe_links)
+from harness import (FAILS, Client, Target, check, cli, discover, region, run_file,  # noqa: E402
+                     stats)
 
 
 def calibration(d):

@@ -6,9 +6,7 @@ enabling and disabling around running code, thread exits, several clients, who m
 profile what, bad input, a killed daemon. Needs root. usage: test_daemon.py BUILD_DIR
 [TEST...]"""
 import json
-import math
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -16,9 +14,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (B, CHECKS, FAILS, SHIELD, TMP, USER_PY, Client, Daemon,  # noqa: E402
-                     Target, as_user, check, cli, demo, discover, region, run_file,
-                     site_bytes, stats, uprobe_links)
+from harness import (B, SHIELD, USER_PY, Client, Daemon, Target, check, cli, demo,  # noqa: E402
+                     discover, region, run_file, site_bytes, stats, uprobe_links)
 
 
 def t_redzone(d):

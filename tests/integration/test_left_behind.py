@@ -5,9 +5,7 @@
 Needs root. usage: test_left_behind.py BUILD_DIR [TEST...]"""
 import json
 import os
-import resource
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,7 +13,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 
-from harness import B, TMP, busyloop, check, cli, Client, Daemon, rss_kb  # noqa: E402
+from harness import B, TMP, check, cli, Client, Daemon  # noqa: E402
 
 
 # --- breakpoints left behind ----------------------------------------------------------
@@ -193,5 +191,4 @@ TESTS = h.discover(globals())
 
 
 if __name__ == "__main__":
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    sys.exit(h.run_file("left_behind", TESTS, (), ["--state-dir", os.path.join(TMP, "state-main")]))
+    sys.exit(h.run_state_file("left_behind", TESTS))

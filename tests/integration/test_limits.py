@@ -5,8 +5,6 @@ targets, clients and unread output, executables with many processes and their ha
 the BPF objects targets share. Needs root. usage: test_limits.py BUILD_DIR [TEST...]"""
 import json
 import os
-import resource
-import signal
 import socket
 import subprocess
 import sys
@@ -15,7 +13,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 
-from harness import B, TMP, busyloop, check, cli, Client, Daemon, rss_kb  # noqa: E402
+from harness import B, TMP, busyloop, check, cli, rss_kb  # noqa: E402
 
 
 def t_pid_reuse(d):
@@ -455,5 +453,4 @@ TESTS = h.discover(globals())
 
 
 if __name__ == "__main__":
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    sys.exit(h.run_file("limits", TESTS, (), ["--state-dir", os.path.join(TMP, "state-main")]))
+    sys.exit(h.run_state_file("limits", TESTS))

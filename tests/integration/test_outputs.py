@@ -5,19 +5,15 @@ instrumented targets, figures checked through the real CLI and the protocol:
 export (folded, pprof, JSON), the Prometheus endpoint, the HTML report, recordings.
 Needs root. usage: test_outputs.py BUILD_DIR [TEST...]"""
 import json
-import math
 import os
-import re
-import signal
 import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (B, CHECKS, FAILS, SHIELD, TMP, USER_PY, Client, Daemon,  # noqa: E402
-                     Target, as_user, check, cli, demo, discover, region, run_file,
-                     site_bytes, stats, uprobe_links)
+from harness import (B, TMP, Target, as_user, check, cli, demo, discover, run_file,  # noqa: E402
+                     stats)
 
 
 def t_export(d):

@@ -6,7 +6,6 @@ with regions in every build, sampling beside tracing, regions enabled as a progr
 starts. Needs root. usage: test_processes.py BUILD_DIR [TEST...]"""
 import json
 import os
-import re
 import subprocess
 import sys
 import time

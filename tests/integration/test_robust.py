@@ -6,8 +6,6 @@ descriptor limit, a target that dies during an enable, the protocol's strictness
 Needs root. usage: test_robust.py BUILD_DIR [TEST...]"""
 import json
 import os
-import resource
-import signal
 import socket
 import subprocess
 import sys
@@ -389,5 +387,4 @@ TESTS = h.discover(globals())
 
 
 if __name__ == "__main__":
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    sys.exit(h.run_file("robust", TESTS, (), ["--state-dir", os.path.join(TMP, "state-main")]))
+    sys.exit(h.run_state_file("robust", TESTS))

@@ -4,20 +4,14 @@
 instrumented targets, figures checked through the real CLI and the protocol:
 featprof sample (a thread's cpu-clock events, --remote, the gated stack) against
 tracing. Needs root. usage: test_sampling.py BUILD_DIR [TEST...]"""
-import json
-import math
 import os
-import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (B, CHECKS, FAILS, SHIELD, TMP, USER_PY, Client, Daemon,  # noqa: E402
-                     Target, as_user, check, cli, demo, discover, region, run_file,
-                     site_bytes, stats, uprobe_links)
+from harness import B, TMP, Client, check, cli, discover, run_file  # noqa: E402
 
 
 def proc_cpu_ns(pid):

@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
-from harness import Client, check, cli, stats, region, wait_member  # noqa: E402
+from harness import check, cli, stats, region, wait_member  # noqa: E402
 
 PY = "/usr/bin/python3.11"   # Debian's: built --with-dtrace (a pyenv build has no notes)
 
