@@ -153,7 +153,8 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
 	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn \
-	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled stacks_ip)
+	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled stacks_ip \
+	funcmodel funcmodel_slow funcmodel_plain)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
@@ -174,6 +175,11 @@ $(O)/tests/targets/gated_always: private TGT_EXTRA := -DFEATPROF_SAMPLING
 $(O)/tests/targets/gated $(O)/tests/targets/gated_always: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service: tests/targets/service.c
 $(O)/tests/targets/configurable $(O)/tests/targets/configurable_ip: tests/targets/configurable.c
+# function-level models (issue 44): a build, a build with crc_block slowed, one without probes
+FUNCMODEL := $(addprefix $(O)/tests/targets/,funcmodel funcmodel_slow funcmodel_plain)
+$(FUNCMODEL): tests/targets/funcmodel.c
+$(O)/tests/targets/funcmodel_slow: private TGT_EXTRA := -DFUNCMODEL_SLOW=1
+$(O)/tests/targets/funcmodel_plain: private TGT_EXTRA := -DFUNCMODEL_PLAIN
 # FEATPROF_INPROCESS builds take the runtime once per object from usdt/featprof_ip.c
 IP_TARGETS := $(addprefix $(O)/tests/targets/,configurable_ip inproc service_ip libsite_ip.so \
 	site_shlib_ip libcodec_ip.so codec_ip pipeline_ip stacks_ip) $(O)/bench/busyloop_fp_inproc

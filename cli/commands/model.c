@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * featprof model FILE... [--predict K=V,...] [--json]      featprof model --plan FILE...
+ * featprof model --functions FILE... [--min-share PCT] [--json]
  *
  * The command around the model library (cli/model/model.h, whose head comment says how
  * the models are made): its arguments, and its answer for people (a table of terms, the
@@ -261,11 +262,78 @@ static void print_remarks(struct json_object *o)
 	}
 }
 
+/* model --functions: per function its terms; per option the functions it moves; the
+ * influences through data. */
+static void print_functions(struct json_object *o)
+{
+	struct json_object *fa = geta(o, "functions"), *sum = json_object_object_get(o, "summary");
+	char b1[32], b2[32], name[256];
+	size_t i, k;
+
+	printf("%d runs of %s: %lld functions with %.3g%% or more of a run's CPU time "
+	       "(sampled self time), %lld of them within 5%% leave-one-out error\n",
+	       (int)geti(o, "runs"), gets_(o, "exe"), (long long)geti(sum, "relevant"),
+	       getd(o, "threshold_pct"), (long long)geti(sum, "within_5pct"));
+	printf("\n%-32s %10s %7s  %s\n", "FUNCTION (OBJECT)", "MEAN", "LOO", "TERMS (± 95%)");
+	for (i = 0; fa && i < json_object_array_length(fa); i++) {
+		struct json_object *f = json_object_array_get_idx(fa, i), *t = geta(f, "terms");
+		char fn[80];
+
+		snprintf(fn, sizeof(fn), "%s (%s)", gets_(f, "name"), gets_(f, "object"));
+		printf("%-32.32s %10s %6.1f%%%s", fn,
+		       cli_fmt_ns(getd(f, "mean_ns"), b1, sizeof(b1)),
+		       getd(f, "loo_error_pct"), geti(f, "hard") ? "!" : " ");
+		for (k = 0; t && k < json_object_array_length(t); k++) {
+			struct json_object *x = json_object_array_get_idx(t, k);
+
+			printf("%s%s %s%s ±%s", k ? ", " : " ",
+			       term_name(geta(x, "options"), name, sizeof(name)),
+			       getd(x, "influence_ns") >= 0 ? "+" : "",
+			       cli_fmt_ns(getd(x, "influence_ns"), b1, sizeof(b1)),
+			       cli_fmt_ns(half_of(geta(x, "ci95_ns")), b2, sizeof(b2)));
+		}
+		printf("%s\n", t && json_object_array_length(t) ? "" : " (no option moves it)");
+	}
+	printf("\nBY OPTION: the functions each option moves (significant terms), largest "
+	       "first\n");
+	json_object_object_foreach(json_object_object_get(o, "by_option"), opt, a) {
+		printf("  %s:", opt);
+		for (k = 0; k < json_object_array_length(a) && k < 6; k++) {
+			struct json_object *x = json_object_array_get_idx(a, k);
+
+			printf("%s %s %s%s ±%s [%s]", k ? "," : "", gets_(x, "function"),
+			       getd(x, "influence_ns") >= 0 ? "+" : "",
+			       cli_fmt_ns(getd(x, "influence_ns"), b1, sizeof(b1)),
+			       cli_fmt_ns(half_of(geta(x, "ci95_ns")), b2, sizeof(b2)),
+			       term_name(geta(x, "term"), name, sizeof(name)));
+		}
+		printf("\n");
+	}
+	fa = geta(o, "through_data");
+	printf("\nTHROUGH DATA: options whose influence reaches a function none of their "
+	       "regions holds: %s\n", fa && json_object_array_length(fa) ? "" : "none");
+	for (i = 0; fa && i < json_object_array_length(fa); i++) {
+		struct json_object *x = json_object_array_get_idx(fa, i);
+
+		printf("  %s -> %s (%s): %s%s ±%s as %s\n", gets_(x, "option"),
+		       gets_(x, "function"), gets_(x, "object"),
+		       getd(x, "influence_ns") >= 0 ? "+" : "",
+		       cli_fmt_ns(getd(x, "influence_ns"), b1, sizeof(b1)),
+		       cli_fmt_ns(half_of(geta(x, "ci95_ns")), b2, sizeof(b2)),
+		       term_name(geta(x, "term"), name, sizeof(name)));
+	}
+	printf("\nLOO: leave-one-out error, the sum of |predicted - measured| over the sum of "
+	       "measured, each run left out in turn; ! 5%% or more (a hard function: "
+	       "time it exactly, featprof run --function)\n");
+}
+
 static int usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
 		"usage: featprof model FILE... [--choices NAME=V1|V2|...]... [--parallel NAME]... "
 		"[--predict NAME=VALUE,...] [--json]\n"
+		"       featprof model --functions FILE... [--min-share PCT (default 1)] "
+		"[--choices NAME=V1|V2|...]... [--json]\n"
 		"       featprof model --plan FILE... [--choices NAME=V1|V2|...]... "
 		"[--constraint NAME=V&...[->NAME=V]]... [--parallel NAME]... [--json]\n");
 	return rc;
@@ -273,7 +341,8 @@ static int usage(int rc)
 
 struct model_args {
 	char **files;
-	int n, json, plan;
+	int n, json, plan, functions;
+	double min_share;	/* --functions: % of a run's CPU time */
 	struct fpm_spec *spec;
 	struct json_object *given;
 };
@@ -291,6 +360,17 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 			a->json = 1;
 		} else if (!strcmp(argv[i], "--plan")) {
 			a->plan = 1;
+		} else if (!strcmp(argv[i], "--functions")) {
+			a->functions = 1;
+		} else if (!strcmp(argv[i], "--min-share") && v) {
+			char *end;
+
+			a->min_share = strtod(argv[++i], &end);
+			if (*end || !(a->min_share > 0 && a->min_share <= 100)) {
+				fprintf(stderr, "featprof model: --min-share takes a percentage "
+					"over 0 and up to 100: '%s'\n", argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--choices") && v) {
 			if (fpm_spec__add_choices(a->spec, argv[++i], &e))
 				break;
@@ -316,6 +396,11 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 	}
 	if (e.code) {
 		fprintf(stderr, "featprof model: %s\n", e.msg);
+		return 2;
+	}
+	if (a->functions && (a->plan || a->given)) {
+		fprintf(stderr, "featprof model: --functions goes without --plan and "
+			"--predict\n");
 		return 2;
 	}
 	if (!a->n || (a->plan && a->given)) {
@@ -346,6 +431,11 @@ int cmd_model(int argc, char **argv)
 	} else if (a.plan) {
 		o = fpm_plan(a.files, a.n, a.spec, &e);
 		rc = o ? 0 : e.code == EINVAL ? 2 : 1;
+	} else if (a.functions) {
+		m = fpm_model__new_of(a.files, a.n, a.spec, NULL,
+				      (a.min_share > 0 ? a.min_share : 1) / 100, &e);
+		o = m ? fpm_functions_report(m) : NULL;
+		rc = o ? 0 : 1;
 	} else {
 		m = fpm_model__new(a.files, a.n, a.spec, a.given, &e);
 		o = m ? fpm_model__report(m) : NULL;
@@ -357,6 +447,8 @@ int cmd_model(int argc, char **argv)
 		print_remarks(o);
 	if (o && a.json)
 		cli_cmd_print_json(o);
+	else if (o && a.functions)
+		print_functions(o);
 	else if (o)
 		a.plan ? print_plan(o) : print_model(o);
 	json_object_put(o);

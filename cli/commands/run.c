@@ -42,6 +42,9 @@ struct run_opts {
 	char **cmd;
 	struct cli_opts defs;	/* --regions FILE, --function FEATURE=PATTERN (function
 				 * regions) */
+	int stacks;		/* --stacks: every process sampled with its call stacks */
+	long hz;		/* --hz (default featprofd's, 997) */
+	const char *unwind;	/* --unwind fp|dwarf (default dwarf) */
 };
 
 /* A name: letters, digits, '_', '-', '.'; a value: anything but ',' and '='. */
@@ -87,6 +90,24 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 			return 1;
 		if (!strcmp(a, "--json")) {
 			o->json = 1;
+		} else if (!strcmp(a, "--stacks")) {
+			o->stacks = 1;
+		} else if (!strcmp(a, "--hz") && i + 1 < argc) {
+			char *end;
+
+			o->hz = strtol(argv[++i], &end, 10);
+			if (*end || o->hz < 1 || o->hz > 10000) {
+				fprintf(stderr, "featprof run: --hz takes 1..10000: '%s'\n",
+					argv[i]);
+				return -1;
+			}
+		} else if (!strcmp(a, "--unwind") && i + 1 < argc) {
+			o->unwind = argv[++i];
+			if (strcmp(o->unwind, "fp") && strcmp(o->unwind, "dwarf")) {
+				fprintf(stderr, "featprof run: --unwind takes fp or dwarf: '%s'\n",
+					o->unwind);
+				return -1;
+			}
 		} else if ((!strcmp(a, "--config") || !strcmp(a, "-o") ||
 			    !strcmp(a, "--output")) && i + 1 < argc) {
 			if (a[2] == 'c' && config_add(o->config, argv[i + 1]))
@@ -109,6 +130,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "featprof run: no command (featprof run [OPTIONS] -- CMD ARGS)\n");
+		return -1;
+	}
+	if ((o->hz || o->unwind) && !o->stacks) {
+		fprintf(stderr, "featprof run: --hz and --unwind go with --stacks\n");
 		return -1;
 	}
 	o->cmd = argv + i;
@@ -182,7 +207,8 @@ static void child(const int *go, const int *err, const int *traced, const char *
 /* Starts the run of file in featprofd over fd with the child pid (stops: it stops at its
  * exec, so that featprofd attaches it before it runs; defs: the run's definitions, taken):
  * the run's number, or 0 after a one-line error. */
-static int start(int fd, pid_t pid, const char *file, bool stops, struct json_object *defs)
+static int start(int fd, pid_t pid, const char *file, bool stops, struct json_object *defs,
+		 const struct run_opts *o)
 {
 	struct json_object *req = json_object_new_object(), *res;
 	int run;
@@ -194,6 +220,13 @@ static int start(int fd, pid_t pid, const char *file, bool stops, struct json_ob
 	json_object_object_add(req, "stops_at_exec", json_object_new_boolean(stops));
 	if (defs)
 		json_object_object_add(req, "definitions", defs);
+	if (o->stacks) {
+		json_object_object_add(req, "stacks", json_object_new_boolean(1));
+		if (o->hz)
+			json_object_object_add(req, "hz", json_object_new_int((int)o->hz));
+		if (o->unwind)
+			json_object_object_add(req, "unwind", json_object_new_string(o->unwind));
+	}
 	res = client_call(fd, "run", req);
 	run = res ? (int)geti(res, "run") : 0;
 	json_object_put(res);
@@ -380,6 +413,8 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
 	else {
 		cli_write_table(res, pid, "featprof run:");
+		if (o->stacks)
+			cli_write_run_functions(json_object_object_get(res, "sampling"), 15);
 		printf("\nwall %.3f ms from entry to exit, CPU %.3f ms, exit status %d\n",
 		       (double)geti(r, "wall_ns") / 1e6, (double)geti(r, "cpu_ns") / 1e6,
 		       (int)geti(r, "exit_status"));
@@ -408,8 +443,8 @@ int cmd_run(int argc, char **argv)
 	rc = run_parse(argc, argv, &o);
 	if (rc == 1)
 		printf("usage: featprof run [--config NAME=VALUE,...] [--regions FILE] "
-		       "[--function FEATURE=[OBJECT:]PATTERN[,...]]... [-o FILE] [--json] -- CMD "
-		       "ARGS...\n");
+		       "[--function FEATURE=[OBJECT:]PATTERN[,...]]... [--stacks [--hz N] "
+		       "[--unwind fp|dwarf]] [-o FILE] [--json] -- CMD ARGS...\n");
 	if (!rc && cli_request_defs(&o.defs, &defs))
 		rc = -1;
 	if (rc || !(file = resolve(o.cmd[0])) || (fd = client_connect()) < 0) {
@@ -433,7 +468,7 @@ int cmd_run(int argc, char **argv)
 	if (read(traced[0], &stops, 1) != 1)
 		stops = 0;
 	close(traced[0]);
-	run = start(fd, pid, file, stops, defs);
+	run = start(fd, pid, file, stops, defs, &o);
 	if (!run) {	/* nothing runs: the child sees no go */
 		close(go[1]);
 		waitpid(pid, NULL, 0);

@@ -43,8 +43,7 @@ static void configs(const struct fpm_model *m, int *cfg, int *ncfg)
 	}
 }
 
-/* Unit i's leave-one-out error (%); -1 if the runs cannot say. */
-static double unit_loo(const struct fpm_model *m, int i)
+double fpm_unit_loo(const struct fpm_model *m, int i)
 {
 	const struct fpm_unit *u = &m->units[i];
 	bool *use = calloc((size_t)m->nruns, sizeof(bool));
@@ -100,7 +99,7 @@ struct json_object *fpm_fit_check(const struct fpm_model *m, const struct fpm_fi
 			avg += fabs(u->y[r]) / m->nruns;
 		}
 		unc_rms = sqrt(u2 / m->nruns);
-		loo_pct = unit_loo(m, i);	/* once: it refits the unit n times */
+		loo_pct = fpm_unit_loo(m, i);	/* once: it refits the unit n times */
 		pe_rms = dof_pe > 0 ? sqrt(ss_pe / dof_pe) : 0;
 		if (dof_pe > 0 && dof_lof > 0) {
 			lof_rms = sqrt(fmax(0, ss_res - ss_pe) / dof_lof);

@@ -47,13 +47,15 @@
 
 /* --- reading run files --------------------------------------------------------------- */
 
-static struct fpm_unit *unit_get(struct fpm_model *m, const char *name, bool set)
+struct fpm_unit *fpm_unit_get(struct fpm_model *m, const char *name, const char *object,
+			      bool set)
 {
 	struct fpm_unit *u;
 	int i;
 
 	for (i = 0; i < m->nunits; i++)
-		if (m->units[i].set == set && !strcmp(m->units[i].name, name))
+		if (m->units[i].set == set && !strcmp(m->units[i].name, name) &&
+		    !strcmp(m->units[i].object ? m->units[i].object : "", object ? object : ""))
 			return &m->units[i];
 	u = realloc(m->units, sizeof(*u) * (size_t)(m->nunits + 1));
 	if (!u)
@@ -62,6 +64,7 @@ static struct fpm_unit *unit_get(struct fpm_model *m, const char *name, bool set
 	u = &m->units[m->nunits++];
 	memset(u, 0, sizeof(*u));
 	u->name = strdup(name);
+	u->object = object ? strdup(object) : NULL;
 	u->set = set;
 	u->y = calloc((size_t)m->nruns, sizeof(double));
 	u->u2 = calloc((size_t)m->nruns, sizeof(double));
@@ -111,7 +114,7 @@ static int read_units(struct fpm_model *m, int r, struct json_object *st)
 
 	for (k = 0; regs && k < json_object_array_length(regs); k++) {
 		struct json_object *o = json_object_array_get_idx(regs, k);
-		struct fpm_unit *u = unit_get(m, gets_(o, "name"), false);
+		struct fpm_unit *u = fpm_unit_get(m, gets_(o, "name"), NULL, false);
 		double unc = getd(o, "exclusive_uncertainty_ns");
 
 		if (!u)
@@ -131,7 +134,7 @@ static int read_units(struct fpm_model *m, int r, struct json_object *st)
 		double unc = getd(o, "uncertainty_ns");
 
 		set_name(geta(o, "features"), name, sizeof(name));
-		if (!(u = unit_get(m, name, true)))
+		if (!(u = fpm_unit_get(m, name, NULL, true)))
 			return -1;
 		unit_features(m, u, geta(o, "features"));
 		u->y[r] = getd(o, "ns");
@@ -152,8 +155,9 @@ struct json_object *fpm_read_run(const char *file, struct fp_err *e)
 {
 	struct json_object *d = json_object_from_file(file), *r;
 
+	/* a program without regions has none ("regions" absent or empty) */
 	if (!d || !json_object_object_get_ex(d, "run", &r) ||
-	    !json_object_object_get_ex(r, "wall_ns", NULL) || !geta(d, "regions")) {
+	    !json_object_object_get_ex(r, "wall_ns", NULL)) {
 		fp_fail(e, EINVAL, "%s: not a file of featprof run -o%s", file,
 			d ? "" : " (not JSON)");
 		json_object_put(d);
@@ -458,6 +462,8 @@ static void model_free(struct fpm_model *m)
 		free(m->units[i].y);
 		free(m->units[i].u2);
 		free(m->units[i].yc);
+		free(m->units[i].object);
+		json_object_put(m->units[i].in_regions);
 		for (k = 0; k < m->units[i].nfeats; k++)
 			free(m->units[i].feats[k]);
 		free(m->units[i].feats);
@@ -474,6 +480,7 @@ static void model_free(struct fpm_model *m)
 	free(m->exe);
 	json_object_put(m->warnings);
 	json_object_put(m->given);
+	json_object_put(m->region_feats);
 }
 
 static int model_alloc(struct fpm_model *m, int n)
@@ -508,10 +515,19 @@ static int read_times(struct fpm_model *m, struct json_object **docs)
 		m->cpu[r] = json_object_object_get_ex(run, "cpu_ns", NULL) ? getd(run, "cpu_ns")
 									  : 0;
 		m->has_cpu = m->has_cpu && m->cpu[r] > 0;
-		if (m->wall[r] <= 0 || read_units(m, r, docs[r]))
+		if (m->fn_min > 0) {	/* model --functions */
+			if (m->wall[r] <= 0 || fpm_read_functions(m, r, docs[r]))
+				return m->err->code ? -1 : fp_fail(m->err, EINVAL, "%s: no wall "
+								   "time", m->files[r]);
+		} else if (m->wall[r] <= 0 || read_units(m, r, docs[r])) {
 			return fp_fail(m->err, EINVAL, "%s: no wall time", m->files[r]);
+		}
 		if (!m->exe)
 			m->exe = strdup(gets_(docs[r], "exe"));
+	}
+	if (m->fn_min > 0) {	/* functions: each its own model, none of the wall's */
+		fpm_keep_relevant(m);
+		return 0;
 	}
 	/* threads overlap in regions: beyond 2% (compensation's error) of the wall */
 	m->threads = m->overlap > 1.02;
@@ -554,7 +570,8 @@ static int model_read(struct fpm_model *m, char **files, int n, const struct fpm
 		declared |= 1ull << o;
 	}
 	fpm_find_unnamed(m);
-	fpm_find_parallel(m, declared);
+	if (m->fn_min <= 0)
+		fpm_find_parallel(m, declared);
 	ret = 0;
 out:
 	for (r = 0; docs && r < n; r++)
@@ -629,6 +646,12 @@ int fpm_spec__add_parallel(struct fpm_spec *s, const char *name, struct fp_err *
 struct fpm_model *fpm_model__new(char **files, int n, const struct fpm_spec *s,
 				 struct json_object *given, struct fp_err *e)
 {
+	return fpm_model__new_of(files, n, s, given, 0, e);
+}
+
+struct fpm_model *fpm_model__new_of(char **files, int n, const struct fpm_spec *s,
+				    struct json_object *given, double fn_min, struct fp_err *e)
+{
 	static const struct fpm_spec none;
 	struct fpm_model *m;
 
@@ -648,6 +671,7 @@ struct fpm_model *fpm_model__new(char **files, int n, const struct fpm_spec *s,
 	}
 	m->err = e;
 	m->given = json_object_get(given);
+	m->fn_min = fn_min;
 	if (model_read(m, files, n, s ? s : &none)) {
 		fpm_model__free(m);
 		return NULL;

@@ -2,8 +2,9 @@
 /*
  * Performance-influence models of featprof run files (cli/model/): a library that reads
  * run files, fits each region's time over the options its features name (and those the
- * runs show it depends on), the time outside regions and the threads' overlap, predicts,
- * and plans the next runs. It asks featprofd nothing and prints nothing.
+ * runs show it depends on), the time outside regions and the threads' overlap, or each
+ * sampled function's self time (model --functions), predicts, and plans the next runs.
+ * It asks featprofd nothing and prints nothing.
  */
 #ifndef FP_CLI_MODEL_H
 #define FP_CLI_MODEL_H
@@ -36,6 +37,11 @@ int fpm_spec__add_parallel(struct fpm_spec *s, const char *name, struct fp_err *
 struct fpm_model;
 struct fpm_model *fpm_model__new(char **files, int n, const struct fpm_spec *s,
 				 struct json_object *given, struct fp_err *e);
+/* fn_min > 0: a model of the runs' functions instead (run --stacks: each function's
+ * sampled self CPU time), of those with at least fn_min (a fraction) of some run's
+ * sampled CPU time; fpm_functions_report reads it. */
+struct fpm_model *fpm_model__new_of(char **files, int n, const struct fpm_spec *s,
+				    struct json_object *given, double fn_min, struct fp_err *e);
 void fpm_model__free(struct fpm_model *m);
 /*
  * The fitted model (a new reference; NULL: out of memory): "runs", "exe", "regions",
@@ -45,6 +51,16 @@ void fpm_model__free(struct fpm_model *m);
  * and with a configuration given, "prediction".
  */
 struct json_object *fpm_model__report(struct fpm_model *m);
+
+/*
+ * featprof model --functions: per function of a model of functions, its terms with 95%
+ * intervals, its leave-one-out error and whether it is hard (5% or more); per option,
+ * the functions it slows or speeds up, largest first; the influences that reach a
+ * function through data (an option with regions of its own, none of which holds the
+ * function). A new reference: "runs", "exe", "options", "threshold_pct", "functions",
+ * "by_option", "through_data", "summary"; NULL when memory ran out.
+ */
+struct json_object *fpm_functions_report(struct fpm_model *m);
 
 /*
  * The configurations to run next (featprof model --plan): from one run file, the fewest

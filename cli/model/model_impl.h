@@ -72,6 +72,9 @@ struct fpm_unit {			/* a region, or a feature set */
 	bool set;
 	char **feats;			/* a set's features */
 	int nfeats;
+	char *object;		/* a function's object (model --functions), else NULL */
+	struct json_object *in_regions;	/* a function's: {region: true} of the regions its
+					 * samples were in, in any run */
 };
 
 struct fpm_fit {
@@ -109,6 +112,10 @@ struct fpm_model {
 	struct json_object *warnings;	/* what its report says besides: ["...", ...] */
 	struct json_object *given;	/* the configuration to predict, NULL: none */
 	double px[MAXOPT];		/* ... coded */
+	double fn_min;			/* > 0: a model of functions (model --functions), of
+					 * those with at least this share of a run's CPU time */
+	struct json_object *region_feats;	/* model --functions: {region: [feature, ...]}
+						 * of the runs' regions */
 };
 
 /* All models fitted with the runs in use (cli/model/wall.c): per region (and set), its
@@ -187,6 +194,16 @@ uint64_t fpm_global_mask(uint64_t local, const int *opts);
  * [option, ...]}); NULL with e filled. */
 struct json_object *fpm_region_options(char **files, int n, const struct fpm_choices *ch,
 					struct fp_err *e);
+/* functions.c: run r's functions into m's units (each function's sampled self CPU time,
+ * its variance); after every run, those below m->fn_min of each run's CPU time left
+ * out. -1 with m->err filled. */
+int fpm_read_functions(struct fpm_model *m, int r, struct json_object *doc);
+void fpm_keep_relevant(struct fpm_model *m);
+/* check.c: unit i's leave-one-out error (%), -1 if the runs cannot say. */
+double fpm_unit_loo(const struct fpm_model *m, int i);
+/* model.c: a unit of m by name (and object, NULL for a region or set), made if new. */
+struct fpm_unit *fpm_unit_get(struct fpm_model *m, const char *name, const char *object,
+			      bool set);
 /* model.c: an option's index in m, -1 if none; a run file read (NULL with e filled). */
 int fpm_opt_index(const struct fpm_model *m, const char *name);
 struct json_object *fpm_read_run(const char *file, struct fp_err *e);

@@ -12,6 +12,7 @@
  */
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/core/core.h"
@@ -69,6 +70,49 @@ void cli_write_stacks_table(struct json_object *sm, long top)
 	       "frames\n", gets_(s, "unwind"), (long long)geti(s, "with_stack"),
 	       (long long)geti(sm, "samples"), (long long)geti(s, "lost"),
 	       (long long)geti(s, "truncated"), (long long)geti(s, "frames_max"));
+}
+
+static int by_self(const void *a, const void *b)
+{
+	double x = getd(*(struct json_object *const *)a, "self_ns");
+	double y = getd(*(struct json_object *const *)b, "self_ns");
+
+	return x > y ? -1 : x < y;
+}
+
+void cli_write_run_functions(struct json_object *sm, long top)
+{
+	struct json_object *a = geta(sm, "functions"), **v;
+	size_t n = a ? json_object_array_length(a) : 0, k;
+
+	if (!sm) {
+		printf("\nno call stacks: the run's processes were not sampled (featprofd's "
+		       "log says why)\n");
+		return;
+	}
+	v = calloc(n + 1, sizeof(*v));
+	for (k = 0; v && k < n; k++)
+		v[k] = json_object_array_get_idx(a, k);
+	if (v)
+		qsort(v, n, sizeof(*v), by_self);
+	printf("\n%lld samples at %lld Hz (CPU time), call stacks by %s; functions by self "
+	       "time:\n", (long long)geti(sm, "samples"), (long long)geti(sm, "hz"),
+	       gets_(json_object_object_get(sm, "stacks"), "unwind"));
+	printf("  %10s %8s %6s  %10s %6s  %s\n", "SELF", "±", "SHARE", "TOTAL", "SHARE",
+	       "FUNCTION (OBJECT)");
+	for (k = 0; v && k < n && (long)k < top; k++) {
+		struct json_object *f = v[k];
+		char b1[32], b2[32], b3[32];
+
+		if (!geti(f, "self_samples"))
+			break;
+		printf("  %10s %8s %5.1f%%  %10s %5.1f%%  %s (%s)\n",
+		       cli_fmt_ns(getd(f, "self_ns"), b1, sizeof(b1)),
+		       cli_fmt_ns(getd(f, "self_stderr_ns"), b2, sizeof(b2)),
+		       100 * getd(f, "self_share"), cli_fmt_ns(getd(f, "total_ns"), b3, sizeof(b3)),
+		       100 * getd(f, "total_share"), gets_(f, "name"), gets_(f, "object"));
+	}
+	free(v);
 }
 
 static void put_name(FILE *f, const char *s)

@@ -26,6 +26,9 @@ int cli_write_stacks_pprof(FILE *f, struct json_object *sm, long pid, int64_t du
 /* stacks.c: sample --stacks' table (top functions per feature, region and outside
  * regions) and the folded lines of a sampling report sm. */
 void cli_write_stacks_table(struct json_object *sm, long top);
+/* featprof run --stacks: the run's top functions by self time (sampling report sm's
+ * "functions", every sample's), each with its CPU time estimates and standard errors. */
+void cli_write_run_functions(struct json_object *sm, long top);
 int cli_write_stacks_folded(FILE *f, struct json_object *sm);
 
 /* folded.c: one line per region path of stats (a stats reply) with its figure key

@@ -189,7 +189,8 @@ static void member_start(struct fp_group *g, int gi, struct fp_target *t)
 		fp_log(FP_LOG_DEBUG, "%s: pid %d left before its handover", g->path, pid);
 	fp_registry_sync_dl_hook(t);
 	fp_err_clear(&e);
-	if (g->sample_hz && fp_sample_start(t, g->sample_hz, g->sample_remote, 0, &e) < 0)
+	if (g->sample_hz &&
+	    fp_sample_start(t, g->sample_hz, g->sample_remote, g->sample_unwind, &e) < 0)
 		fp_log(FP_LOG_INFO, "%s: pid %d not sampled: %s", g->path, pid, e.msg);
 }
 
@@ -214,7 +215,9 @@ int fp_group__own(int gi, pid_t pid)
 
 	/* the group's client definitions (function regions, say), for this member */
 	ret = fp_wants_defs(&g->wants, &more, &e);
-	if (!ret)
+	if (!ret && g->sample_unwind)	/* its call stacks whether it has regions or not */
+		ret = fp_registry_attach_any(pid, &more, &t, &e);
+	else if (!ret)
 		ret = fp_registry_attach(pid, &more, &t, &e);
 	fp_regdefs__clear(&more);
 	if (ret == -ESRCH) {
@@ -694,6 +697,7 @@ int fp_group_sample(const char *path, int hz, bool on, bool remote,
 	}
 	g->sample_hz = on ? hz : 0;
 	g->sample_remote = remote;
+	g->sample_unwind = 0;	/* exe_sample takes no stacks */
 	if (on && failed && !started) { /* none could: the first one's failure, nothing changed */
 		g->sample_hz = 0;
 		return fp_fail(e, fe.code ? fe.code : -first, "%s: %s", g->path, fe.msg);

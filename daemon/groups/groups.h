@@ -55,10 +55,12 @@ struct json_object *fp_groups_status(void);
  * featprof run: a group for the process tree of pid (c's child, waiting to exec path):
  * from its exec on, path's regions that names asks for, its forks and whatever they exec
  * (each with a target of its own while c's user could ptrace it). *group: its number.
+ * hz: each process sampled at hz from its attach on, each sample's call stack taken by
+ * unwind (FP_UNWIND_FP or _DWARF; run --stacks); 0: not sampled.
  */
 int fp_group_run_start(const char *path, pid_t pid, bool stops,
 		       const struct fp_client *c, const struct fp_wants *names,
-		       int *group, struct fp_err *e);
+		       int hz, int unwind, int *group, struct fp_err *e);
 /* The run's first process, stopped at its exec by the client, gets its own target (all
  * its life, its libraries); res says whether it could. */
 int fp_group_run_attach(int group, const struct fp_client *c,

@@ -58,6 +58,8 @@ struct fp_group {
 	bool ended;			/* disabled: not followed, figures kept */
 	int sample_hz;			/* sampling every member at this rate, else 0 */
 	bool sample_remote;		/* ... by the sampler thread (--remote) */
+	int sample_unwind;		/* ... with each sample's call stack: FP_UNWIND_*
+					 * (a run's --stacks) */
 	struct fp_group_cursor *cursors;
 	/* a run's process tree (featprof run), not every process of the file: */
 	pid_t run_pid;			/* its first process, else 0 */

@@ -74,7 +74,7 @@ static void run_free(int gi)
 
 int fp_group_run_start(const char *path, pid_t pid, bool stops,
 		       const struct fp_client *c, const struct fp_wants *names,
-		       int *group, struct fp_err *e)
+		       int hz, int unwind, int *group, struct fp_err *e)
 {
 	uid_t uid = fp_peer_privileged(&c->peer) ? (uid_t)-1 : c->peer.cred.uid;
 	__u32 key = (__u32)pid, on = 1, val;
@@ -107,6 +107,8 @@ int fp_group_run_start(const char *path, pid_t pid, bool stops,
 	fp_group_tab[gi]->run_uid = uid;
 	fp_group_tab[gi]->run_client = c;
 	fp_group_tab[gi]->run_stops = stops;
+	fp_group_tab[gi]->sample_hz = hz;	/* each member from its start (member_start) */
+	fp_group_tab[gi]->sample_unwind = unwind;
 	key = (__u32)gi + 1;
 	val = (__u32)gi + 1;
 	if (bpf_map_update_elem(fp_group__watch_map("runs"), &key, &on, BPF_ANY) ||

@@ -321,8 +321,8 @@ static int free_slot(struct fp_err *e)
 	return fp_fail(e, EBUSY, "too many targets (%d)", FP_MAX_TARGETS);
 }
 
-int fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
-		       struct fp_err *e)
+static int attach(pid_t pid, struct fp_regdefs *more, int flags, struct fp_target **out,
+		  struct fp_err *e)
 {
 	struct fp_target *t = fp_registry_find(pid);
 	int slot, ret;
@@ -333,7 +333,8 @@ int fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **ou
 	slot = free_slot(e);
 	if (slot < 0)
 		return slot;
-	t = fp_target__new(pid, reg.opts->cal->optimized, &reg.opts->defs, more, e);
+	t = fp_target__new(pid, (reg.opts->cal->optimized ? FP_TARGET_SHIELDED : 0) | flags,
+			   &reg.opts->defs, more, e);
 	if (!t)
 		return fp_registry_exited_meanwhile(pid, -errno, e);
 	ret = watch_exit(t, slot);
@@ -352,6 +353,18 @@ int fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **ou
 	       fp_target__catalog(t)->nfeatures);
 	*out = t;
 	return 0;
+}
+
+int fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
+		       struct fp_err *e)
+{
+	return attach(pid, more, 0, out, e);
+}
+
+int fp_registry_attach_any(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
+			   struct fp_err *e)
+{
+	return attach(pid, more, FP_TARGET_ANY, out, e);
 }
 
 void fp_registry_sync_dl_hook(struct fp_target *t)

@@ -57,6 +57,10 @@ struct fp_target *fp_registry_next(int *i);
  */
 int fp_registry_attach(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
 		       struct fp_err *e);
+/* The same for a process that may have no featprof probes at all (sampled for its call
+ * stacks: sample --stacks, run --stacks). */
+int fp_registry_attach_any(pid_t pid, struct fp_regdefs *more, struct fp_target **out,
+			   struct fp_err *e);
 /* Room for one more target of an unprivileged peer: a quarter of the table. */
 int fp_registry_room(const struct fp_peer *peer, struct fp_err *e);
 /* Frees t and its slot (detach, or an attach undone); the drop hook first. */

@@ -97,6 +97,8 @@ int fp_sample_reset(struct fp_target *t)
 	if (sm->unwind &&
 	    !(sm->stacks = fp_stacks__new(sm->unwind == FP_UNWIND_FP ? FP_STACK_IDS : 0)))
 		return -ENOMEM;
+	if (sm->stacks)	/* named by them if it exits before a stack is named */
+		fp_stacks__read_maps(sm->stacks, fp_target__pid(t));
 	sm->skel->bss->sample_session++;	/* threads' unmatched counts start again */
 	sm->start_ns = fp_mono_ns();
 	return 0;
@@ -357,7 +359,9 @@ static int trapped_regions(const struct fp_target *t)
 /*
  * Where the open regions are read: the program's TLS stack where its executable keeps
  * one (FEATPROF_SAMPLING: every region, enabled or not), else the kernel's state of the
- * regions featprofd traces. 0 or -errno (e filled).
+ * regions featprofd traces; for call stacks (sm->unwind set) also where none is traced
+ * (run --stacks of any program: its samples are then all outside regions). 0 or -errno
+ * (e filled).
  */
 static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
 			 uint64_t *sem_off, int64_t *off, struct fp_err *e)
@@ -378,7 +382,7 @@ static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
 		*off = 0;
 		return 0;
 	}
-	if (!trapped_regions(t))
+	if (!trapped_regions(t) && !sm->unwind)
 		return fp_fail(e, ENODATA, "pid %d: no region is traced and its executable "
 			       "keeps no region stack of its own: featprof enable %d FEATURE "
 			       "first (or build with FEATPROF_SAMPLING)", (int)fp_target__pid(t),
@@ -416,8 +420,8 @@ int fp_sample_start(struct fp_target *t, int hz, int remote, int unwind, struct 
 			return fp_fail(e, ENOMEM, "out of memory");
 		fp_target__set_ext(t, FP_EXT_SAMPLE, &sample_ext, sm);
 	}
+	sm->unwind = unwind;	/* call stacks alone need no region source */
 	ret = choose_source(t, remote, &gate_off, &sem_off, &off, e);
-	sm->unwind = unwind;
 	if (!ret)
 		ret = sample_object(t, e);
 	if (!ret)

@@ -147,6 +147,59 @@ static struct json_object *figure(uint64_t c, uint64_t n, double period)
 	return o;
 }
 
+/* The functions of figure x ("functions": of its "samples", each sample period ns of
+ * CPU): their shares again (after a sum over processes) and their CPU time estimates,
+ * self_ns and total_ns, with binomial standard errors (x's samples are the CPU time it
+ * had, the share of them in a function what sampling estimates). */
+static void functions_refigure(struct json_object *x, double period)
+{
+	struct json_object *a = json_object_object_get(x, "functions");
+	double n = json_object_get_double(json_object_object_get(x, "samples"));
+	static const char *const what[] = { "self", "total" };
+	char key[32];
+	size_t i;
+	int w;
+
+	for (i = 0; json_object_is_type(a, json_type_array) && i < json_object_array_length(a);
+	     i++) {
+		struct json_object *f = json_object_array_get_idx(a, i);
+
+		for (w = 0; w < 2; w++) {
+			double c, p;
+
+			snprintf(key, sizeof(key), "%s_samples", what[w]);
+			c = json_object_get_double(json_object_object_get(f, key));
+			p = n > 0 ? c / n : 0;
+			snprintf(key, sizeof(key), "%s_share", what[w]);
+			json_object_object_add(f, key, json_object_new_double(p));
+			snprintf(key, sizeof(key), "%s_stderr", what[w]);
+			json_object_object_add(f, key, json_object_new_double(
+						       n > 0 ? sqrt(p * (1 - p) / n) : 0));
+			snprintf(key, sizeof(key), "%s_ns", what[w]);
+			json_object_object_add(f, key, json_object_new_double(c * period));
+			snprintf(key, sizeof(key), "%s_stderr_ns", what[w]);
+			json_object_object_add(f, key, json_object_new_double(
+						       sqrt(c * (1 - p)) * period));
+		}
+	}
+}
+
+/* functions_refigure of every figure of sampling report sm. */
+static void all_functions_refigure(struct json_object *sm)
+{
+	static const char *const arrs[] = { "regions", "features" };
+	double period = json_object_get_double(json_object_object_get(sm, "period_ns"));
+	struct json_object *a;
+	size_t i, k;
+
+	functions_refigure(sm, period);
+	functions_refigure(json_object_object_get(sm, "base"), period);
+	for (i = 0; i < 2; i++)
+		if (json_object_object_get_ex(sm, arrs[i], &a))
+			for (k = 0; k < json_object_array_length(a); k++)
+				functions_refigure(json_object_array_get_idx(a, k), period);
+}
+
 /* Ends whose region was not on the thread's stack, this session, summed over the threads
  * sampled: in a gated build, chiefly the regions that were open when the gate rose. */
 static uint64_t unmatched(struct fp_target *t)
@@ -532,6 +585,7 @@ static struct json_object *report(struct fp_target *t, bool with_stacks)
 
 		fp_stacks__report(sm->stacks, fd, fp_target__pid(t), fp_target__proc(t),
 				  cat, k.v, k.n, o);
+		all_functions_refigure(o);
 		report_unwinding(t, o);
 	}
 out:
@@ -580,7 +634,7 @@ struct json_object *fp_sample_report_brief(struct fp_target *t)
 		return r;
 	o = json_object_new_object();
 	json_object_object_foreach(r, k, v) {
-		if (!strcmp(k, "stacks"))
+		if (!strcmp(k, "stacks") || !strcmp(k, "functions") || !strcmp(k, "functions_more"))
 			continue;
 		if (!strcmp(k, "base")) {
 			json_object_object_add(o, k, without_stacks(v));
@@ -635,6 +689,7 @@ void fp_sample_refigure(struct json_object *stats)
 	json_object_object_del(sm, "feature_sets");
 	json_object_object_del(sm, "paths");
 	refigure(json_object_object_get(sm, "base"), n, period, 1);
+	all_functions_refigure(sm);	/* summed: their shares of the sums */
 	for (i = 0; i < 2; i++) {
 		if (json_object_object_get_ex(sm, arrs[i], &a))
 			for (k = 0; k < json_object_array_length(a); k++)

@@ -535,7 +535,9 @@ static int do_sample(struct fp_client *c, struct request *r,
 	ret = arg_sample(r->obj, &hz, &on, &remote, e);
 	if (!ret)
 		ret = arg_unwind(r->obj, &unwind, e);
-	if (!ret)
+	if (!ret && on && unwind)	/* call stacks: of any process, probes or not */
+		ret = fp_registry_attach_any(r->pid, NULL, &r->t, e);
+	else if (!ret)
 		ret = fp_registry_attach(r->pid, NULL, &r->t, e);
 	if (ret)
 		return ret;
@@ -650,18 +652,24 @@ static int do_exe_stats(struct fp_client *c, struct request *r,
 	return st ? st : fp_group_stats(path, res, e);
 }
 
-/* featprof run: the client's child pid, waiting to exec "exe", measured from its exec on. */
+/* featprof run: the client's child pid, waiting to exec "exe", measured from its exec on;
+ * stacks, unwind, hz (as sample's): each of its processes sampled with its call stacks. */
 static int do_run_start(struct fp_client *c, struct request *r,
 			struct json_object **res, struct fp_err *e)
 {
 	struct fp_regdefs check = { 0 };
 	struct fp_wants names;
 	const char *path;
-	int ret = arg_exe(r->obj, &path, e), group = 0;
+	int ret = arg_exe(r->obj, &path, e), group = 0, unwind = 0;
 	bool stops;	/* the child stops at its exec (ptrace) for run_attach */
+	int64_t hz = FP_DEFAULT_HZ;
 
 	if (!ret)
 		ret = arg_bool(r->obj, "stops_at_exec", false, &stops, e);
+	if (!ret)	/* run --stacks: every process sampled with its call stacks */
+		ret = arg_unwind(r->obj, &unwind, e);
+	if (!ret)
+		ret = arg_int(r->obj, "hz", FP_MIN_HZ, FP_MAX_HZ, FP_DEFAULT_HZ, &hz, e);
 	if (!ret)
 		ret = fp_wants_parse(&names, r->obj, e);
 	if (ret)
@@ -669,7 +677,8 @@ static int do_run_start(struct fp_client *c, struct request *r,
 	ret = fp_wants_defs_parse(&names, r->obj, &check, e);	/* kept, as exe's */
 	fp_regdefs__clear(&check);
 	if (!ret)
-		ret = fp_group_run_start(path, r->pid, stops, c, &names, &group, e);
+		ret = fp_group_run_start(path, r->pid, stops, c, &names, unwind ? (int)hz : 0,
+					 unwind, &group, e);
 	fp_wants_clear(&names);
 	if (!ret)
 		*res = fp_report_number("run", group);

@@ -221,6 +221,21 @@ static int object_of(struct fp_stacks *s, const struct fp_vma *v, const char *bu
 	return s->nobjs++;
 }
 
+bool fp_stacks__read_maps(struct fp_stacks *s, pid_t pid)
+{
+	struct fp_vma *v = NULL;
+	int n = fp_read_maps(pid, &v);
+
+	if (n <= 0) {	/* gone (a zombie's maps are empty): the last ones kept */
+		fp_free_maps(v, 0);
+		return false;
+	}
+	fp_free_maps(s->vma, s->nvma);
+	s->vma = v;
+	s->nvma = n;
+	return true;
+}
+
 /* The mapping that holds addr, reading the maps again once a round on a miss. */
 static const struct fp_vma *vma_of(struct fp_stacks *s, pid_t pid, uint64_t addr)
 {
@@ -239,19 +254,11 @@ static const struct fp_vma *vma_of(struct fp_stacks *s, pid_t pid, uint64_t addr
 		}
 		if (lo < s->nvma && s->vma[lo].start <= addr)
 			return &s->vma[lo];
-		if (pass || s->vma_read) {
+		if (pass || s->vma_read)
 			break;
-		} else {
-			struct fp_vma *v = NULL;
-			int n = fp_read_maps(pid, &v);
-
-			s->vma_read = true;
-			if (n < 0)
-				break;
-			fp_free_maps(s->vma, s->nvma);
-			s->vma = v;
-			s->nvma = n;
-		}
+		s->vma_read = true;
+		if (!fp_stacks__read_maps(s, pid))
+			break;
 	}
 	return NULL;
 }
@@ -629,9 +636,12 @@ static bool has_region(const struct fp_sampled *v, int r)
 	return false;
 }
 
-/* which: a region (>= 0), a feature (-1 - f), or the base (INT32_MIN). */
+/* which: a region (>= 0), a feature (-1 - f), the base (INT32_MIN), or every sample
+ * (INT32_MAX). */
 static bool key_in(const struct fp_sampled *v, int which)
 {
+	if (which == INT32_MAX)
+		return true;
 	if (which >= 0)
 		return has_region(v, which);
 	if (which == INT32_MIN)
@@ -775,6 +785,7 @@ void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_pro
 	for (i = 0; a && i < (int)json_object_array_length(a) && i < 64; i++)
 		tally_into(s, &t, st, ps, v, n, -1 - i, json_object_array_get_idx(a, i));
 	tally_into(s, &t, st, ps, v, n, INT32_MIN, json_object_object_get(o, "base"));
+	tally_into(s, &t, st, ps, v, n, INT32_MAX, o);	/* the whole session's */
 	json_object_object_add(o, "stacks", stacks_json(s, st, ps, cat, v, n));
 out:
 	free(t.self);

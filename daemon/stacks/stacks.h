@@ -8,6 +8,7 @@
 #ifndef FP_STACKS_H
 #define FP_STACKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -76,6 +77,11 @@ void fp_stacks__free(struct fp_stacks *s);
  */
 const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t id, pid_t pid,
 				      struct fp_proc *proc);
+/* Reads pid's mappings now (a session's start): a process that exits before its first
+ * stack is named (featprof run of a short program) is named by them. A mapping seen
+ * later is read when an address falls outside these, while the process lives. False
+ * when none could be read (the last ones kept). */
+bool fp_stacks__read_maps(struct fp_stacks *s, pid_t pid);
 struct fp_sample_key;
 /* Unwound here: ips (innermost first, n) named and interned by their functions: the
  * stack's id, or FP_USTACK_LOST (no memory). */
@@ -92,8 +98,9 @@ struct fp_catalog;
  * The stacks of a session's n keys v into its report o (fp_sample_report's: "regions" in
  * the catalog's order, "features", "base"): each gets "functions", its top functions by
  * total samples ({name, object, self_samples, total_samples, self_share, total_share,
- * self_stderr, total_stderr}, shares of its own samples); o gets "stacks": the functions
- * named, the objects, and every distinct (regions, stack) with its samples.
+ * self_stderr, total_stderr}, shares of its own samples); o gets "functions" of every
+ * sample, in regions or not, and "stacks": the functions named, the objects, and every
+ * distinct (regions, stack) with its samples.
  */
 void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_proc *proc,
 		       const struct fp_catalog *cat, const struct fp_sampled *v, int n,

@@ -273,7 +273,7 @@ static int load(struct fp_target *t, const char *who, struct fp_err *e)
 	if (!t->cat->nregions && !t->pid)
 		return fp_fail(e, ENODATA, "%s: no featprof probes or defined regions in the "
 			       "file itself", who);
-	if (!t->cat->nregions)
+	if (!t->cat->nregions && !t->any)
 		return fp_no_probes(t->proc, t->comm, e);
 	if (t->cat->nfeatures > FP_MAX_FEATURES)
 		return fp_fail(e, E2BIG, "%s: %d features, at most %d supported", who,
@@ -305,7 +305,7 @@ static int load(struct fp_target *t, const char *who, struct fp_err *e)
 	return 0;
 }
 
-struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
+struct fp_target *fp_target__new(pid_t pid, int flags, const struct fp_regdefs *defs,
 				 struct fp_regdefs *more, struct fp_err *e)
 {
 	struct fp_target *t = calloc(1, sizeof(*t));
@@ -318,7 +318,8 @@ struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs
 	}
 	t->pid = pid;
 	t->made_ns = fp_mono_ns();	/* before anything of the process is read */
-	t->use_opt = use_opt;
+	t->use_opt = flags & FP_TARGET_SHIELDED;
+	t->any = flags & FP_TARGET_ANY;
 	t->defs = defs;
 	t->paths_fd = t->nodes_fd = -1;
 	t->start_time = fp_procfs_start_time(pid);

@@ -85,10 +85,14 @@ void fp_target__set_file_skips_ip(struct fp_target *t, bool skip);
 /* The one-line error for a process without featprof probes (names other providers):
  * -ENODATA. */
 int fp_no_probes(const struct fp_proc *proc, const char *comm, struct fp_err *e);
+/* fp_target__new's flags */
+#define FP_TARGET_SHIELDED 1	/* attach at the shielded nop5 */
+#define FP_TARGET_ANY 2		/* a process without regions is a target too (its call
+				 * stacks sampled, nothing to enable) */
 /* Reads the target's catalog (featprof notes, defs' regions and more's, as
- * fp_target__add_defs; more may be NULL) and loads its BPF object. NULL with errno;
- * e filled. */
-struct fp_target *fp_target__new(pid_t pid, int use_opt, const struct fp_regdefs *defs,
+ * fp_target__add_defs; more may be NULL) and loads its BPF object; flags FP_TARGET_*.
+ * NULL with errno; e filled. */
+struct fp_target *fp_target__new(pid_t pid, int flags, const struct fp_regdefs *defs,
 				 struct fp_regdefs *more, struct fp_err *e);
 /*
  * The target of an executable profiled as a whole (daemon/groups/groups.c): the notes of the

@@ -57,6 +57,7 @@ struct fp_target {
 	bool ts_map;			/* thread state in a map keyed by tid (old kernels) */
 	int attached_sites;
 	bool use_opt;			/* attach at the shielded nop5 */
+	bool any;			/* a target without regions is allowed (FP_TARGET_ANY) */
 	int points_kept;		/* fp_target__attach_points() when released */
 	uint32_t enable_gen;		/* region_enabled values: generation of each enable */
 	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */

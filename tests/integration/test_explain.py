@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Integration tests of explaining at function level (issue 44): featprof run --stacks
+(daemon/groups/groups_run.c, daemon/sample/, daemon/stacks/), model --functions
+(cli/model/functions.c) and diff --functions (cli/commands/diff.c) on tests/targets/
+funcmodel, whose functions' CPU times depend on its options in known ways, one through
+data (Window sets a datum match_find reads, inside regions of feature Compress only), and
+which measures each function's CPU time itself ($FUNCMODEL_TRUTH). The real featprofd on
+a temporary socket. Needs root.
+usage: test_explain.py BUILD_DIR [TEST...]"""
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+from harness import check, cli  # noqa: E402
+
+TG = h.B + "/tests/targets/"
+OPTS = ("Compress", "Checksum", "Window", "Verbose")
+UNIT = 2000000      # iterations a unit: ~4 ms here, a run of 0.1-0.45 s
+HZ = 4999
+FUNCS = ("parse_input", "window_init", "match_find", "crc_block", "emit_output")
+TMP = tempfile.mkdtemp(prefix="featprof-explain-")
+os.chmod(TMP, 0o777)
+
+
+def config(bits):
+    return ",".join("%s=%d" % (o, b) for o, b in zip(OPTS, bits))
+
+
+def run(d, out, bits, prog="funcmodel", unit=UNIT, *extra):
+    """featprof run --stacks of prog under configuration bits, -o out; the program's own
+    per-function CPU times (its truth file), or None when the run failed."""
+    truth = out + ".truth"
+    if os.path.exists(truth):
+        os.unlink(truth)
+    env = dict(os.environ, FUNCMODEL_TRUTH=truth)
+    cmd = [h.B + "/featprof", "--socket", d.sock, "run", "--stacks", "--hz", str(HZ)] + \
+        list(extra) + ["--config", config(bits), "-o", out, "--",
+                       TG + prog, config(bits), str(unit)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    if r.returncode != 0 or not os.path.exists(truth):
+        check(False, "run %s %s: rc %d %s" % (prog, config(bits), r.returncode,
+                                              r.stderr.strip()[-300:]))
+        return None
+    with open(truth) as f:
+        return json.loads(f.readline())
+
+
+def functions(out):
+    with open(out) as f:
+        sm = json.load(f).get("sampling") or {}
+    return sm, {x["name"]: x for x in sm.get("functions", [])}
+
+
+def check_against_truth(what, out, truth):
+    """Each function's sampled self CPU time against the program's own clock: within
+    3 standard errors of the sampling, one period and 2% (the program's clock reads)."""
+    sm, fns = functions(out)
+    period = sm.get("period_ns", 0)
+    for name in FUNCS:
+        want = truth[name]
+        f = fns.get(name, {"self_ns": 0, "self_stderr_ns": 0})
+        tol = 3 * f["self_stderr_ns"] + period + 0.02 * want
+        print("    %s: %-12s sampled %8.2f ms ± %.2f, program %8.2f ms (tolerance %.2f)" % (
+            what, name, f["self_ns"] / 1e6, f["self_stderr_ns"] / 1e6, want / 1e6,
+            tol / 1e6))
+        check(abs(f["self_ns"] - want) <= tol, "%s: %s sampled %.0f ns, the program "
+              "measured %.0f (tolerance %.0f)" % (what, name, f["self_ns"], want, tol))
+    return sm, fns
+
+
+def t_run_stacks(d):
+    """run --stacks: every function's sampled self CPU time within its stated error of the
+    program's own clock, with regions and in a build without featprof probes; a run too
+    short for a naming round still named; bad flags refused"""
+    out = os.path.join(TMP, "stacks.json")
+    truth = run(d, out, (1, 1, 1, 1))
+    if truth:
+        sm, fns = check_against_truth("regions", out, truth)
+        inside = {r["name"]: {f["name"] for f in r.get("functions", [])}
+                  for r in sm.get("regions", [])}
+        check("match_find" in inside.get("compress", ()) and
+              "match_find" not in inside.get("setup_window", ()),
+              "match_find under region compress, not setup_window: %s" % inside)
+    # the same program without featprof.h: no probes, its samples all outside regions
+    out = os.path.join(TMP, "plain.json")
+    truth = run(d, out, (1, 1, 1, 1), "funcmodel_plain")
+    if truth:
+        sm, fns = check_against_truth("no probes", out, truth)
+        check(sm.get("base", {}).get("samples") == sm.get("samples"),
+              "no probes: every sample outside regions (%s of %s)" % (
+                  sm.get("base", {}).get("samples"), sm.get("samples")))
+    # 12 ms: it exits before featprofd's first naming round (every 200 ms)
+    out = os.path.join(TMP, "short.json")
+    truth = run(d, out, (0, 0, 0, 0), "funcmodel", 100000)
+    if truth:
+        sm, fns = functions(out)
+        check("parse_input" in fns, "a 12 ms run: its functions named (%s)" %
+              sorted(fns)[:5])
+    for bad, says in ((["--hz", "50", "--", "true"], "go with --stacks"),
+                      (["--stacks", "--hz", "0", "--", "true"], "--hz takes"),
+                      (["--stacks", "--unwind", "lbr", "--", "true"], "--unwind takes")):
+        r = cli(d, "run", *bad)
+        check(r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1,
+              "run %s: one line saying '%s' (rc %d: %r)" % (" ".join(bad), says,
+                                                           r.returncode, r.stderr))
+    r = cli(d, "run", "-o", os.path.join(TMP, "nostacks.json"), "--", "true")
+    with open(os.path.join(TMP, "nostacks.json")) as f:
+        check("sampling" not in json.load(f), "run without --stacks: not sampled")
+
+
+def factorial(d, prog="funcmodel", tag="f"):
+    """The 16 configurations of funcmodel, run once each: (files, truths by config)."""
+    files, truths = [], {}
+    for bits in itertools.product((0, 1), repeat=4):
+        out = os.path.join(TMP, "%s-%s.json" % (tag, "".join(map(str, bits))))
+        t = run(d, out, bits, prog)
+        if t:
+            files.append(out)
+            truths[bits] = t
+    return files, truths
+
+
+def mean(v):
+    return sum(v) / len(v) if v else 0
+
+
+def t_model_functions(d):
+    """model --functions: each function's terms those the program's clock shows (within
+    their 95% intervals and 2%), every function within 5% leave-one-out error, and
+    Window's influence on match_find found as through data (and no other)"""
+    files, truths = factorial(d)
+    if len(files) < 16:
+        return
+    r = cli(d, "model", "--functions", "--json", *files)
+    check(r.returncode == 0, "model --functions: rc %d %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    m = json.loads(r.stdout)
+    print(cli(d, "model", "--functions", *files).stdout)
+    fns = {f["name"]: f for f in m["functions"]}
+    check(set(FUNCS) <= set(fns), "the five functions modelled: %s" % sorted(fns))
+
+    def term(fn, opts):
+        for t in fns.get(fn, {}).get("terms", []):
+            if sorted(t["options"]) == sorted(opts):
+                return t
+        return None
+
+    def effect(fn, on, base):
+        """The program's own difference of fn's time between configurations that hold
+        `on` and `base` (dicts of option index -> value), the others averaged over."""
+        def sel(want):
+            return [t[fn] for b, t in truths.items()
+                    if all(b[k] == v for k, v in want.items())]
+        return mean(sel(on)) - mean(sel(base))
+
+    C, K, W, V = range(4)
+    want = {("match_find", ("Compress",)): effect("match_find", {C: 1, W: 0}, {C: 0, W: 0}),
+            ("match_find", ("Compress", "Window")):
+                effect("match_find", {C: 1, W: 1}, {C: 1, W: 0}) -
+                effect("match_find", {C: 0, W: 1}, {C: 0, W: 0}),
+            ("crc_block", ("Checksum",)): effect("crc_block", {K: 1}, {K: 0}),
+            ("emit_output", ("Verbose",)): effect("emit_output", {V: 1}, {V: 0}),
+            ("window_init", ("Window",)): effect("window_init", {W: 1}, {W: 0})}
+    for (fn, opts), v in want.items():
+        t = term(fn, opts)
+        if not t:
+            check(False, "%s: no term %s (%s)" % (fn, "*".join(opts),
+                                                  fns.get(fn, {}).get("terms")))
+            continue
+        lo, hi = t["ci95_ns"]
+        half = (hi - lo) / 2
+        print("    %-12s %-17s %8.2f ms ±%.2f, program %8.2f ms" % (
+            fn, "*".join(opts), t["influence_ns"] / 1e6, half / 1e6, v / 1e6))
+        check(t["significant"] and abs(t["influence_ns"] - v) <= half + 0.02 * abs(v),
+              "%s %s: %.0f ± %.0f ns, the program's %.0f" % (fn, "*".join(opts),
+                                                           t["influence_ns"], half, v))
+    # what has no influence shows none
+    for fn in FUNCS:
+        for t in fns.get(fn, {}).get("terms", []):
+            if (fn, tuple(t["options"])) not in want and \
+               (fn, tuple(sorted(t["options"]))) not in want:
+                check(not t["significant"], "%s: a term %s that the program does not "
+                      "have: %s" % (fn, t["options"], t))
+    # leave-one-out error: under 5%, or under what the sampling's own error gives (its
+    # expected absolute error, sqrt(2/pi) of a standard error, summed as the error is)
+    for fn in FUNCS:
+        f = fns.get(fn, {"loo_error_pct": -1})
+        y = se = 0
+        for out in files:
+            x = functions(out)[1].get(fn)
+            y += x["self_ns"] if x else 0
+            se += x["self_stderr_ns"] if x else 0
+        noise = 100 * 0.8 * se / y if y else 0
+        print("    %-12s leave-one-out error %.1f%%, the sampling's own %.1f%%" % (
+            fn, f["loo_error_pct"], noise))
+        check(0 <= f["loo_error_pct"] < max(5, 1.5 * noise),
+              "%s: leave-one-out error %.1f%% (sampling's %.1f%%)" % (
+                  fn, f["loo_error_pct"], noise))
+    data = [(x["option"], x["function"]) for x in m["through_data"]]
+    check(data == [("Window", "match_find")], "through data: only Window -> "
+          "match_find: %s" % data)
+    by = m["by_option"].get("Window", [])
+    check(by and by[0]["function"] == "match_find" and
+          by[0]["reaches"] == "through data", "Window moves match_find most: %s" % by[:2])
+    nostacks = os.path.join(TMP, "nostacks-model.json")
+    cli(d, "run", "--config", config((0, 0, 0, 0)), "-o", nostacks, "--",
+        TG + "funcmodel", config((0, 0, 0, 0)), "1000")
+    r = cli(d, "model", "--functions", files[0], nostacks)
+    check(r.returncode != 0 and "no call stacks" in r.stderr and
+          r.stderr.count("\n") == 1, "a run file without stacks: one line (%r)" % r.stderr)
+
+
+TESTS = [t_run_stacks, t_model_functions]
+
+if __name__ == "__main__":
+    sys.exit(h.run_file("explain", TESTS))
