@@ -41,13 +41,15 @@ static const struct cmd cmds[] = {
 	  "drill PID REGION [--top N] [--duration S]  its hottest functions, timed inside it" },
 	{ "record", cmd_record, "record PID --duration S -o trace.json   timeline" },
 	{ "save", cmd_save, "save PID --duration S -o FILE       per-interval figures" },
-	{ "diff", cmd_diff, "diff A B [--threshold PCT]          regressions, Welch's t" },
+	{ "diff", cmd_diff, "diff A B [--threshold PCT]          regressions, Welch's t\n"
+	  "     --functions A... --to B...         which functions changed (run files)" },
 	{ "report", cmd_report, "report PID|FILE -o report.html      one-page HTML" },
 	{ "run", cmd_run,
 	  "run [--config K=V,...] [--function F=PAT]... [-o FILE] [--json] -- CMD ARGS\n"
-	  "                                        a whole run, measured" },
+	  "     [--stacks [--hz N] [--unwind fp|dwarf]]  a whole run, measured (and sampled)" },
 	{ "model", cmd_model,
 	  "model FILE... [--predict K=V,...] [--json] | model --plan FILE\n"
+	  "     --functions FILE... [--min-share PCT]  per function (run --stacks files)\n"
 	  "                                        options' and interactions' influence" },
 	{ "export", cmd_export, "export PID --format pprof|folded|json [-o FILE] [--duration S]" },
 };

@@ -19,4 +19,14 @@ int cli_cmd_json_only(int argc, char **argv, int *json);
 /* A verb that takes a pid and says ok: the exit status. */
 int cli_cmd_pid_verb(int argc, char **argv, const char *verb, const char *use);
 
+/* save.c: Welch's t-test of b's mean against a's (n values each, two at least): the
+ * means, the change b - a with its 95% interval (Welch-Satterthwaite dof), relative to
+ * a, and the two-sided p. */
+struct cli_welch {
+	double ma, mb, diff, lo, hi, rel, p, df;
+};
+void cli_cmd_welch(const double *a, int na, const double *b, int nb, struct cli_welch *w);
+/* diff_functions.c: featprof diff --functions A... --to B... (cmd_diff's argv). */
+int cmd_diff_functions(int argc, char **argv);
+
 #endif

@@ -2,6 +2,7 @@
 /*
  * featprof save PID --duration S [--interval MS] -o FILE
  * featprof diff A B [--threshold PCT] [--json]
+ * (featprof diff --functions A... --to B...: diff_functions.c)
  *
  * save keeps per-interval figures so that their variance is known: it subscribes for S
  * seconds and writes every interval's delta, then the target's whole stats (since
@@ -184,42 +185,38 @@ struct sample {
 	int n;
 };
 
-static void mean_var(const struct sample *s, double *m, double *var)
+static void mean_var(const double *v, int n, double *m, double *var)
 {
 	double sum = 0, ss = 0;
 	int i;
 
-	for (i = 0; i < s->n; i++)
-		sum += s->v[i];
-	*m = s->n ? sum / s->n : 0;
-	for (i = 0; i < s->n; i++)
-		ss += (s->v[i] - *m) * (s->v[i] - *m);
-	*var = s->n > 1 ? ss / (s->n - 1) : 0;
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	*m = n ? sum / n : 0;
+	for (i = 0; i < n; i++)
+		ss += (v[i] - *m) * (v[i] - *m);
+	*var = n > 1 ? ss / (n - 1) : 0;
 }
 
-struct welch {
-	double ma, mb, diff, lo, hi, rel, p, df;
-};
-
-static void welch(const struct sample *a, const struct sample *b, struct welch *w)
+void cli_cmd_welch(const double *a, int na, const double *b, int nb, struct cli_welch *w)
 {
 	double va, vb, sa, sb, se, t;
 
-	mean_var(a, &w->ma, &va);
-	mean_var(b, &w->mb, &vb);
-	sa = va / a->n;
-	sb = vb / b->n;
+	mean_var(a, na, &w->ma, &va);
+	mean_var(b, nb, &w->mb, &vb);
+	sa = va / na;
+	sb = vb / nb;
 	se = sqrt(sa + sb);
 	w->diff = w->mb - w->ma;
 	w->rel = w->ma > 0 ? w->diff / w->ma : 0;
 	if (se <= 0) {	/* both constant */
 		w->p = w->diff ? 0 : 1;
-		w->df = a->n + b->n - 2;
+		w->df = na + nb - 2;
 		w->lo = w->hi = w->diff;
 		return;
 	}
 	w->df = (sa + sb) * (sa + sb) /
-		((a->n > 1 ? sa * sa / (a->n - 1) : 0) + (b->n > 1 ? sb * sb / (b->n - 1) : 0));
+		((na > 1 ? sa * sa / (na - 1) : 0) + (nb > 1 ? sb * sb / (nb - 1) : 0));
 	t = w->diff / se;
 	w->p = fpm_t_two_sided(fabs(t), w->df);
 	t = fpm_t_quantile(0.05, w->df);
@@ -294,7 +291,7 @@ static int compare(struct json_object *a, struct json_object *b, char kind, doub
 		return 0;
 	json_object_object_foreach(grp, name, unused)
 	{
-		struct welch w;
+		struct cli_welch w;
 		int reg;
 
 		(void)unused;
@@ -302,7 +299,7 @@ static int compare(struct json_object *a, struct json_object *b, char kind, doub
 		collect(b, kind, name, &sb);
 		if (sa.n < 2 || sb.n < 2)
 			continue;
-		welch(&sa, &sb, &w);
+		cli_cmd_welch(sa.v, sa.n, sb.v, sb.n, &w);
 		reg = w.rel * 100 > thr && w.p < ALPHA && w.lo > 0;
 		flagged += reg;
 		if (json) {
@@ -346,7 +343,12 @@ int cmd_diff(int argc, char **argv)
 	struct cli_opts o;
 	double thr = 5;
 	char *end;
-	int rc = cli_parse(argc, argv, O_JSON | O_THRESHOLD, &o), n;
+	int rc, n, i;
+
+	for (i = 1; i < argc; i++)	/* run files compared by their functions */
+		if (!strcmp(argv[i], "--functions"))
+			return cmd_diff_functions(argc, argv);
+	rc = cli_parse(argc, argv, O_JSON | O_THRESHOLD, &o);
 
 	if (!rc && o.threshold) {
 		thr = strtod(o.threshold, &end);
@@ -358,7 +360,9 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (rc || o.npos != 2) {
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof diff A.json B.json "
-			"[--threshold PCT] [--json]   (files of featprof save)\n");
+			"[--threshold PCT] [--json]   (files of featprof save)\n"
+			"       featprof diff --functions A.json... --to B.json... "
+			"[--threshold PCT] [--json]   (files of featprof run --stacks)\n");
 		return rc == 1 ? 0 : 2;
 	}
 	a = load_save(o.pos[0]);

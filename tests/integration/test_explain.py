@@ -11,6 +11,7 @@ usage: test_explain.py BUILD_DIR [TEST...]"""
 import itertools
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -217,7 +218,57 @@ def t_model_functions(d):
           r.stderr.count("\n") == 1, "a run file without stacks: one line (%r)" % r.stderr)
 
 
-TESTS = [t_run_stacks, t_model_functions]
+def diff(d, a, b):
+    r = cli(d, "diff", "--functions", "--json", *a, "--to", *b)
+    check(r.returncode in (0, 1), "diff --functions: rc %d %s" % (r.returncode, r.stderr))
+    return json.loads(r.stdout) if r.returncode in (0, 1) else {"figures": []}
+
+
+def t_diff_functions(d):
+    """diff --functions: a build whose crc_block is slower by ~2.5% of the run is found in
+    crc_block and its feature (5 runs a side), and nothing else; 20 comparisons of 5 runs
+    against 5 of one build flag no function in 19 or more"""
+    bits = (1, 1, 1, 1)
+    a = [os.path.join(TMP, "a%d.json" % i) for i in range(10)]
+    b = [os.path.join(TMP, "b%d.json" % i) for i in range(5)]
+    truth_a = [run(d, f, bits) for f in a]
+    truth_b = [run(d, f, bits, "funcmodel_slow") for f in b]
+    if None in truth_a or None in truth_b:
+        return
+    want = mean([t["crc_block"] for t in truth_b]) - mean([t["crc_block"] for t in truth_a])
+    print(cli(d, "diff", "--functions", *a[:5], "--to", *b).stdout)
+    m = diff(d, a[:5], b)
+    flagged = [(x["kind"], x["name"]) for x in m["figures"] if x["flagged"]]
+    crc = next((x for x in m["figures"] if x["name"] == "crc_block"), None)
+    check(crc and crc["flagged"] == "regression" and crc["feature"] == "Checksum",
+          "crc_block flagged a regression under feature Checksum: %s" % crc)
+    if crc:
+        lo, hi = crc["ci95_ns"]
+        print("    crc_block %+.2f ms [%.2f, %.2f], the program's own %+.2f ms; q %.2g" % (
+            crc["change_ns"] / 1e6, lo / 1e6, hi / 1e6, want / 1e6, crc["q"]))
+        check(lo - 0.02 * want <= want <= hi + 0.02 * want,
+              "crc_block's change %.0f [%.0f, %.0f], the program's %.0f" % (
+                  crc["change_ns"], lo, hi, want))
+    check([k for k in flagged if k[0] == "function"] == [("function", "crc_block")],
+          "only crc_block among functions: %s" % flagged)
+    check(set(k for k in flagged if k[0] != "function") <=
+          {("region", "checksum"), ("feature", "Checksum")},
+          "no figure but crc_block's region and feature: %s" % flagged)
+    # one build against itself: 20 splits of its 10 runs into 5 and 5
+    rng = random.Random(44)
+    noisy = 0
+    for k in range(20):
+        idx = rng.sample(range(10), 10)
+        m = diff(d, [a[i] for i in idx[:5]], [a[i] for i in idx[5:]])
+        fl = [x["name"] for x in m["figures"] if x["flagged"] and x["kind"] == "function"]
+        noisy += bool(fl)
+        if fl:
+            print("    split %d flags %s" % (k, fl))
+    print("    identical builds: %d of 20 comparisons flag a function" % noisy)
+    check(noisy <= 1, "%d of 20 comparisons of one build flag a function" % noisy)
+
+
+TESTS = [t_run_stacks, t_model_functions, t_diff_functions]
 
 if __name__ == "__main__":
     sys.exit(h.run_file("explain", TESTS))
