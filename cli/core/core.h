@@ -21,7 +21,7 @@ enum {
 	O_FORMAT = 32, O_OUTPUT = 64, O_DURATION = 128, O_VALUE = 256, O_LISTEN = 512,
 	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096, O_EXE = 8192, O_REMOTE = 16384,
 	O_CHECK = 32768, O_TRAP = 65536, O_FUNCTION = 131072, O_FUNCTIONS = 262144,
-	O_STACKS = 524288, O_TOP = 1048576, O_UNWIND = 2097152,
+	O_STACKS = 524288, O_TOP = 1048576, O_UNWIND = 2097152, O_MAX_OVERHEAD = 4194304,
 };
 struct cli_opts {
 	int json, all, regions, remote, check, trap;
@@ -38,6 +38,7 @@ struct cli_opts {
 	int stacks;		/* sample --stacks */
 	const char *unwind;	/* sample --unwind fp|dwarf */
 	long top;		/* --top N (0: the command's default) */
+	double max_overhead;	/* drill --max-overhead PCT (0: the default) */
 	char **pos;		/* the arguments that are not options */
 	int npos;
 };

@@ -101,6 +101,7 @@ static const struct option lopts[] = {
 	{ "stacks", no_argument, NULL, 'S' },
 	{ "top", required_argument, NULL, 'K' },
 	{ "unwind", required_argument, NULL, 'W' },
+	{ "max-overhead", required_argument, NULL, 'M' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -111,14 +112,24 @@ static const struct { int ch; unsigned bit; } need[] = {
 	{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
 	{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
 	{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
-	{ 'W', O_UNWIND },
+	{ 'W', O_UNWIND }, { 'M', O_MAX_OVERHEAD },
 };
 
 /* One option c of command cmd with its value arg (NULL: none) into o. 0, or -1 (said). */
 /* An option that takes a number in its range: 0, or -1 (said). */
 static int take_number(struct cli_opts *o, int c, const char *cmd, const char *arg)
 {
+	char *end;
+
 	switch (c) {
+	case 'M':
+		o->max_overhead = strtod(arg, &end);
+		if (*end || end == arg || !(o->max_overhead > 0 && o->max_overhead <= 100)) {
+			fprintf(stderr, "featprof %s: --max-overhead takes a percentage over 0 "
+				"and up to 100: '%s'\n", cmd, arg);
+			return -1;
+		}
+		break;
 	case 'K':
 		if (parse_long(arg, 1, 1000, &o->top)) {
 			fprintf(stderr, "featprof %s: --top takes 1 to 1000: '%s'\n",
@@ -226,6 +237,7 @@ static int take_option(struct cli_opts *o, int c, const char *cmd, char *arg)
 		}
 		o->exe = arg;
 		break;
+	case 'M':
 	case 'i':
 	case 'z':
 	case 'd':
