@@ -154,7 +154,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
 	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn \
 	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled stacks_ip \
-	funcmodel funcmodel_slow funcmodel_plain)
+	funcmodel funcmodel_slow funcmodel_plain hotleaf)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
@@ -180,6 +180,7 @@ FUNCMODEL := $(addprefix $(O)/tests/targets/,funcmodel funcmodel_slow funcmodel_
 $(FUNCMODEL): tests/targets/funcmodel.c
 $(O)/tests/targets/funcmodel_slow: private TGT_EXTRA := -DFUNCMODEL_SLOW=1
 $(O)/tests/targets/funcmodel_plain: private TGT_EXTRA := -DFUNCMODEL_PLAIN
+$(O)/tests/targets/hotleaf: tests/targets/hotleaf.c
 # FEATPROF_INPROCESS builds take the runtime once per object from usdt/featprof_ip.c
 IP_TARGETS := $(addprefix $(O)/tests/targets/,configurable_ip inproc service_ip libsite_ip.so \
 	site_shlib_ip libcodec_ip.so codec_ip pipeline_ip stacks_ip) $(O)/bench/busyloop_fp_inproc

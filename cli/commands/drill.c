@@ -38,7 +38,7 @@ struct fnc {
 	uint64_t self;		/* ... that stop in it */
 	/* the probe before timing (probe()): calls a second, a call's trap pair, what its
 	 * traps would cost REGION; sampled: over the bound, given sampled figures */
-	double rate, pair_ns, overhead;
+	double rate, pair_ns, overhead;	/* rate: calls a second of REGION's time */
 	int sampled;		/* 1: its traps would cost too much; 2: its timing's stated
 				 * uncertainty would exceed its time (short calls) */
 	/* timed */
@@ -101,10 +101,10 @@ static struct json_object *sample(long pid, long secs, const char *unwind,
 	return sm;
 }
 
-/* The n functions of fns (nf) with the most self samples, ties by total, into f; how
- * many. */
+/* The n functions of fns (nf) with the most self samples, min at least, ties by total,
+ * into f; how many. */
 static int pick(struct json_object *fns, size_t nf, const uint64_t *cnt, uint64_t *self,
-		struct fnc *f, int n)
+		uint64_t min, struct fnc *f, int n)
 {
 	size_t k;
 	int j, m = 0;
@@ -123,7 +123,7 @@ static int pick(struct json_object *fns, size_t nf, const uint64_t *cnt, uint64_
 				continue;
 			/* where the time is spent: a wrapper (all its time its callees') has
 			 * no self time and is not taken */
-			if (self[k] && nm[0] != '[' && !strstr(nm, "+0x") &&
+			if (self[k] >= min && nm[0] != '[' && !strstr(nm, "+0x") &&
 			    (best == nf || self[k] > self[best] ||
 			     (self[k] == self[best] && cnt[k] > cnt[best])))
 				best = k;
@@ -197,7 +197,10 @@ static int candidates(struct json_object *sm, const char *region, struct fnc *f,
 			break;
 		}
 	}
-	m = cnt && self ? pick(fns, nf, cnt, self, f, n) : 0;
+	/* 1% of the region's samples at least: below, its self time is noise */
+	m = cnt && self ? pick(fns, nf, cnt, self, (uint64_t)geti(reg, "samples") / 100 + 1,
+				f, n)
+			: 0;
 	free(cnt);
 	free(seen);
 	free(self);
@@ -403,13 +406,14 @@ static void pause_ms(long ms)
 /*
  * Before timing: every candidate traced for PROBE_MS, which gives its calls inside
  * REGION and what one call's trap pair costs (the probe time compensation removed from
- * its region, per call): its traps would cost REGION calls x pair over REGION's time.
+ * its region, per call): its traps would cost REGION calls x pair over REGION's time
+ * (inst_ns: an instance's, as the sampling measured it; 0: unknown).
  * Those over max (a fraction) are marked sampled: their sampled figures are given
  * instead; so are those whose time the probe could not tell from its stated
  * uncertainty (calls far shorter than a trap pair's spread). 0, or 1 after a line.
  */
 static int probe(long pid, const char *region, const char *feature, struct fnc *f, int n,
-		 double max)
+		 double max, double inst_ns)
 {
 	static struct fnc g[DRILL_MAX];
 	struct json_object *a, *b;
@@ -431,12 +435,28 @@ static int probe(long pid, const char *region, const char *feature, struct fnc *
 	memcpy(g, f, (size_t)n * sizeof(*g));
 	timed(a, b, region, g, n, &reg_ns, &rem_ns, &reg_unc, &cnt);
 	for (j = 0; j < n; j++) {
+		int k;
+
+		/* what compensation removed from it, less its callees' (their pairs ran
+		 * inside it): its own pairs */
 		comp = delta(a, b, f[j].name, "raw_inclusive_ns") -
 		       delta(a, b, f[j].name, "inclusive_ns");
+		for (k = 0; k < n; k++)
+			if (k != j && paths_of[k] && under[k][j] == paths_of[k])
+				comp -= delta(a, b, f[k].name, "raw_inclusive_ns") -
+					delta(a, b, f[k].name, "inclusive_ns");
 		calls = delta(a, b, f[j].name, "count");
-		f[j].rate = (double)g[j].calls * 1000.0 / PROBE_MS;
+		/* calls a second of the region's own time: per instance of it over an
+		 * instance's time in the sampling (the traps slowed the program meanwhile,
+		 * and compensating thousands of pairs a millisecond is not exact), else
+		 * over the probe's compensated time */
+		if (cnt > 0 && inst_ns > 0)
+			f[j].rate = (double)g[j].calls / (double)cnt / inst_ns * 1e9;
+		else
+			f[j].rate = reg_ns > 0 ? (double)g[j].calls / reg_ns * 1e9
+				    : g[j].calls ? 1e9 : 0;
 		f[j].pair_ns = calls > 0 && comp > 0 ? comp / calls : 0;
-		f[j].overhead = reg_ns > 0 ? (double)g[j].calls * f[j].pair_ns / reg_ns : 0;
+		f[j].overhead = f[j].rate * f[j].pair_ns / 1e9;
 		f[j].sampled = f[j].overhead > max ? 1 : g[j].unc >= g[j].incl ? 2 : 0;
 	}
 	json_object_put(a);
@@ -464,7 +484,7 @@ static void fn_json(struct json_object *a, const struct fnc *f, const struct dri
 									    : "timed"));
 	json_object_object_add(x, "sampled", json_object_new_int64((int64_t)f->samples));
 	json_object_object_add(x, "self_samples", json_object_new_int64((int64_t)f->self));
-	json_object_object_add(x, "calls_per_s", json_object_new_double(f->rate));
+	json_object_object_add(x, "calls_per_region_s", json_object_new_double(f->rate));
 	json_object_object_add(x, "trap_pair_ns", json_object_new_double(f->pair_ns));
 	json_object_object_add(x, "trap_overhead", json_object_new_double(f->overhead));
 	json_object_object_add(x, "calls", json_object_new_int64((int64_t)f->calls));
@@ -531,19 +551,20 @@ static void print(long pid, const char *region, const struct fnc *f, int n,
 		       f[j].sampled ? "  sampled" : "",
 		       f[j].clamped ? "  (held to its caller)" : "");
 	}
-	printf("  %-40s %10s %14.3f %14s %6.1f%%\n", "(the rest of the region, timed)", "",
+	printf("  %-40s %10s %14.3f %14s %6.1f%%\n", "(the rest: in no timed function)", "",
 	       d->rem_ns / 1e6, "", d->reg_ns > 0 ? 100 * d->rem_ns / d->reg_ns : 0);
 	for (j = 0; j < n; j++)
 		if (f[j].sampled == 1)
-			printf("  sampled, not timed: %s, ~%.0f calls/s inside the region at "
+			printf("  sampled, not timed: %s, ~%.0f calls a second of the region at "
 			       "%.2f us a trap pair would cost it %.0f%% (over --max-overhead "
 			       "%.3g%%): its share of the region's samples, calls estimated\n",
 			       f[j].name, f[j].rate, f[j].pair_ns / 1e3, 100 * f[j].overhead,
 			       100 * d->max);
 		else if (f[j].sampled == 2)
-			printf("  sampled, not timed: %s, ~%.0f calls/s inside the region, each "
-			       "too short to time by traps (its stated uncertainty would exceed "
-			       "its time): its share of the region's samples, calls estimated\n",
+			printf("  sampled, not timed: %s, ~%.0f calls a second of the region, "
+			       "each too short to time by traps (its stated uncertainty would "
+			       "exceed its time): its share of the region's samples, calls "
+			       "estimated\n",
 			       f[j].name, f[j].rate);
 	if (d->slowdown >= -1)
 		printf("  the target's slowdown while timing: %+.1f%% (the region's instances' "
@@ -562,6 +583,15 @@ static double raw_mean(struct json_object *a, struct json_object *b, const char 
 	return c >= 3 ? delta(a, b, region, "raw_inclusive_ns") / c : 0;
 }
 
+/* REGION's compensated time per instance in stats st (deltas: the sampling's); 0 if
+ * fewer than 3 ended. */
+static double inst_ns(struct json_object *st, const char *region)
+{
+	struct json_object *r = by_name(geta(st, "regions"), region);
+
+	return r && getd(r, "count") >= 3 ? getd(r, "inclusive_ns") / getd(r, "count") : 0;
+}
+
 /* The sampled functions' figures from their shares of REGION's samples. */
 static void fill_sampled(struct fnc *f, int n, const struct drill_res *d)
 {
@@ -576,7 +606,7 @@ static void fill_sampled(struct fnc *f, int n, const struct drill_res *d)
 		f[j].incl = pi * d->reg_ns;
 		f[j].excl = ps * d->reg_ns;
 		f[j].unc = sqrt(pi * (1 - pi) / N) * d->reg_ns;
-		f[j].calls = (uint64_t)(f[j].rate * (double)d->secs);
+		f[j].calls = (uint64_t)(f[j].rate * d->reg_ns / 1e9);
 	}
 }
 
@@ -681,17 +711,6 @@ int cmd_drill(int argc, char **argv)
 	d.reg_samples = (uint64_t)geti(reg, "samples");
 	n = reg ? candidates(sm, o.pos[1], f, (int)top) : 0;
 	json_object_put(sm);
-	if (!n || probe(pid, o.pos[1], feature, f, n, d.max)) {
-		if (sm && !n)
-			fprintf(stderr, "featprof drill: pid %ld: %s: %s in %ld s\n", pid, o.pos[1],
-				d.reg_samples ? "no function below the one it begins in was "
-				"sampled inside it" : "no sample fell inside it", d.secs);
-		if (!traced)
-			toggle(pid, o.pos[1], feature, f, 0, NULL, 0, 1);
-		json_object_put(s0);
-		json_object_put(s1);
-		return 1;
-	}
 	/* the sampling's raw time per instance, against which the timing's slowdown is said */
 	if (s0 && s1 && by_name(geta(s1, "regions"), o.pos[1])) {
 		struct json_object *x = by_name(geta(s0, "regions"), o.pos[1]);
@@ -702,6 +721,19 @@ int cmd_drill(int argc, char **argv)
 		json_object_object_add(y, "raw_inclusive_ns", json_object_new_double(
 					       getd(y, "raw_inclusive_ns") -
 					       getd(x, "raw_inclusive_ns")));
+		json_object_object_add(y, "inclusive_ns", json_object_new_double(
+					       getd(y, "inclusive_ns") - getd(x, "inclusive_ns")));
+	}
+	if (!n || probe(pid, o.pos[1], feature, f, n, d.max, inst_ns(s1, o.pos[1]))) {
+		if (sm && !n)
+			fprintf(stderr, "featprof drill: pid %ld: %s: %s in %ld s\n", pid, o.pos[1],
+				d.reg_samples ? "no function below the one it begins in was "
+				"sampled inside it" : "no sample fell inside it", d.secs);
+		if (!traced)
+			toggle(pid, o.pos[1], feature, f, 0, NULL, 0, 1);
+		json_object_put(s0);
+		json_object_put(s1);
+		return 1;
 	}
 	json_object_put(s0);
 	rc = timing(pid, o.pos[1], feature, f, n, traced, s1, &d);

@@ -268,7 +268,62 @@ def t_diff_functions(d):
     check(noisy <= 1, "%d of 20 comparisons of one build flag a function" % noisy)
 
 
-TESTS = [t_run_stacks, t_model_functions, t_diff_functions]
+def t_drill_hot(d):
+    """drill on a region whose hot leaf is called millions of times a second under two
+    wrappers: the functions with the region's self time chosen (not the wrappers), the
+    hot leaf given sampled figures (its traps would cost the region far over 5%), the
+    other timed, every stated uncertainty under its value, the slowdown said and small"""
+    p = subprocess.Popen([TG + "hotleaf", "14"], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline().split()[1])
+        r = cli(d, "drill", pid, "encode", "--duration", "2", "--json", timeout=60)
+        check(r.returncode == 0, "drill: rc %d %s" % (r.returncode, r.stderr))
+        st = json.loads(cli(d, "stats", pid, "--json").stdout or "{}")
+        left = [x["name"] for x in st.get("regions", []) if x.get("enabled")]
+        check("regions" in st and not left, "drill left nothing enabled: %s" % left)
+        truth = json.loads(p.stdout.readline())
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    if r.returncode:
+        return
+    m = json.loads(r.stdout)
+    fns = {f["name"]: f for f in m["functions"]}
+    for f in m["functions"]:
+        print("    %-12s %-7s %12.0f calls/s of the region, trap pair %.2f us: %5.1f%% of "
+              "it; incl %8.2f ms ± %.2f (share %.1f%%)" % (
+                  f["name"], f["how"], f["calls_per_region_s"], f["trap_pair_ns"] / 1e3,
+                  100 * f["trap_overhead"], f["inclusive_ns"] / 1e6,
+                  f["uncertainty_ns"] / 1e6, 100 * f["share"]))
+    print("    slowdown while timing %+.1f%%; the program: hot_leaf %.1f%%, block_work %.1f%% "
+          "of encode" % (100 * m.get("slowdown", float("nan")),
+                         100 * truth["hot_leaf_ns"] / truth["encode_ns"],
+                         100 * truth["block_work_ns"] / truth["encode_ns"]))
+    check(set(list(fns)[:2]) == {"hot_leaf", "block_work"},
+          "the two with self time first: %s" % list(fns))
+    check(not {"outer_wrap", "inner_wrap"} & set(fns), "no wrapper: %s" % list(fns))
+    hot, blk = fns.get("hot_leaf", {}), fns.get("block_work", {})
+    check(hot.get("how") == "sampled" and hot.get("calls_per_region_s", 0) >= 1e5 and
+          hot.get("trap_overhead", 0) > 0.05,
+          "hot_leaf sampled, over 100,000 calls a second: %s" % hot)
+    check(blk.get("how") == "timed" and blk.get("calls") == m["region_count"],
+          "block_work timed, one call an instance: %s (%d instances)" % (
+              blk, m["region_count"]))
+    for f in m["functions"]:
+        check(0 < f["uncertainty_ns"] < f["inclusive_ns"],
+              "%s: stated uncertainty %.0f under its value %.0f" % (
+                  f["name"], f["uncertainty_ns"], f["inclusive_ns"]))
+        want = truth[f["name"] + "_ns"] / truth["encode_ns"]
+        tol = 3 * f["uncertainty_ns"] / m["region_ns"] + 0.03
+        check(abs(f["share"] - want) <= tol, "%s: share %.3f, the program's %.3f (tol %.3f)"
+              % (f["name"], f["share"], want, tol))
+    check("slowdown" in m and m["slowdown"] <= 0.08,
+          "the target's slowdown while timing %s (issue's bound 5%%, 3 points of noise)"
+          % m.get("slowdown"))
+
+
+TESTS = [t_run_stacks, t_model_functions, t_diff_functions, t_drill_hot]
 
 if __name__ == "__main__":
     sys.exit(h.run_file("explain", TESTS))
