@@ -161,11 +161,15 @@ static void print_prediction(struct json_object *p)
 	if (json_object_object_get_ex(p, "cpu_ns", NULL))
 		printf("\nprediction: CPU %s ± %s", cli_fmt_ns(getd(p, "cpu_ns"), b1, 40),
 		       cli_fmt_ns(half_of(json_object_object_get(p, "cpu_ci95_ns")), b2, 40));
-	printf("\nprediction: wall %s ± %s (black-box linear: %s)\n\n%-28s %12s %14s\n",
+	printf("\nprediction: wall %s ± %s (white-box; black-box linear: %s)\n",
 	       cli_fmt_ns(getd(p, "wall_ns"), b1, 40),
 	       cli_fmt_ns(half_of(json_object_object_get(p, "wall_ci95_ns")), b2, 40),
-	       cli_fmt_ns(getd(p, "black_box_wall_ns"), b3, 40), "FEATURE", "TIME",
-	       "95% INTERVAL");
+	       cli_fmt_ns(getd(p, "black_box_wall_ns"), b3, 40));
+	printf("prediction of the model chosen (%s): wall %s, 95%% of runs within ± %s\n"
+	       "\n%-28s %12s %14s\n", gets_(p, "chosen"),
+	       cli_fmt_ns(getd(p, "chosen_wall_ns"), b1, 40),
+	       cli_fmt_ns(half_of(json_object_object_get(p, "chosen_wall_pi95_ns")), b2, 40),
+	       "FEATURE", "TIME", "95% INTERVAL");
 	for (i = 0; fa && i < json_object_array_length(fa); i++) {
 		struct json_object *f = json_object_array_get_idx(fa, i);
 
@@ -191,7 +195,11 @@ static void print_model(struct json_object *o)
 	       "linear %.2f%%", getd(loo, "white_box"), getd(loo, "black_box_linear"));
 	if (json_object_object_get_ex(loo, "cpu", NULL))
 		printf("; of the CPU time: white-box %.2f%%", getd(loo, "cpu"));
-	printf("\nwall time: %s\n", !strcmp(gets_(o, "wall_model"), "cpu_less_overlap")
+	printf("\nwall model chosen: %s, %s; its 95%% prediction interval ±%.1f%%\n",
+	       gets_(json_object_object_get(o, "model_choice"), "chosen"),
+	       gets_(json_object_object_get(o, "model_choice"), "why"),
+	       100 * getd(json_object_object_get(o, "model_choice"), "pi95_relative"));
+	printf("wall time: %s\n", !strcmp(gets_(o, "wall_model"), "cpu_less_overlap")
 	       ? "CPU time less the threads' overlap (regions overlap on threads)"
 	       : "regions plus outside (one thread in regions at a time)");
 	print_not_estimable(geta(o, "not_estimable"));

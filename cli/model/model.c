@@ -334,7 +334,8 @@ static struct json_object *not_estimable(const struct fpm_model *m, const struct
 
 /* The prediction at m's given configuration: wall time (white-box and black-box), CPU
  * time and each feature's time. */
-static struct json_object *prediction(const struct fpm_model *m, const struct fpm_fits *F)
+static struct json_object *prediction(const struct fpm_model *m, const struct fpm_fits *F,
+				      const struct fpm_wall_choice *c)
 {
 	struct json_object *o = json_object_new_object(), *fa = json_object_new_array();
 	const double *x = m->px;
@@ -353,6 +354,10 @@ static struct json_object *prediction(const struct fpm_model *m, const struct fp
 	json_object_object_add(o, "black_box_wall_ns", json_object_new_double(bb));
 	json_object_object_add(o, "black_box_wall_ci95_ns",
 			       ci_json(bb, fpm_t975(F->bb.dof) * sqrt(bvar)));
+	wall = fpm_wall_choice_predict(m, F, c, x);	/* the model chosen (choose.c) */
+	json_object_object_add(o, "chosen", json_object_new_string(fpm_wall_choice_name(c->which)));
+	json_object_object_add(o, "chosen_wall_ns", json_object_new_double(wall));
+	json_object_object_add(o, "chosen_wall_pi95_ns", ci_json(wall, wall * c->pi_rel));
 	if (m->has_cpu) {
 		double cpu = fpm_predict_cpu(m, F, x, &var, &sys, &dof);
 
@@ -748,6 +753,7 @@ struct json_object *fpm_model__report(struct fpm_model *m)
 	struct fpm_fits F = { 0 };
 	struct fpm_term *wt = calloc(MAXTERMS, sizeof(*wt)), *bt = calloc(MAXOPT + 1, sizeof(*bt));
 	struct json_object *o = NULL, *loo;
+	struct fpm_wall_choice ch;
 	double wb, bbm, cpum;
 	int nw = 0, nb = 0;
 
@@ -757,6 +763,7 @@ struct json_object *fpm_model__report(struct fpm_model *m)
 	nw = white_terms(m, &F, wt);
 	nb = black_terms(&F, bt);
 	fpm_loo(m, &wb, &bbm, &cpum);
+	fpm_choose(m, &ch);
 	o = json_object_new_object();
 	report_head(m, o, nw == MAXTERMS);
 	json_object_object_add(o, "terms", terms_json(m, wt, nw));
@@ -770,12 +777,13 @@ struct json_object *fpm_model__report(struct fpm_model *m)
 	if (m->has_cpu)
 		json_object_object_add(loo, "cpu", json_object_new_double(cpum));
 	json_object_object_add(o, "loo_mape_pct", loo);
+	json_object_object_add(o, "model_choice", fpm_wall_choice_json(&ch));
 	json_object_object_add(o, "wall_model",
 			       json_object_new_string(m->threads ? "cpu_less_overlap"
 								 : "regions_plus_outside"));
 	json_object_object_add(o, "regions_over_wall_max", json_object_new_double(m->overlap));
 	if (m->given)
-		json_object_object_add(o, "prediction", prediction(m, &F));
+		json_object_object_add(o, "prediction", prediction(m, &F, &ch));
 out:
 	fpm_fits_free(m, &F);
 	terms_free(wt, nw);

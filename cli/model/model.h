@@ -47,8 +47,9 @@ void fpm_model__free(struct fpm_model *m);
  * The fitted model (a new reference; NULL: out of memory): "runs", "exe", "regions",
  * "feature_sets", "options", "terms" and "black_box_terms" ({"options", "influence_ns",
  * "ci95_ns", "where", "parts"}), "not_estimable", "unnamed_influences", "fit" (per region
- * and feature set), "loo_mape_pct", "wall_model", "regions_over_wall_max", "warnings",
- * and with a configuration given, "prediction".
+ * and feature set), "loo_mape_pct", "model_choice" (the wall model chosen by leave-one-out
+ * error: white-box, black-box or their mean, why, its prediction interval), "wall_model",
+ * "regions_over_wall_max", "warnings", and with a configuration given, "prediction".
  */
 struct json_object *fpm_model__report(struct fpm_model *m);
 

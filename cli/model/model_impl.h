@@ -194,6 +194,20 @@ uint64_t fpm_global_mask(uint64_t local, const int *opts);
  * [option, ...]}); NULL with e filled. */
 struct json_object *fpm_region_options(char **files, int n, const struct fpm_choices *ch,
 					struct fp_err *e);
+/* choose.c: the wall model chosen by leave-one-out error: white-box, black-box linear
+ * or their mean (which: FPM_CHOICE order), its MAPEs, its relative 95% prediction half
+ * width; its prediction at x with fits F; it as JSON ("chosen", "why", "loo_mape_pct",
+ * "pi95_relative"). */
+#define FPM_NCHOICE 3
+struct fpm_wall_choice {
+	int which, n;
+	double mape[FPM_NCHOICE], pi_rel;
+};
+void fpm_choose(const struct fpm_model *m, struct fpm_wall_choice *c);
+const char *fpm_wall_choice_name(int which);
+double fpm_wall_choice_predict(const struct fpm_model *m, const struct fpm_fits *F,
+			  const struct fpm_wall_choice *c, const double *x);
+struct json_object *fpm_wall_choice_json(const struct fpm_wall_choice *c);
 /* functions.c: run r's functions into m's units (each function's sampled self CPU time,
  * its variance); after every run, those below m->fn_min of each run's CPU time left
  * out. -1 with m->err filled. */

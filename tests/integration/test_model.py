@@ -305,7 +305,7 @@ def t_model(d):
     held = [b for b in itertools.product((0, 1), repeat=5) if b not in plan][::7][:4]
     print("    %-24s %10s %10s %7s %10s %7s %s" % ("held out", "measured", "white-box", "err",
                                                   "black-box", "err", "95% prediction"))
-    covered = 0
+    covered = chosen_covered = 0
     check(all(x["fits"] for x in m["fit"]), "every region fits its runs: %s" % [
         x["unit"] for x in m["fit"] if not x["fits"]])
     for bits in held:
@@ -321,6 +321,7 @@ def t_model(d):
         print("    %-24s %8.2f ms %7.2f ms %+6.2f%% %7.2f ms %+6.2f%% [%.2f, %.2f]" % (
             config(bits), wall / 1e6, p["wall_ns"] / 1e6, 100 * e,
             p["black_box_wall_ns"] / 1e6, 100 * eb, lo / 1e6, hi / 1e6))
+        chosen_covered += check_chosen(p, wall)
         check(abs(e) <= 0.05, "%s predicted within 5%%" % config(bits))
         fa = {x["name"]: x["ns"] for x in p["features"]}
         want_a = (30 * bits[0] + 10 * bits[0] * bits[1]) * UNIT_MS * 1e6
@@ -330,6 +331,21 @@ def t_model(d):
     # 95% each: all four covered about 4 times in 5; three of four nearly always
     check(covered >= len(held) - 1, "the prediction interval covers %d of %d held-out "
           "runs" % (covered, len(held)))
+    check(chosen_covered >= len(held) - 1, "the chosen model's interval covers %d of %d "
+          "held-out runs" % (chosen_covered, len(held)))
+
+
+def check_chosen(p, wall):
+    """The model chosen by leave-one-out error (issue 44): no worse than the black box on a
+    held-out run by more than its stated interval; whether its interval covers the run."""
+    lo, hi = p["chosen_wall_pi95_ns"]
+    e, eb = abs(p["chosen_wall_ns"] - wall), abs(p["black_box_wall_ns"] - wall)
+    print("    %24s chosen %s: %7.2f ms %+6.2f%% [%.2f, %.2f]" % (
+        "", p["chosen"], p["chosen_wall_ns"] / 1e6, 100 * (p["chosen_wall_ns"] - wall) / wall,
+        lo / 1e6, hi / 1e6))
+    check(e <= eb + (hi - lo) / 2, "the chosen model (%s) no worse than the black box by "
+          "more than its interval: %.0f against %.0f ns" % (p["chosen"], e, eb))
+    return lo <= wall <= hi
 
 
 # pipeline's known influences on CPU time, in units of PIPE_US (its header comment)
@@ -440,6 +456,7 @@ def t_model_threads(d):
         print("    %-40s %8.2f ms %7.2f ms %+6.2f%% %7.2f ms %+6.2f%%" % (
             pipe_config(c), run["wall_ns"] / 1e6, p["wall_ns"] / 1e6, 100 * ew,
             run["cpu_ns"] / 1e6, 100 * ec))
+        check_chosen(p, run["wall_ns"])
         check(abs(ew) <= 0.05 + 2 * noise and abs(ec) <= 0.05 and p["wall_ns"] > 0,
               "%s predicted within 5%% (wall: plus twice the replicates' spread)"
               % pipe_config(c))
