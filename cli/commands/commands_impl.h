@@ -26,6 +26,13 @@ struct cli_welch {
 	double ma, mb, diff, lo, hi, rel, p, df;
 };
 void cli_cmd_welch(const double *a, int na, const double *b, int nb, struct cli_welch *w);
+/* refine.c: model --functions --refine DIR: the coarse model of files[0..n), its hard
+ * functions timed in the same runs again (into DIR), the model of those, with each hard
+ * function's error before and after ("refined"). A new reference, or NULL with e. */
+struct fpm_spec;
+struct fp_err;
+struct json_object *cli_cmd_refine(char **files, int n, const struct fpm_spec *spec,
+				   double fn_min, const char *dir, struct fp_err *e);
 /* diff_functions.c: featprof diff --functions A... --to B... (cmd_diff's argv). */
 int cmd_diff_functions(int argc, char **argv);
 

@@ -330,9 +330,20 @@ static void print_functions(struct json_object *o)
 		       cli_fmt_ns(half_of(geta(x, "ci95_ns")), b2, sizeof(b2)),
 		       term_name(geta(x, "term"), name, sizeof(name)));
 	}
+	fa = geta(o, "refined");
+	if (fa)
+		printf("\nREFINED: the hard functions timed exactly (function regions) in the "
+		       "same configurations: %s\n", json_object_array_length(fa) ? "" : "none");
+	for (i = 0; fa && i < json_object_array_length(fa); i++) {
+		struct json_object *x = json_object_array_get_idx(fa, i);
+
+		printf("  %s (%s): leave-one-out error %.1f%% sampled, %.1f%% timed%s\n",
+		       gets_(x, "name"), gets_(x, "object"), getd(x, "loo_before_pct"),
+		       getd(x, "loo_after_pct"), geti(x, "moved") ? ": moved under 5%" : "");
+	}
 	printf("\nLOO: leave-one-out error, the sum of |predicted - measured| over the sum of "
 	       "measured, each run left out in turn; ! 5%% or more (a hard function: "
-	       "time it exactly, featprof run --function)\n");
+	       "model --functions --refine DIR times it exactly)\n");
 }
 
 static int usage(int rc)
@@ -341,7 +352,7 @@ static int usage(int rc)
 		"usage: featprof model FILE... [--choices NAME=V1|V2|...]... [--parallel NAME]... "
 		"[--predict NAME=VALUE,...] [--json]\n"
 		"       featprof model --functions FILE... [--min-share PCT (default 1)] "
-		"[--choices NAME=V1|V2|...]... [--json]\n"
+		"[--refine DIR] [--choices NAME=V1|V2|...]... [--json]\n"
 		"       featprof model --plan FILE... [--choices NAME=V1|V2|...]... "
 		"[--constraint NAME=V&...[->NAME=V]]... [--parallel NAME]... [--json]\n");
 	return rc;
@@ -351,6 +362,7 @@ struct model_args {
 	char **files;
 	int n, json, plan, functions;
 	double min_share;	/* --functions: % of a run's CPU time */
+	const char *refine;	/* --functions --refine DIR */
 	struct fpm_spec *spec;
 	struct json_object *given;
 };
@@ -370,6 +382,8 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 			a->plan = 1;
 		} else if (!strcmp(argv[i], "--functions")) {
 			a->functions = 1;
+		} else if (!strcmp(argv[i], "--refine") && v) {
+			a->refine = argv[++i];
 		} else if (!strcmp(argv[i], "--min-share") && v) {
 			char *end;
 
@@ -406,6 +420,10 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 		fprintf(stderr, "featprof model: %s\n", e.msg);
 		return 2;
 	}
+	if (a->refine && !a->functions) {
+		fprintf(stderr, "featprof model: --refine goes with --functions\n");
+		return 2;
+	}
 	if (a->functions && (a->plan || a->given)) {
 		fprintf(stderr, "featprof model: --functions goes without --plan and "
 			"--predict\n");
@@ -439,6 +457,10 @@ int cmd_model(int argc, char **argv)
 	} else if (a.plan) {
 		o = fpm_plan(a.files, a.n, a.spec, &e);
 		rc = o ? 0 : e.code == EINVAL ? 2 : 1;
+	} else if (a.functions && a.refine) {
+		o = cli_cmd_refine(a.files, a.n, a.spec,
+				   (a.min_share > 0 ? a.min_share : 1) / 100, a.refine, &e);
+		rc = o ? 0 : 1;
 	} else if (a.functions) {
 		m = fpm_model__new_of(a.files, a.n, a.spec, NULL,
 				      (a.min_share > 0 ? a.min_share : 1) / 100, &e);

@@ -8,8 +8,9 @@
  * error). Each function is a unit of the model as a region is, its time its self CPU
  * time, its variance the sampling's; no feature names a function, so its options are
  * those the runs show it depends on (fpm_find_unnamed), and its terms every product of
- * them, as a region's. A function is relevant when it has at least m->fn_min of some
- * run's sampled CPU time; the others are left out (their count said).
+ * them, as a region's. A function is relevant when its mean time over the runs is at
+ * least m->fn_min of their mean sampled CPU time; the others are left out (their count
+ * said).
  *
  * An influence reaches a function through data when its option has regions of its own
  * in the runs (a feature of that name) and none of them holds the function in any run:
@@ -83,6 +84,43 @@ static void region_features(struct fpm_model *m, struct json_object *doc)
 	}
 }
 
+/* A run of model --functions --refine: its functions timed exactly (function regions of
+ * the feature "refine") are taken at their exclusive CPU time instead of their samples:
+ * their own time and their callees' that are not regions (a leaf's self time). */
+static int refined_times(struct fpm_model *m, int r, struct json_object *doc)
+{
+	struct json_object *regs = geta(doc, "regions");
+	size_t k, j;
+	int i;
+
+	for (k = 0; regs && k < json_object_array_length(regs); k++) {
+		struct json_object *x = json_object_array_get_idx(regs, k);
+		struct json_object *fl = geta(x, "features");
+		const char *name = gets_(x, "name");
+		struct fpm_unit *u = NULL;
+		double unc = getd(x, "exclusive_uncertainty_ns");
+
+		for (j = 0; fl && j < json_object_array_length(fl); j++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(fl, j)),
+				    "refine"))
+				break;
+		if (!fl || j == json_object_array_length(fl))
+			continue;
+		for (i = 0; i < m->nunits && !u; i++)
+			u = !strcmp(m->units[i].name, name) ? &m->units[i] : NULL;
+		if (!u && !(u = fpm_unit_get(m, name, "", false)))
+			return fp_fail(m->err, ENOMEM, "out of memory");
+		if (!u->in_regions && !(u->in_regions = json_object_new_object()))
+			return fp_fail(m->err, ENOMEM, "out of memory");
+		u->y[r] = json_object_object_get_ex(x, "exclusive_cpu_ns", NULL)
+				  ? getd(x, "exclusive_cpu_ns") : getd(x, "exclusive_ns");
+		u->yc[r] = u->y[r];
+		u->u2[r] = unc * unc;
+		u->refined = true;
+	}
+	return 0;
+}
+
 int fpm_read_functions(struct fpm_model *m, int r, struct json_object *doc)
 {
 	struct json_object *sm = json_object_object_get(doc, "sampling");
@@ -116,7 +154,7 @@ int fpm_read_functions(struct fpm_model *m, int r, struct json_object *doc)
 	}
 	region_features(m, doc);
 	note_regions(m, sm);
-	return 0;
+	return refined_times(m, r, doc);
 }
 
 void fpm_keep_relevant(struct fpm_model *m)
@@ -124,13 +162,17 @@ void fpm_keep_relevant(struct fpm_model *m)
 	int i, r, kept = 0;
 	char w[160];
 
+	double cpu = 0;
+
+	for (r = 0; r < m->nruns; r++)
+		cpu += m->cpu[r] / m->nruns;
 	for (i = 0; i < m->nunits; i++) {
 		struct fpm_unit *u = &m->units[i];
-		bool rel = false;
+		double y = 0;
 
-		for (r = 0; r < m->nruns && !rel; r++)
-			rel = m->cpu[r] > 0 && u->y[r] >= m->fn_min * m->cpu[r];
-		if (rel) {
+		for (r = 0; r < m->nruns; r++)
+			y += u->y[r] / m->nruns;
+		if (cpu > 0 && y >= m->fn_min * cpu) {	/* of the runs' mean CPU time */
 			m->units[kept++] = *u;
 			continue;
 		}
@@ -142,8 +184,8 @@ void fpm_keep_relevant(struct fpm_model *m)
 		json_object_put(u->in_regions);
 	}
 	if (m->nunits > kept) {
-		snprintf(w, sizeof(w), "%d functions under %.3g%% of every run's CPU time are "
-			 "not modelled", m->nunits - kept, 100 * m->fn_min);
+		snprintf(w, sizeof(w), "%d functions under %.3g%% of the runs' mean CPU time "
+			 "are not modelled", m->nunits - kept, 100 * m->fn_min);
 		json_object_array_add(m->warnings, json_object_new_string(w));
 	}
 	m->nunits = kept;
@@ -331,6 +373,7 @@ static struct json_object *unit_head(const struct fpm_model *m, int i, double *l
 	json_object_object_add(o, "max_share", json_object_new_double(share));
 	json_object_object_add(o, "regions", regs);
 	json_object_object_add(o, "loo_error_pct", json_object_new_double(*loo));
+	json_object_object_add(o, "timed", json_object_new_boolean(u->refined));
 	json_object_object_add(o, "hard", json_object_new_boolean(*loo >= 5));
 	return o;
 }

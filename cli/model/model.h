@@ -38,8 +38,8 @@ struct fpm_model;
 struct fpm_model *fpm_model__new(char **files, int n, const struct fpm_spec *s,
 				 struct json_object *given, struct fp_err *e);
 /* fn_min > 0: a model of the runs' functions instead (run --stacks: each function's
- * sampled self CPU time), of those with at least fn_min (a fraction) of some run's
- * sampled CPU time; fpm_functions_report reads it. */
+ * sampled self CPU time), of those whose mean time is at least fn_min (a fraction) of
+ * the runs' mean sampled CPU time; fpm_functions_report reads it. */
 struct fpm_model *fpm_model__new_of(char **files, int n, const struct fpm_spec *s,
 				    struct json_object *given, double fn_min, struct fp_err *e);
 void fpm_model__free(struct fpm_model *m);

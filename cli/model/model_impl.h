@@ -75,6 +75,7 @@ struct fpm_unit {			/* a region, or a feature set */
 	char *object;		/* a function's object (model --functions), else NULL */
 	struct json_object *in_regions;	/* a function's: {region: true} of the regions its
 					 * samples were in, in any run */
+	bool refined;			/* a function timed exactly (model --refine) */
 };
 
 struct fpm_fit {

@@ -33,16 +33,15 @@ def config(bits):
     return ",".join("%s=%d" % (o, b) for o, b in zip(OPTS, bits))
 
 
-def run(d, out, bits, prog="funcmodel", unit=UNIT, *extra):
+def run(d, out, bits, prog="funcmodel", unit=UNIT, hz=HZ):
     """featprof run --stacks of prog under configuration bits, -o out; the program's own
     per-function CPU times (its truth file), or None when the run failed."""
     truth = out + ".truth"
     if os.path.exists(truth):
         os.unlink(truth)
     env = dict(os.environ, FUNCMODEL_TRUTH=truth)
-    cmd = [h.B + "/featprof", "--socket", d.sock, "run", "--stacks", "--hz", str(HZ)] + \
-        list(extra) + ["--config", config(bits), "-o", out, "--",
-                       TG + prog, config(bits), str(unit)]
+    cmd = [h.B + "/featprof", "--socket", d.sock, "run", "--stacks", "--hz", str(hz),
+           "--config", config(bits), "-o", out, "--", TG + prog, config(bits), str(unit)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     if r.returncode != 0 or not os.path.exists(truth):
         check(False, "run %s %s: rc %d %s" % (prog, config(bits), r.returncode,
@@ -115,12 +114,12 @@ def t_run_stacks(d):
         check("sampling" not in json.load(f), "run without --stacks: not sampled")
 
 
-def factorial(d, prog="funcmodel", tag="f"):
+def factorial(d, tag="f", hz=HZ):
     """The 16 configurations of funcmodel, run once each: (files, truths by config)."""
     files, truths = [], {}
     for bits in itertools.product((0, 1), repeat=4):
         out = os.path.join(TMP, "%s-%s.json" % (tag, "".join(map(str, bits))))
-        t = run(d, out, bits, prog)
+        t = run(d, out, bits, hz=hz)
         if t:
             files.append(out)
             truths[bits] = t
@@ -216,6 +215,52 @@ def t_model_functions(d):
     r = cli(d, "model", "--functions", files[0], nostacks)
     check(r.returncode != 0 and "no call stacks" in r.stderr and
           r.stderr.count("\n") == 1, "a run file without stacks: one line (%r)" % r.stderr)
+
+
+def t_model_refine(d):
+    """model --functions --refine: from runs sampled at 97 Hz (too few samples for the
+    small functions: hard ones, 5% or more leave-one-out error), the hard functions timed
+    again exactly in the same configurations, each under 5% after, said moved"""
+    files, truths = factorial(d, "c", 97)
+    if len(files) < 16:
+        return
+    ref = os.path.join(TMP, "refined")
+    r = cli(d, "model", "--functions", "--refine", ref, "--json", *files, timeout=300)
+    check(r.returncode == 0, "--refine: rc %d %s" % (r.returncode, r.stderr))
+    if r.returncode:
+        return
+    m = json.loads(r.stdout)
+    refined = m.get("refined", [])
+    for x in refined:
+        print("    %-12s leave-one-out error %5.1f%% sampled at 97 Hz, %5.1f%% timed%s" % (
+            x["name"], x["loo_before_pct"], x["loo_after_pct"],
+            ": moved" if x["moved"] else ""))
+    check(len(refined) >= 2, "at least two hard functions at 97 Hz: %s" % refined)
+    # the program's own spread: its clock's figure of a function over the runs whose
+    # options it depends on are the same, mean absolute deviation over mean (%)
+    deps = {"match_find": (0, 2), "crc_block": (1,), "emit_output": (3,),
+            "window_init": (2,), "parse_input": ()}
+    for x in refined:
+        groups = {}
+        for bits, t in truths.items():
+            if t[x["name"]] > 0:
+                groups.setdefault(tuple(bits[k] for k in deps.get(x["name"], ())),
+                                  []).append(t[x["name"]])
+        dev = sum(abs(v - mean(g)) for g in groups.values() for v in g)
+        own = 100 * dev / sum(sum(g) for g in groups.values()) if groups else 0
+        print("    %-12s the program's own spread %.1f%%" % (x["name"], own))
+        check(x["moved"] or x["loo_after_pct"] < 2 * own,
+              "%s: %.1f%% after (the program's own spread %.1f%%)" % (
+                  x["name"], x["loo_after_pct"], own))
+        check(0 <= x["loo_after_pct"] < max(5, 2 * own), "%s: %.1f%% after" % (
+            x["name"], x["loo_after_pct"]))
+    fns = {f["name"]: f for f in m["functions"]}
+    check(all(fns.get(x["name"], {}).get("timed") for x in refined),
+          "the refined model takes them timed")
+    check(len(os.listdir(ref)) == 16, "16 runs again in %s" % ref)
+    r = cli(d, "model", "--refine", ref, *files)
+    check(r.returncode == 2 and "--refine goes with --functions" in r.stderr,
+          "--refine without --functions: %r" % r.stderr)
 
 
 def diff(d, a, b):
@@ -323,7 +368,7 @@ def t_drill_hot(d):
           % m.get("slowdown"))
 
 
-TESTS = [t_run_stacks, t_model_functions, t_diff_functions, t_drill_hot]
+TESTS = [t_run_stacks, t_model_functions, t_model_refine, t_diff_functions, t_drill_hot]
 
 if __name__ == "__main__":
     sys.exit(h.run_file("explain", TESTS))
