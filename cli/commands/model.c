@@ -352,7 +352,8 @@ static int usage(int rc)
 		"usage: featprof model FILE... [--choices NAME=V1|V2|...]... [--parallel NAME]... "
 		"[--predict NAME=VALUE,...] [--json]\n"
 		"       featprof model --functions FILE... [--min-share PCT (default 1)] "
-		"[--refine DIR] [--choices NAME=V1|V2|...]... [--json]\n"
+		"[--refine DIR | --predict NAME=VALUE,...] [--choices NAME=V1|V2|...]... "
+		"[--json]\n"
 		"       featprof model --plan FILE... [--choices NAME=V1|V2|...]... "
 		"[--constraint NAME=V&...[->NAME=V]]... [--parallel NAME]... [--json]\n");
 	return rc;
@@ -424,9 +425,9 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 		fprintf(stderr, "featprof model: --refine goes with --functions\n");
 		return 2;
 	}
-	if (a->functions && (a->plan || a->given)) {
-		fprintf(stderr, "featprof model: --functions goes without --plan and "
-			"--predict\n");
+	if (a->functions && (a->plan || (a->given && a->refine))) {
+		fprintf(stderr, "featprof model: --functions goes without --plan (and --refine "
+			"without --predict)\n");
 		return 2;
 	}
 	if (!a->n || (a->plan && a->given)) {
@@ -462,7 +463,7 @@ int cmd_model(int argc, char **argv)
 				   (a.min_share > 0 ? a.min_share : 1) / 100, a.refine, &e);
 		rc = o ? 0 : 1;
 	} else if (a.functions) {
-		m = fpm_model__new_of(a.files, a.n, a.spec, NULL,
+		m = fpm_model__new_of(a.files, a.n, a.spec, a.given,
 				      (a.min_share > 0 ? a.min_share : 1) / 100, &e);
 		o = m ? fpm_functions_report(m) : NULL;
 		rc = o ? 0 : 1;

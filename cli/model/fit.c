@@ -12,7 +12,7 @@
 /* --- least squares ------------------------------------------------------------------ */
 
 /* A term's value for a run: the product of its options' values. */
-static double term(const double *x, const int *opts, uint64_t mask)
+double fpm_term_value(const double *x, const int *opts, uint64_t mask)
 {
 	double v = 1;
 	int b;
@@ -82,7 +82,7 @@ static void select_terms(const struct fpm_model *m, const int *opts, const uint6
 		int pass;
 
 		for (k = 0; k < n; k++) {
-			v[k] = term(m->x[idx[k]], opts, cand[c]);
+			v[k] = fpm_term_value(m->x[idx[k]], opts, cand[c]);
 			norm0 += v[k] * v[k];
 		}
 		for (pass = 0; pass < 2; pass++)
@@ -131,11 +131,11 @@ void fpm_fit(const struct fpm_model *m, const int *opts, const uint64_t *cand, i
 		for (j = 0; j < f->p; j++)
 			a[i][j] = 0;
 		for (k = 0; k < n; k++) {
-			double ti = term(m->x[idx[k]], opts, f->mask[i]);
+			double ti = fpm_term_value(m->x[idx[k]], opts, f->mask[i]);
 
 			xty[i] += ti * y[idx[k]];
 			for (j = 0; j < f->p; j++)
-				a[i][j] += ti * term(m->x[idx[k]], opts, f->mask[j]);
+				a[i][j] += ti * fpm_term_value(m->x[idx[k]], opts, f->mask[j]);
 		}
 	}
 	f->h = calloc((size_t)f->p * (size_t)n + 1, sizeof(double));
@@ -149,7 +149,8 @@ void fpm_fit(const struct fpm_model *m, const int *opts, const uint64_t *cand, i
 		f->u[k] = u2 ? sqrt(u2[idx[k]]) : 0;
 		for (i = 0; i < f->p; i++)
 			for (j = 0; j < f->p; j++)
-				f->h[i * n + k] += a[i][j] * term(m->x[idx[k]], opts, f->mask[j]);
+				f->h[i * n + k] +=
+				    a[i][j] * fpm_term_value(m->x[idx[k]], opts, f->mask[j]);
 	}
 	for (i = 0; i < f->p; i++)
 		for (f->beta[i] = 0, j = 0; j < f->p; j++)
@@ -158,7 +159,7 @@ void fpm_fit(const struct fpm_model *m, const int *opts, const uint64_t *cand, i
 		double r = y[idx[k]];
 
 		for (i = 0; i < f->p; i++)
-			r -= f->beta[i] * term(m->x[idx[k]], opts, f->mask[i]);
+			r -= f->beta[i] * fpm_term_value(m->x[idx[k]], opts, f->mask[i]);
 		rss += r * r;
 	}
 	f->dof = n - f->p;
@@ -192,7 +193,7 @@ double fpm_predict(const struct fpm_fit *f, const int *opts, const double *x, do
 	int i, j;
 
 	for (i = 0; i < f->p; i++) {
-		t[i] = term(x, opts, f->mask[i]);
+		t[i] = fpm_term_value(x, opts, f->mask[i]);
 		val += f->beta[i] * t[i];
 	}
 	for (*var = 0, i = 0; i < f->p; i++)

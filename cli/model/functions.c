@@ -334,6 +334,25 @@ static void unit_terms(const struct fpm_model *m, int i, const struct fpm_fit *f
 	json_object_object_add(fo, "terms", terms);
 }
 
+/* Unit u's predicted time at m's given configuration (never below zero), its 95%
+ * interval (random and sampling parts, as term_half), into fo. */
+static void predict_unit(const struct fpm_model *m, const struct fpm_unit *u,
+			 const struct fpm_fit *f, struct json_object *fo)
+{
+	double var, sys = 0, v = fpm_predict(f, u->opts, m->px, &var, &sys), sv = 0, g;
+	int i, k;
+
+	for (k = 0; k < f->n; k++) {	/* the sampling's part: sum_k (x'h_k)^2 u_k^2 */
+		for (g = 0, i = 0; i < f->p; i++)
+			g += fpm_term_value(m->px, u->opts, f->mask[i]) * f->h[i * f->n + k];
+		sv += g * g * f->u[k] * f->u[k];
+	}
+	v = v > 0 ? v : 0;
+	json_object_object_add(fo, "predicted_ns", json_object_new_double(v));
+	json_object_object_add(fo, "predicted_ci95_ns",
+			       ci_pair(v, fpm_t975(f->dof) * sqrt(fmax(f->dof > 0 ? var : 0, sv))));
+}
+
 static int by_size(const void *a, const void *b)
 {
 	double x = fabs(getd(*(struct json_object *const *)a, "influence_ns"));
@@ -398,6 +417,8 @@ struct json_object *fpm_functions_report(struct fpm_model *m)
 		fpm_fit(m, u->opts, cand, nc, u->y, u->u2, NULL, &f);
 		fo = unit_head(m, i, &loo);
 		unit_terms(m, i, &f, fo, by, data);
+		if (m->given)	/* --predict: its time in the configuration given */
+			predict_unit(m, u, &f, fo);
 		fpm_fit_free(&f);
 		json_object_array_add(fa, fo);
 		known += loo >= 0;

@@ -137,6 +137,9 @@ struct fpm_fits {
  */
 void fpm_fit(const struct fpm_model *m, const int *opts, const uint64_t *cand, int nc,
 		const double *y, const double *u2, const bool *use, struct fpm_fit *f);
+/* A term's column at coded options x: the product of the options of mask (over the
+ * unit's options opts). */
+double fpm_term_value(const double *x, const int *opts, uint64_t mask);
 /* The systematic part of the 95% interval of sum_i w[i] beta[i]: twice the runs' stated
  * uncertainties, through h. */
 double fpm_systematic(const struct fpm_fit *f, const double *w);
