@@ -42,7 +42,8 @@ DAEMON_DIRS := util kern stacks clients inproc targets sample calibrate report r
 # ("common/err.h", "bpf/featprof_bpf.h"); generated headers from the build folder
 INCLUDES := -I$(O) -I. -Idaemon
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
-LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma
+# -liberty: C++ and Rust symbols demangled (common/demangle.c, Debian's libiberty-dev)
+LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma -liberty
 LIBS_DW := $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null || echo -ldw)
 LIBS_JSON := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
 LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
@@ -64,7 +65,7 @@ NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/elfread.o $(O)/c
 	$(O)/common/symbols.o
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o \
-	$(O)/common/procfs.o $(O)/common/elfread.o
+	$(O)/common/procfs.o $(O)/common/elfread.o $(O)/common/demangle.o
 CLI_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard cli/*.c cli/*/*.c)) \
 	$(COMMON_OBJS)
 DAEMON_OBJS := $(patsubst %.c,$(O)/%.o,$(foreach d,$(DAEMON_DIRS),$(wildcard daemon/$(d)/*.c))) \
@@ -155,7 +156,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn \
 	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled stacks_ip \
 	funcmodel funcmodel_slow funcmodel_plain hotleaf)
-CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws)
+CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws shipped)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
 BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
@@ -344,6 +345,10 @@ $(O)/tests/unit/test_catalog $(O)/tests/unit/test_wants: $(O)/tests/unit/%: \
 	$(O)/tests/unit/%.o $(O)/daemon/util/wants.o $(COMMON_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON)
+# the names people read alone (libiberty's demangler)
+$(O)/tests/unit/test_demangle: $(O)/tests/unit/test_demangle.o $(O)/common/demangle.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ -liberty
 # region definitions alone
 $(O)/tests/unit/test_regdefs: $(O)/tests/unit/test_regdefs.o $(O)/common/regdefs.o
 	$(call msg,LINK,$@)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "demangle.h"
 #include "symbols.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -200,7 +201,12 @@ static int object_match(struct fp_object *o, const char *glob)
 static int func_match(struct fp_object *o, const struct fp_probe_name *p,
 		      const struct fp_func *f)
 {
-	return object_match(o, p->provider) && !fnmatch(p->probe, f->name, 0);
+	char buf[1024];
+
+	/* the symbol, or the name people read (demangled, a clone as its function) */
+	return object_match(o, p->provider) &&
+	       (!fnmatch(p->probe, f->name, 0) ||
+		!fnmatch(p->probe, fp_demangle(f->name, buf, sizeof(buf)), 0));
 }
 
 struct func_hit {

@@ -76,9 +76,20 @@ static int cmp_off(const void *a, const void *b, void *base)
 {
 	const struct fp_func *f = base, *x = &f[*(const int *)a], *y = &f[*(const int *)b];
 
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+
 	if (x->off != y->off)
 		return x->off < y->off ? -1 : 1;
-	return (y->size != 0) - (x->size != 0);	/* one with a size first */
+	if ((x->size != 0) != (y->size != 0))
+		return (y->size != 0) - (x->size != 0);	/* one with a size first */
+	/* the name people call it by: a global one before a local alias at the same
+	 * address (__clone3 before glibc's __GI___clone3), then the fewest leading
+	 * underscores, then the name (the same choice every time) */
+	if (x->global != y->global)
+		return y->global - x->global;
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 /* The index by entry offset: functions in code, one per offset. 0 or -ENOMEM. */

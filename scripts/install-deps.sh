@@ -7,7 +7,7 @@ set -eu
 
 # build (clang for the BPF objects, bpftool for skeletons and vmlinux.h) and the demo
 DEMO_PKGS="make gcc clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-liblzma-dev libdw-dev libjson-c-dev pkg-config binutils procps"
+liblzma-dev libdw-dev libjson-c-dev libiberty-dev pkg-config binutils procps"
 # the tests: C++ and fuzzer targets, third-party programs and tools compared against;
 # dpkg-dev for apt-get source (lz4's source package, tests/bench/lz4_build.sh); linux-perf
 # the oracle for call stacks (tests/integration/test_stacks.py)

@@ -34,6 +34,8 @@
 
 struct fnc {
 	char name[256], object[256];
+	char sym[256];		/* its symbol: the function region's pattern and name (name
+				 * is as people read it: demangled, clones folded) */
 	uint64_t samples;	/* REGION's samples that pass through it */
 	uint64_t self;		/* ... that stop in it */
 	/* the probe before timing (probe()): calls a second, a call's trap pair, what its
@@ -132,6 +134,10 @@ static int pick(struct json_object *fns, size_t nf, const uint64_t *cnt, uint64_
 			break;
 		snprintf(f[m].name, sizeof(f[m].name), "%s",
 			 gets_(json_object_array_get_idx(fns, best), "name"));
+		snprintf(f[m].sym, sizeof(f[m].sym), "%.255s",
+			 *gets_(json_object_array_get_idx(fns, best), "symbol")
+				 ? gets_(json_object_array_get_idx(fns, best), "symbol")
+				 : f[m].name);
 		snprintf(f[m].object, sizeof(f[m].object), "%s",
 			 gets_(json_object_array_get_idx(fns, best), "object"));
 		f[m].self = self[best];
@@ -213,11 +219,11 @@ static int find_fn(struct json_object *p, size_t from, const struct fnc *f)
 	char alt[600];
 	size_t k;
 
-	snprintf(alt, sizeof(alt), "%.255s:%.255s", f->object, f->name);	/* named apart */
+	snprintf(alt, sizeof(alt), "%.255s:%.255s", f->object, f->sym);	/* named apart */
 	for (k = from; k < json_object_array_length(p); k++) {
 		const char *e = json_object_get_string(json_object_array_get_idx(p, k));
 
-		if (!strcmp(e, f->name) || !strcmp(e, alt))
+		if (!strcmp(e, f->sym) || !strcmp(e, alt))
 			return (int)k;
 	}
 	return -1;
@@ -351,7 +357,7 @@ static int toggle(long pid, const char *region, const char *feature, const struc
 	len = (size_t)snprintf(arg, sizeof(arg), "%s=", feature);
 	for (j = 0; j < n && len < sizeof(arg); j++)
 		len += (size_t)snprintf(arg + len, sizeof(arg) - len, "%s%s:%s", j ? "," : "",
-					f[j].object, f[j].name);
+					f[j].object, f[j].sym);
 	if (on && (cli_add_function(&o, "drill", arg) || cli_request_defs(&o, &defs))) {
 		cli_opts_free(&o);
 		json_object_put(req);
@@ -361,7 +367,7 @@ static int toggle(long pid, const char *region, const char *feature, const struc
 	cli_opts_free(&o);
 	for (j = 0; j < n; j++)
 		if (!use || use[j])
-			json_object_array_add(names, json_object_new_string(f[j].name));
+			json_object_array_add(names, json_object_new_string(f[j].sym));
 	json_object_object_add(req, "regions", names);
 	if (defs)
 		json_object_object_add(req, "definitions", defs);
@@ -439,13 +445,13 @@ static int probe(long pid, const char *region, const char *feature, struct fnc *
 
 		/* what compensation removed from it, less its callees' (their pairs ran
 		 * inside it): its own pairs */
-		comp = delta(a, b, f[j].name, "raw_inclusive_ns") -
-		       delta(a, b, f[j].name, "inclusive_ns");
+		comp = delta(a, b, f[j].sym, "raw_inclusive_ns") -
+		       delta(a, b, f[j].sym, "inclusive_ns");
 		for (k = 0; k < n; k++)
 			if (k != j && paths_of[k] && under[k][j] == paths_of[k])
-				comp -= delta(a, b, f[k].name, "raw_inclusive_ns") -
-					delta(a, b, f[k].name, "inclusive_ns");
-		calls = delta(a, b, f[j].name, "count");
+				comp -= delta(a, b, f[k].sym, "raw_inclusive_ns") -
+					delta(a, b, f[k].sym, "inclusive_ns");
+		calls = delta(a, b, f[j].sym, "count");
 		/* calls a second of the region's own time: per instance of it over an
 		 * instance's time in the sampling (the traps slowed the program meanwhile,
 		 * and compensating thousands of pairs a millisecond is not exact), else
@@ -479,6 +485,8 @@ static void fn_json(struct json_object *a, const struct fnc *f, const struct dri
 	struct json_object *x = json_object_new_object();
 
 	json_object_object_add(x, "name", json_object_new_string(f->name));
+	if (strcmp(f->sym, f->name))
+		json_object_object_add(x, "symbol", json_object_new_string(f->sym));
 	json_object_object_add(x, "object", json_object_new_string(f->object));
 	json_object_object_add(x, "how", json_object_new_string(f->sampled ? "sampled"
 									    : "timed"));

@@ -9,6 +9,7 @@
 
 #include "common/catalog.h"
 #include "cli/core/core.h"
+#include "common/demangle.h"
 #include "cli/writers/writers.h"
 #include "commands_impl.h"
 #include "common/regdefs.h"
@@ -106,8 +107,12 @@ static void print_object(const struct fp_object *ob, const struct fp_symbols *sy
 static struct json_object *func_json(const struct fp_func *f, const char *why)
 {
 	struct json_object *e = json_object_new_object();
+	char buf[1024];
+	const char *name = fp_demangle(f->name, buf, sizeof(buf));
 
-	json_object_object_add(e, "name", json_object_new_string(f->name));
+	json_object_object_add(e, "name", json_object_new_string(name));
+	if (name != f->name)	/* mangled, or a clone's */
+		json_object_object_add(e, "symbol", json_object_new_string(f->name));
 	json_object_object_add(e, "address", json_object_new_int64((int64_t)f->addr));
 	json_object_object_add(e, "size", json_object_new_int64((int64_t)f->size));
 	json_object_object_add(e, "offset", json_object_new_int64((int64_t)f->off));
@@ -165,8 +170,12 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 		for (k = 0; sy && k < sy->n; k++) {
 			const struct fp_func *f = &sy->f[k];
 			const char *why = fp_func__unmeasurable(sy, f);
+			char buf[1024];
 
-			if (pattern && fnmatch(pat, f->name, 0))
+			const char *name = fp_demangle(f->name, buf, sizeof(buf));
+
+			/* a pattern matches the symbol or the name people read */
+			if (pattern && fnmatch(pat, f->name, 0) && fnmatch(pat, name, 0))
 				continue;
 			if (!pattern && why)	/* the listing: what can be measured */
 				continue;
@@ -174,7 +183,7 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 			measurable += !why;
 			if (!json) {
 				printf("  %-40s 0x%-10llx %6llu bytes  +0x%llx %-7s%s%s\n",
-				       f->name, (unsigned long long)f->addr,
+				       name, (unsigned long long)f->addr,
 				       (unsigned long long)f->size, (unsigned long long)f->off,
 				       f->stepped ? "stepped" : "push",
 				       why ? "  cannot be measured: " : "", why ? why : "");

@@ -119,7 +119,8 @@ static int hard_functions(struct json_object *o, char *buf, size_t len)
 		    strstr(gets_(f, "name"), "+0x"))	/* no symbol: no entry to time */
 			continue;
 		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s:%s", m ? "," : "",
-				      gets_(f, "object"), gets_(f, "name"));
+				      gets_(f, "object"), *gets_(f, "symbol") ? gets_(f, "symbol")
+									: gets_(f, "name"));
 		m++;
 	}
 	return n < len ? m : 0;

@@ -106,8 +106,10 @@ static int refined_times(struct fpm_model *m, int r, struct json_object *doc)
 				break;
 		if (!fl || j == json_object_array_length(fl))
 			continue;
-		for (i = 0; i < m->nunits && !u; i++)
-			u = !strcmp(m->units[i].name, name) ? &m->units[i] : NULL;
+		for (i = 0; i < m->nunits && !u; i++)	/* a function region has its symbol */
+			u = !strcmp(m->units[i].name, name) ||
+				    (m->units[i].symbol && !strcmp(m->units[i].symbol, name))
+				    ? &m->units[i] : NULL;
 		if (!u && !(u = fpm_unit_get(m, name, "", false)))
 			return fp_fail(m->err, ENOMEM, "out of memory");
 		if (!u->in_regions && !(u->in_regions = json_object_new_object()))
@@ -148,6 +150,8 @@ int fpm_read_functions(struct fpm_model *m, int r, struct json_object *doc)
 		u = fpm_unit_get(m, name, !strcmp(obj, exe) ? "" : obj, false);
 		if (!u || (!u->in_regions && !(u->in_regions = json_object_new_object())))
 			return fp_fail(m->err, ENOMEM, "out of memory");
+		if (!u->symbol && *gets_(f, "symbol"))	/* its region's name (--refine) */
+			u->symbol = strdup(gets_(f, "symbol"));
 		u->y[r] += getd(f, "self_ns");
 		u->yc[r] = u->y[r];
 		u->u2[r] += se * se;
@@ -181,6 +185,7 @@ void fpm_keep_relevant(struct fpm_model *m)
 		free(u->u2);
 		free(u->yc);
 		free(u->object);
+		free(u->symbol);
 		json_object_put(u->in_regions);
 	}
 	if (m->nunits > kept) {
@@ -387,6 +392,8 @@ static struct json_object *unit_head(const struct fpm_model *m, int i, double *l
 	}
 	*loo = fpm_unit_loo(m, i);
 	json_object_object_add(o, "name", json_object_new_string(u->name));
+	if (u->symbol)
+		json_object_object_add(o, "symbol", json_object_new_string(u->symbol));
 	json_object_object_add(o, "object", json_object_new_string(obj_name(m, u)));
 	json_object_object_add(o, "mean_ns", json_object_new_double(mean_of(m, u->y)));
 	json_object_object_add(o, "max_share", json_object_new_double(share));

@@ -468,6 +468,7 @@ static void model_free(struct fpm_model *m)
 		free(m->units[i].u2);
 		free(m->units[i].yc);
 		free(m->units[i].object);
+		free(m->units[i].symbol);
 		json_object_put(m->units[i].in_regions);
 		for (k = 0; k < m->units[i].nfeats; k++)
 			free(m->units[i].feats[k]);

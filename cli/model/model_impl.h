@@ -76,6 +76,8 @@ struct fpm_unit {			/* a region, or a feature set */
 	struct json_object *in_regions;	/* a function's: {region: true} of the regions its
 					 * samples were in, in any run */
 	bool refined;			/* a function timed exactly (model --refine) */
+	char *symbol;			/* a function's symbol where its name is not (a
+					 * C++ or Rust name, a clone folded) */
 };
 
 struct fpm_fit {

@@ -4,8 +4,9 @@
  * sampling report (daemon/stacks/stacks.c: every distinct pair of open regions
  * and user call stack, with its samples, and the functions they name) and writes
  *  - the table: per feature, per region and for the time outside regions, its samples
- *    and its top functions by total share (the samples whose stack holds the function)
- *    and self share (those whose innermost frame it is), each with its standard error;
+ *    and its top functions by self share (the samples whose innermost frame it is: where
+ *    the time is spent), then total share (those whose stack holds it), each with its
+ *    standard error, the frames every sample passes through folded into one line;
  *  - folded stacks, one line per distinct pair: "FEATURES;region;...;region;outer_fn;
  *    ...;leaf_fn COUNT" (FEATURES: the features of the open regions joined by '+',
  *    "[no region]" outside every region), as flamegraph.pl and speedscope read them.
@@ -18,16 +19,44 @@
 #include "cli/core/core.h"
 #include "writers.h"
 
+static int by_self_then_total(const void *a, const void *b)
+{
+	struct json_object *x = *(struct json_object *const *)a;
+	struct json_object *y = *(struct json_object *const *)b;
+	double sx = getd(x, "self_share"), sy = getd(y, "self_share");
+
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	sx = getd(x, "total_share");
+	sy = getd(y, "total_share");
+	return sx > sy ? -1 : sx < sy;
+}
+
+/*
+ * x's functions, led by where the time is spent (self share, then total); the frames
+ * every sample passes through without time of their own (main, the thread's start) are
+ * folded into one line after them.
+ */
 static void fn_rows(struct json_object *x, long top)
 {
-	struct json_object *a = geta(x, "functions");
-	size_t k;
+	struct json_object *a = geta(x, "functions"), **v;
+	size_t n = a ? json_object_array_length(a) : 0, k, shown = 0, common = 0;
 
-	for (k = 0; a && k < json_object_array_length(a) && (long)k < top; k++) {
-		struct json_object *f = json_object_array_get_idx(a, k);
+	v = calloc(n + 1, sizeof(*v));
+	for (k = 0; v && k < n; k++)
+		v[k] = json_object_array_get_idx(a, k);
+	if (v)
+		qsort(v, n, sizeof(*v), by_self_then_total);
+	for (k = 0; v && k < n; k++) {
+		struct json_object *f = v[k], *il;
 
-		struct json_object *il;
-
+		if (getd(f, "total_share") >= 0.999 && !geti(f, "self_samples")) {
+			common++;	/* in every sample, nothing of its own */
+			continue;
+		}
+		if ((long)shown >= top)
+			continue;
+		shown++;
 		printf("    %6.1f%% ±%4.1f  %6.1f%% ±%4.1f  %s (%s%s)\n",
 		       100 * getd(f, "total_share"), 100 * getd(f, "total_stderr"),
 		       100 * getd(f, "self_share"), 100 * getd(f, "self_stderr"),
@@ -35,9 +64,18 @@ static void fn_rows(struct json_object *x, long top)
 		       json_object_object_get_ex(f, "inlined", &il) && json_object_get_boolean(il)
 			       ? ", inlined" : "");
 	}
-	if (a && (long)json_object_array_length(a) > top)
+	if (common) {
+		printf("    100.0%%          0.0%%        %zu frames every sample passes through:",
+		       common);
+		for (k = 0; k < n; k++)
+			if (getd(v[k], "total_share") >= 0.999 && !geti(v[k], "self_samples"))
+				printf(" %s", gets_(v[k], "name"));
+		printf("\n");
+	}
+	if (n - common > shown)
 		printf("    ... %lld more functions\n",
-		       (long long)json_object_array_length(a) - top + geti(x, "functions_more"));
+		       (long long)(n - common - shown) + geti(x, "functions_more"));
+	free(v);
 }
 
 static void block(const char *kind, const char *name, struct json_object *x, long top)

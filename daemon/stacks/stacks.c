@@ -24,55 +24,12 @@
 #include <bpf/bpf.h>
 
 #include "common/catalog.h"
+#include "common/demangle.h"
 #include "bpf/featprof_bpf.h"
 #include "common/maps.h"
 #include "common/notes.h"
 #include "common/symbols.h"
 #include "stacks_impl.h"
-
-struct fn {
-	char *name;
-	int obj;		/* index in objs */
-	int inlined;		/* a call the compiler inlined (its DWARF says so) */
-};
-
-struct obj {
-	char *path;
-	char build_id[41];
-	uint64_t start, end, off;	/* its first executable mapping */
-	uint64_t dev, ino;
-	struct fp_inlines *inl;	/* its DWARF, opened on first use; NULL: none */
-	bool inl_tried;
-};
-
-/* One (open regions, stack) seen, with its samples: the stacks unwound in featprofd
- * (FP_UNWIND_DWARF) are counted here, not in the kernel. */
-struct agg {
-	struct fp_sample_key key;	/* ustack: the stack's id here */
-	uint64_t c;
-};
-
-struct fp_stacks {
-	struct fp_stack **by_id;	/* per stack id: named, or NULL */
-	int max_id;			/* ids the stack map gives, or (user) those so far */
-	bool user;			/* the ids are this table's (unwound here) */
-	int cap_id;
-	int *stack_hash;		/* user: ids by their frames, id + 1, 0 empty */
-	int nstack_hash;
-	struct agg *aggs;
-	int naggs, cap_aggs;
-	int *agg_hash;			/* aggs by key, index + 1 */
-	int nagg_hash;
-	struct fn *fns;
-	int nfns, capfns;
-	int *hash;			/* open addressing over fns: index + 1, 0 empty */
-	int nhash;			/* a power of two, at least twice nfns */
-	struct obj *objs;
-	int nobjs;
-	struct fp_vma *vma;
-	int nvma;
-	bool vma_read;			/* this round read the maps already */
-};
 
 struct fp_stacks *fp_stacks__new(int max_id)
 {
@@ -109,8 +66,10 @@ void fp_stacks__free(struct fp_stacks *s)
 			free(s->by_id[i]->fn);
 			free(s->by_id[i]);
 		}
-	for (i = 0; i < s->nfns; i++)
+	for (i = 0; i < s->nfns; i++) {
 		free(s->fns[i].name);
+		free(s->fns[i].symbol);
+	}
 	for (i = 0; i < s->nobjs; i++) {
 		free(s->objs[i].path);
 		fp_inlines__free(s->objs[i].inl);
@@ -161,8 +120,7 @@ static unsigned fn_hash_of(struct fp_stacks *s, int i)
 	return hash_fn(s->fns[i].name, s->fns[i].obj, s->fns[i].inlined);
 }
 
-/* The function (name, obj, inlined or not), interned: its index, or -1 (no memory). */
-static int intern(struct fp_stacks *s, const char *name, int obj, int inlined)
+int fp_stacks__intern(struct fp_stacks *s, const char *name, int obj, int inlined)
 {
 	unsigned k;
 
@@ -187,10 +145,24 @@ static int intern(struct fp_stacks *s, const char *name, int obj, int inlined)
 	s->fns[s->nfns].name = strdup(name);
 	if (!s->fns[s->nfns].name)
 		return -1;
+	s->fns[s->nfns].symbol = NULL;
 	s->fns[s->nfns].obj = obj;
 	s->fns[s->nfns].inlined = inlined;
 	s->hash[k] = ++s->nfns;
 	return s->nfns - 1;
+}
+
+/* Symbol sym of object obj interned by the name people read (a clone folded into its
+ * function, C++ and Rust demangled); the first symbol of that name kept. */
+static int intern_symbol(struct fp_stacks *s, const char *sym, int obj)
+{
+	char buf[1024];
+	const char *name = fp_demangle(sym, buf, sizeof(buf));
+	int i = fp_stacks__intern(s, name, obj, 0);
+
+	if (i >= 0 && name != sym && !s->fns[i].symbol)
+		s->fns[i].symbol = strdup(sym);	/* no memory: the JSON lacks it */
+	return i;
 }
 
 /* The object of mapping v: its index, added on first use; -1 no memory. */
@@ -263,13 +235,6 @@ static const struct fp_vma *vma_of(struct fp_stacks *s, pid_t pid, uint64_t addr
 	return NULL;
 }
 
-static const char *base_name(const char *p)
-{
-	const char *b = strrchr(p, '/');
-
-	return b ? b + 1 : p;
-}
-
 /* The DWARF of object o (its file: the process's object proc_obj), opened once. */
 static struct fp_inlines *inlines_of(struct fp_stacks *s, int o, const struct fp_object *proc_obj,
 				     const struct fp_symbols *syms)
@@ -301,7 +266,7 @@ static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint
 	int o, i, n;
 
 	if (!v)
-		return (out[0] = intern(s, "[unknown]", -1, 0)) < 0 ? -1 : 1;
+		return (out[0] = fp_stacks__intern(s, "[unknown]", -1, 0)) < 0 ? -1 : 1;
 	off = addr - v->start + v->off - (leaf ? 0 : 1);
 	for (i = 0; v->ino && proc && i < proc->nobjs; i++)
 		if (proc->objs[i]->dev == v->dev && proc->objs[i]->ino == v->ino) {
@@ -317,19 +282,19 @@ static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint
 		/* the link-time address: the function's, moved as far as off is into it */
 		n = fp_inlines__at(inlines_of(s, o, po, syms), f->addr + (off - f->off), inl,
 				   FP_INLINE_MAX);
-		if ((out[0] = intern(s, f->name, o, 0)) < 0)
+		if ((out[0] = intern_symbol(s, f->name, o)) < 0)
 			return -1;
 		for (i = 0; i < n; i++)	/* innermost first in: outermost first out */
-			if ((out[1 + i] = intern(s, inl[n - 1 - i], o, 1)) < 0)
+			if ((out[1 + i] = fp_stacks__intern(s, inl[n - 1 - i], o, 1)) < 0)
 				return -1;
 		return 1 + n;
 	}
 	if (!v->ino)
-		out[0] = intern(s, v->path[0] ? v->path : "[anon]", o, 0);
+		out[0] = fp_stacks__intern(s, v->path[0] ? v->path : "[anon]", o, 0);
 	else {
-		snprintf(name, sizeof(name), "%s+0x%llx", base_name(v->path),
+		snprintf(name, sizeof(name), "%s+0x%llx", fp_stacks_base_name(v->path),
 			 (unsigned long long)off);
-		out[0] = intern(s, name, o, 0);
+		out[0] = fp_stacks__intern(s, name, o, 0);
 	}
 	return out[0] < 0 ? -1 : 1;
 }
@@ -496,300 +461,3 @@ const struct fp_sample_key *fp_stacks__agg(const struct fp_stacks *s, int i, uin
 }
 
 /* Function i: {"name", "object"}. */
-static struct json_object *func_json(const struct fp_stacks *s, int i)
-{
-	struct json_object *o = json_object_new_object();
-	int ob = s->fns[i].obj;
-
-	json_object_object_add(o, "name", json_object_new_string(s->fns[i].name));
-	json_object_object_add(o, "object", json_object_new_string(
-				       ob >= 0 ? base_name(s->objs[ob].path) : "[unknown]"));
-	json_object_object_add(o, "object_index", json_object_new_int(ob));
-	if (s->fns[i].inlined)
-		json_object_object_add(o, "inlined", json_object_new_boolean(true));
-	return o;
-}
-
-/* The objects frames fell in: [{"name", "path", "build_id", "start", "end", "offset"}],
- * in the order functions' "object_index" refers to them. */
-static struct json_object *objects_json(const struct fp_stacks *s)
-{
-	struct json_object *a = json_object_new_array();
-	int i;
-
-	for (i = 0; i < s->nobjs; i++) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "name", json_object_new_string(
-					       base_name(s->objs[i].path)));
-		json_object_object_add(o, "path", json_object_new_string(s->objs[i].path));
-		json_object_object_add(o, "build_id", json_object_new_string(
-					       s->objs[i].build_id));
-		json_object_object_add(o, "start", json_object_new_int64(
-					       (int64_t)s->objs[i].start));
-		json_object_object_add(o, "end", json_object_new_int64((int64_t)s->objs[i].end));
-		json_object_object_add(o, "offset", json_object_new_int64(
-					       (int64_t)s->objs[i].off));
-		json_object_array_add(a, o);
-	}
-	return a;
-}
-
-/* The pseudo-functions that make lost and cut stacks visible. */
-enum { PS_LOST, PS_TRUNC, PS_N };
-
-struct tallies {
-	uint64_t *self, *total;
-	uint32_t *stamp, now;	/* a function's total counted once per sample key */
-	int nf;
-};
-
-/* Self: the innermost function the compiler did not inline (what perf report --no-inline
- * and a symbol table say), so that a function's self time does not move when the
- * compiler inlines more or less into it; an inlined call has total time only. */
-static void add_key(const struct fp_stacks *s, struct tallies *t, const struct fp_stack *st,
-		    const int *ps, uint64_t c)
-{
-	int k;
-
-	t->now++;
-	if (!st) {
-		t->self[ps[PS_LOST]] += c;
-		t->total[ps[PS_LOST]] += c;
-		return;
-	}
-	if (st->truncated)
-		t->total[ps[PS_TRUNC]] += c;
-	for (k = st->n - 1; k >= 0 && s->fns[st->fn[k]].inlined; k--)
-		;
-	if (k >= 0)
-		t->self[st->fn[k]] += c;
-	for (k = 0; k < st->n; k++)
-		if (t->stamp[st->fn[k]] != t->now) {
-			t->stamp[st->fn[k]] = t->now;
-			t->total[st->fn[k]] += c;
-		}
-}
-
-static struct json_object *share(uint64_t c, uint64_t n, const char *what,
-				 struct json_object *o)
-{
-	double p = n ? (double)c / (double)n : 0;
-	char k[32];
-
-	snprintf(k, sizeof(k), "%s_samples", what);
-	json_object_object_add(o, k, json_object_new_int64((int64_t)c));
-	snprintf(k, sizeof(k), "%s_share", what);
-	json_object_object_add(o, k, json_object_new_double(p));
-	snprintf(k, sizeof(k), "%s_stderr", what);	/* binomial, as a share */
-	json_object_object_add(o, k, json_object_new_double(
-				       n ? sqrt(p * (1 - p) / (double)n) : 0));
-	return o;
-}
-
-static int cmp_total(const void *a, const void *b, void *tl)
-{
-	const struct tallies *cmp_t = tl;
-	int x = *(const int *)a, y = *(const int *)b;
-
-	if (cmp_t->total[x] != cmp_t->total[y])
-		return cmp_t->total[x] > cmp_t->total[y] ? -1 : 1;
-	if (cmp_t->self[x] != cmp_t->self[y])
-		return cmp_t->self[x] > cmp_t->self[y] ? -1 : 1;
-	return x - y;
-}
-
-#define FP_TOP_FUNCTIONS 100
-
-/* The functions of n samples, the FP_TOP_FUNCTIONS first by total samples, into x. */
-static void functions_into(const struct fp_stacks *s, struct tallies *t, uint64_t n,
-			   struct json_object *x)
-{
-	struct json_object *a = json_object_new_array();
-	int *idx = malloc((size_t)t->nf * sizeof(*idx)), m = 0, k;
-
-	for (k = 0; idx && k < t->nf; k++)
-		if (t->total[k] || t->self[k])
-			idx[m++] = k;
-	if (idx)
-		qsort_r(idx, (size_t)m, sizeof(*idx), cmp_total, t);
-	for (k = 0; k < m && k < FP_TOP_FUNCTIONS; k++) {
-		struct json_object *f = func_json(s, idx[k]);
-
-		share(t->self[idx[k]], n, "self", f);
-		share(t->total[idx[k]], n, "total", f);
-		json_object_array_add(a, f);
-	}
-	free(idx);
-	json_object_object_add(x, "functions", a);
-	json_object_object_add(x, "functions_more", json_object_new_int(
-				       m > FP_TOP_FUNCTIONS ? m - FP_TOP_FUNCTIONS : 0));
-}
-
-static bool has_region(const struct fp_sampled *v, int r)
-{
-	int k;
-
-	for (k = 0; k < v->nreg; k++)
-		if (v->reg[k] == r)
-			return true;
-	return false;
-}
-
-/* which: a region (>= 0), a feature (-1 - f), the base (INT32_MIN), or every sample
- * (INT32_MAX). */
-static bool key_in(const struct fp_sampled *v, int which)
-{
-	if (which == INT32_MAX)
-		return true;
-	if (which >= 0)
-		return has_region(v, which);
-	if (which == INT32_MIN)
-		return !v->nreg && !v->bad;
-	return (v->fmask >> (-1 - which)) & 1;
-}
-
-static void tally_into(const struct fp_stacks *s, struct tallies *t,
-		       const struct fp_stack **st, const int *ps, const struct fp_sampled *v,
-		       int n, int which, struct json_object *x)
-{
-	uint64_t total = 0;
-	int i;
-
-	memset(t->self, 0, (size_t)t->nf * sizeof(*t->self));
-	memset(t->total, 0, (size_t)t->nf * sizeof(*t->total));
-	for (i = 0; i < n; i++)
-		if (key_in(&v[i], which)) {
-			add_key(s, t, st[i], ps, v[i].c);
-			total += v[i].c;
-		}
-	if (x)
-		functions_into(s, t, total, x);
-}
-
-/* "stacks": the functions, the objects, each distinct (regions, stack) and its samples. */
-static struct json_object *stacks_json(const struct fp_stacks *s, const struct fp_stack **st,
-				       const int *ps, const struct fp_catalog *cat,
-				       const struct fp_sampled *v, int n)
-{
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array(), *x, *y;
-	uint64_t lost = 0, trunc = 0, with = 0;
-	int i, k;
-
-	for (i = 0; i < n; i++) {
-		x = json_object_new_object();
-		y = json_object_new_array();
-		for (k = 0; k < v[i].nreg; k++)
-			json_object_array_add(y, json_object_new_string(
-						      cat->regions[v[i].reg[k]].name));
-		json_object_object_add(x, "regions", y);
-		y = json_object_new_array();
-		for (k = 0; k < cat->nfeatures && k < 64; k++)
-			if ((v[i].fmask >> k) & 1)
-				json_object_array_add(y, json_object_new_string(cat->features[k]));
-		json_object_object_add(x, "features", y);
-		y = json_object_new_array();
-		if (st[i] && st[i]->truncated)
-			json_object_array_add(y, json_object_new_int(ps[PS_TRUNC]));
-		for (k = 0; st[i] && k < st[i]->n; k++)
-			json_object_array_add(y, json_object_new_int(st[i]->fn[k]));
-		if (!st[i])
-			json_object_array_add(y, json_object_new_int(ps[PS_LOST]));
-		json_object_object_add(x, "stack", y);
-		json_object_object_add(x, "samples", json_object_new_int64((int64_t)v[i].c));
-		json_object_array_add(a, x);
-		lost += st[i] ? 0 : v[i].c;
-		trunc += st[i] && st[i]->truncated ? v[i].c : 0;
-		with += st[i] ? v[i].c : 0;
-	}
-	json_object_object_add(o, "unwind", json_object_new_string("frame pointers"));
-	json_object_object_add(o, "frames_max", json_object_new_int(FP_STACK_FRAMES));
-	json_object_object_add(o, "with_stack", json_object_new_int64((int64_t)with));
-	json_object_object_add(o, "lost", json_object_new_int64((int64_t)lost));
-	json_object_object_add(o, "truncated", json_object_new_int64((int64_t)trunc));
-	y = json_object_new_array();
-	for (k = 0; k < s->nfns; k++)
-		json_object_array_add(y, func_json(s, k));
-	json_object_object_add(o, "functions", y);
-	json_object_object_add(o, "objects", objects_json(s));
-	json_object_object_add(o, "samples", a);
-	return o;
-}
-
-/* The functions region r begins in (its begin sites', by the objects' symbols; a function
- * region: its function), [{name, object}]: frames at or above one of them in a stack
- * hold the region's begin, those below are inside it (featprof drill). */
-static struct json_object *begins_in(const struct fp_catalog *cat, int r)
-{
-	const struct fp_region *reg = &cat->regions[r];
-	struct json_object *a = json_object_new_array();
-	int k, j;
-
-	for (k = 0; k < reg->nsites; k++) {
-		const struct fp_site_ref *ref = &reg->sites[k];
-		const struct fp_site *site = fp_ref_site(cat->objs, ref);
-		struct fp_object *o = cat->objs[ref->obj];
-		const struct fp_func *f;
-		struct json_object *x;
-		bool dup = false;
-
-		if (ref->kind != FP_KIND_BEGIN)
-			continue;
-		f = fp_symbols__at(fp_object__symbols(o), site->loc_off);
-		if (!f)
-			continue;
-		for (j = 0; j < (int)json_object_array_length(a) && !dup; j++) {
-			x = json_object_array_get_idx(a, (size_t)j);
-			dup = !strcmp(json_object_get_string(json_object_object_get(x, "name")),
-				      f->name);
-		}
-		if (dup)
-			continue;
-		x = json_object_new_object();
-		json_object_object_add(x, "name", json_object_new_string(f->name));
-		json_object_object_add(x, "object", json_object_new_string(base_name(o->path)));
-		json_object_array_add(a, x);
-	}
-	return a;
-}
-
-void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_proc *proc,
-		       const struct fp_catalog *cat, const struct fp_sampled *v, int n,
-		       struct json_object *o)
-{
-	const struct fp_stack **st = calloc((size_t)n + 1, sizeof(*st));
-	struct tallies t = { 0 };
-	struct json_object *a;
-	int ps[PS_N], i;
-
-	ps[PS_LOST] = intern(s, "[no stack]", -1, 0);
-	ps[PS_TRUNC] = intern(s, "[truncated]", -1, 0);
-	if (!st || ps[PS_LOST] < 0 || ps[PS_TRUNC] < 0)
-		goto out;
-	for (i = 0; i < n; i++)
-		st[i] = v[i].ustack >= 0 ? fp_stacks__get(s, map_fd, v[i].ustack, pid, proc)
-					 : NULL;
-	t.nf = s->nfns;
-	t.self = calloc((size_t)t.nf, sizeof(*t.self));
-	t.total = calloc((size_t)t.nf, sizeof(*t.total));
-	t.stamp = calloc((size_t)t.nf, sizeof(*t.stamp));
-	if (!t.self || !t.total || !t.stamp)
-		goto out;
-	a = json_object_object_get(o, "regions");
-	for (i = 0; a && i < cat->nregions && i < (int)json_object_array_length(a); i++) {
-		tally_into(s, &t, st, ps, v, n, i, json_object_array_get_idx(a, i));
-		json_object_object_add(json_object_array_get_idx(a, i), "begins_in",
-				       begins_in(cat, i));
-	}
-	a = json_object_object_get(o, "features");
-	for (i = 0; a && i < (int)json_object_array_length(a) && i < 64; i++)
-		tally_into(s, &t, st, ps, v, n, -1 - i, json_object_array_get_idx(a, i));
-	tally_into(s, &t, st, ps, v, n, INT32_MIN, json_object_object_get(o, "base"));
-	tally_into(s, &t, st, ps, v, n, INT32_MAX, o);	/* the whole session's */
-	json_object_object_add(o, "stacks", stacks_json(s, st, ps, cat, v, n));
-out:
-	free(t.self);
-	free(t.total);
-	free(t.stamp);
-	free(st);
-}

@@ -3,8 +3,13 @@
 #ifndef FP_STACKS_IMPL_H
 #define FP_STACKS_IMPL_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
+#include <bpf/bpf.h>
+
+#include "bpf/featprof_bpf.h"
 #include "stacks.h"
 
 /*
@@ -27,5 +32,64 @@ void fp_inlines__free(struct fp_inlines *in);
  * there or the DWARF does not say.
  */
 int fp_inlines__at(struct fp_inlines *in, uint64_t addr, const char **names, int max);
+
+/* --- the session's tables (stacks.c names into them, stacks_report.c reports them) --- */
+struct fp_inlines;
+
+struct fn {
+	char *name;		/* as people read it (common/demangle.c) */
+	char *symbol;		/* the symbol, where that differs (mangled, a clone's) */
+	int obj;		/* index in objs */
+	int inlined;		/* a call the compiler inlined (its DWARF says so) */
+};
+
+struct obj {
+	char *path;
+	char build_id[41];
+	uint64_t start, end, off;	/* its first executable mapping */
+	uint64_t dev, ino;
+	struct fp_inlines *inl;	/* its DWARF, opened on first use; NULL: none */
+	bool inl_tried;
+};
+
+/* One (open regions, stack) seen, with its samples: the stacks unwound in featprofd
+ * (FP_UNWIND_DWARF) are counted here, not in the kernel. */
+struct agg {
+	struct fp_sample_key key;	/* ustack: the stack's id here */
+	uint64_t c;
+};
+
+struct fp_stacks {
+	struct fp_stack **by_id;	/* per stack id: named, or NULL */
+	int max_id;			/* ids the stack map gives, or (user) those so far */
+	bool user;			/* the ids are this table's (unwound here) */
+	int cap_id;
+	int *stack_hash;		/* user: ids by their frames, id + 1, 0 empty */
+	int nstack_hash;
+	struct agg *aggs;
+	int naggs, cap_aggs;
+	int *agg_hash;			/* aggs by key, index + 1 */
+	int nagg_hash;
+	struct fn *fns;
+	int nfns, capfns;
+	int *hash;			/* open addressing over fns: index + 1, 0 empty */
+	int nhash;			/* a power of two, at least twice nfns */
+	struct obj *objs;
+	int nobjs;
+	struct fp_vma *vma;
+	int nvma;
+	bool vma_read;			/* this round read the maps already */
+};
+
+/* The function (name, obj, inlined or not), interned: its index, or -1 (no memory). */
+int fp_stacks__intern(struct fp_stacks *s, const char *name, int obj, int inlined);
+
+/* A path's file name. */
+static inline const char *fp_stacks_base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
 
 #endif

@@ -10,6 +10,7 @@ usage: test_stacks.py BUILD_DIR [TEST...]"""
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -290,13 +291,20 @@ def t_stacks_inprocess(d):
 
 
 def t_stacks_refused(d):
-    """Nothing to attribute (a default build, no region traced) or --remote with
-    --stacks: one line, nothing started."""
+    """Nothing to attribute (a default build, no region traced, no --stacks) or --remote
+    with --stacks: one line, nothing started; --stacks with no region traced samples the
+    call stacks alone (issue 45: any process), every sample outside regions."""
     t = Stacks("stacks_fp")
     try:
-        r = cli(d, "sample", t.pid, "--stacks", "--duration", "1")
+        r = cli(d, "sample", t.pid, "--duration", "1")
         check(r.returncode != 0 and "featprof enable" in r.stderr and
               len(r.stderr.strip().splitlines()) == 1, "no region: %r" % r.stderr)
+        t.go()
+        r = cli(d, "sample", t.pid, "--stacks", "--duration", "1", "--json")
+        sm = json.loads(r.stdout or "{}").get("sampling", {})
+        check(r.returncode == 0 and sm.get("samples", 0) > 0 and
+              sm["base"]["samples"] == sm["samples"],
+              "--stacks, no region traced: every sample outside regions (%r)" % r.stderr)
         r = cli(d, "sample", t.pid, "--stacks", "--remote", "--duration", "1")
         check(r.returncode != 0 and "--remote" in r.stderr, "--remote: %r" % r.stderr)
         r = cli(d, "sample", t.pid, "--top", "3", "--duration", "1")
@@ -390,11 +398,15 @@ def t_drill(d):
 LZ4 = os.path.join(h.B, "real", "lz4")
 
 
+CLONE = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|llvm|clone)(\.[0-9]+)?)+$")
+
+
 def leaf_key(name, obj):
-    """A function as both tools name it: by name in lz4 itself (its .symtab), by its
-    object elsewhere (a system library's function may go by one of several aliases, or by
-    a debug file's name where one is installed, and the tools need not pick the same)."""
-    return name if obj == "lz4" else "[%s]" % obj
+    """A function as both tools name it: by name in lz4 itself (its .symtab; a compiler's
+    clone, which perf names apart, as its function, as featprof does), by its object
+    elsewhere (a system library's function may go by one of several aliases, or by a
+    debug file's name where one is installed, and the tools need not pick the same)."""
+    return CLONE.sub("", name) if obj == "lz4" else "[%s]" % obj
 
 
 def perf_shares(data, home):
