@@ -24,7 +24,8 @@ import harness as h  # noqa: E402
 from test_real_models import corpus  # noqa: E402
 
 B = h.B
-TMP = tempfile.mkdtemp(prefix="featprof-explain-real-")
+TMP = os.environ.get("EXPLAIN_KEEP") or tempfile.mkdtemp(prefix="featprof-explain-real-")
+os.makedirs(TMP, exist_ok=True)
 HZ = "4999"         # samples a second of CPU time: runs of 0.1-2 s give enough
 SIZE = 48 << 20     # the corpus (test_real_models' generator)
 # the output to /dev/null: the page cache's writeback is the machine's, not the program's
@@ -216,6 +217,8 @@ def one(d, prog):
                                            for x in a[:4])))
     errs, spreads = held_out_errors(d, prog, train, held_files, fns)
     table("coarse step (sampled, %s Hz)" % HZ, fns, errs, spreads, loo)
+    if os.environ.get("EXPLAIN_COARSE"):    # the coarse step alone
+        return
     # the precise step: the hard functions timed in the same runs again
     ref = TMP + "/" + prog + "-refined"
     mr = model(d, train, prog, "--refine", ref)
@@ -251,7 +254,8 @@ def main():
             one(d, prog)
     finally:
         d.stop()
-        shutil.rmtree(TMP, ignore_errors=True)
+        if not os.environ.get("EXPLAIN_KEEP"):  # EXPLAIN_KEEP=DIR: the run files kept
+            shutil.rmtree(TMP, ignore_errors=True)
 
 
 if __name__ == "__main__":
