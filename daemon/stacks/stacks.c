@@ -14,12 +14,15 @@
  * "[anon]" (code generated at run time) or by the mapping's name ("[vdso]").
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -73,6 +76,7 @@ void fp_stacks__free(struct fp_stacks *s)
 	for (i = 0; i < s->nobjs; i++) {
 		free(s->objs[i].path);
 		fp_inlines__free(s->objs[i].inl);
+		fp_symbols__free(s->objs[i].syms);
 	}
 	free(s->by_id);
 	free(s->stack_hash);
@@ -248,6 +252,30 @@ static struct fp_inlines *inlines_of(struct fp_stacks *s, int o, const struct fp
 	return g->inl;
 }
 
+/* Object o's symbols read here from its file as the process sees it (its mount
+ * namespace), once; NULL when it cannot be read. */
+static struct fp_symbols *own_symbols(struct fp_stacks *s, int o, pid_t pid)
+{
+	struct obj *g = &s->objs[o];
+	char root[64], path[PATH_MAX];
+	struct fp_err e = { 0 };
+	int fd;
+
+	if (g->syms_tried)
+		return g->syms;
+	g->syms_tried = true;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (snprintf(path, sizeof(path), "%s%s", root, g->path) >= (int)sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fp_symbols__read(fd, g->path, root, &g->syms, &e))
+		g->syms = NULL;
+	close(fd);
+	if (g->syms && !g->build_id[0])
+		snprintf(g->build_id, sizeof(g->build_id), "%s", g->syms->build_id);
+	return g->syms;
+}
+
 /*
  * The function at addr (a return address unless leaf) and the calls the compiler inlined
  * there, interned, outermost first, into out (room for 1 + FP_INLINE_MAX): how many, or -1
@@ -277,11 +305,14 @@ static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint
 	o = object_of(s, v, syms ? syms->build_id : NULL);
 	if (o < 0)
 		return -1;
+	if (!syms && v->ino)	/* not among the process's objects when it was read */
+		syms = own_symbols(s, o, pid);
 	f = syms ? fp_symbols__at(syms, off) : NULL;
 	if (f) {
 		/* the link-time address: the function's, moved as far as off is into it */
-		n = fp_inlines__at(inlines_of(s, o, po, syms), f->addr + (off - f->off), inl,
-				   FP_INLINE_MAX);
+		n = po ? fp_inlines__at(inlines_of(s, o, po, syms), f->addr + (off - f->off),
+					inl, FP_INLINE_MAX)
+		       : 0;	/* read here (own_symbols): no DWARF opened for it */
 		if ((out[0] = intern_symbol(s, f->name, o)) < 0)
 			return -1;
 		for (i = 0; i < n; i++)	/* innermost first in: outermost first out */

@@ -50,6 +50,10 @@ struct obj {
 	uint64_t dev, ino;
 	struct fp_inlines *inl;	/* its DWARF, opened on first use; NULL: none */
 	bool inl_tried;
+	/* its symbols read here, where the process's objects (read at the attach) lack
+	 * it: a library mapped after (a process sampled at its very start) */
+	struct fp_symbols *syms;
+	bool syms_tried;
 };
 
 /* One (open regions, stack) seen, with its samples: the stacks unwound in featprofd
