@@ -270,6 +270,34 @@ static void print_remarks(struct json_object *o)
 	}
 }
 
+/* model --functions --refine: each hard function's error before and after, and those
+ * left out for their traps' cost. */
+static void print_refined(struct json_object *o)
+{
+	struct json_object *fa;
+	size_t i;
+
+	fa = geta(o, "refined");
+	if (fa)
+		printf("\nREFINED: the hard functions timed exactly (function regions) in the "
+		       "same configurations: %s\n", json_object_array_length(fa) ? "" : "none");
+	for (i = 0; fa && i < json_object_array_length(fa); i++) {
+		struct json_object *x = json_object_array_get_idx(fa, i);
+
+		printf("  %s (%s): leave-one-out error %.1f%% sampled, %.1f%% timed%s\n",
+		       gets_(x, "name"), gets_(x, "object"), getd(x, "loo_before_pct"),
+		       getd(x, "loo_after_pct"), geti(x, "moved") ? ": moved under 5%" : "");
+	}
+	fa = geta(o, "not_refined");
+	for (i = 0; fa && i < json_object_array_length(fa); i++) {
+		struct json_object *x = json_object_array_get_idx(fa, i);
+
+		printf("  %s (%s): not refined: its traps cost a run %.0f%% of its CPU time "
+		       "(%lld calls; over 5%%)\n", gets_(x, "name"), gets_(x, "object"),
+		       getd(x, "trap_cost_pct"), (long long)geti(x, "calls"));
+	}
+}
+
 /* model --functions: per function its terms; per option the functions it moves; the
  * influences through data. */
 static void print_functions(struct json_object *o)
@@ -330,17 +358,7 @@ static void print_functions(struct json_object *o)
 		       cli_fmt_ns(half_of(geta(x, "ci95_ns")), b2, sizeof(b2)),
 		       term_name(geta(x, "term"), name, sizeof(name)));
 	}
-	fa = geta(o, "refined");
-	if (fa)
-		printf("\nREFINED: the hard functions timed exactly (function regions) in the "
-		       "same configurations: %s\n", json_object_array_length(fa) ? "" : "none");
-	for (i = 0; fa && i < json_object_array_length(fa); i++) {
-		struct json_object *x = json_object_array_get_idx(fa, i);
-
-		printf("  %s (%s): leave-one-out error %.1f%% sampled, %.1f%% timed%s\n",
-		       gets_(x, "name"), gets_(x, "object"), getd(x, "loo_before_pct"),
-		       getd(x, "loo_after_pct"), geti(x, "moved") ? ": moved under 5%" : "");
-	}
+	print_refined(o);
 	printf("\nLOO: leave-one-out error, the sum of |predicted - measured| over the sum of "
 	       "measured, each run left out in turn; ! 5%% or more (a hard function: "
 	       "model --functions --refine DIR times it exactly)\n");

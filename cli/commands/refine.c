@@ -165,6 +165,71 @@ static void before_after(struct json_object *c, struct json_object *r)
 	json_object_object_add(r, "refined", a);
 }
 
+#define REFINE_MAX_COST 0.05	/* of a run's CPU time: a function's traps over it are not
+				 * refined (drill's --max-overhead default) */
+
+/* The region of run file p named name, or NULL. */
+static struct json_object *region_of(struct json_object *p, const char *name)
+{
+	struct json_object *a = geta(p, "regions");
+	size_t k;
+
+	for (k = 0; a && k < json_object_array_length(a); k++)
+		if (!strcmp(gets_(json_object_array_get_idx(a, k), "name"), name))
+			return json_object_array_get_idx(a, k);
+	return NULL;
+}
+
+/*
+ * The probe: files[0] run once with the hard functions (fns) timed. A function whose
+ * traps cost that run more than REFINE_MAX_COST of the first run's CPU time (what
+ * compensation removed from its region, its timed callees' included) is not refined: a
+ * function called millions of times (memcpy) would make every run many times longer.
+ * Those are marked not hard in c and listed in its "not_refined" with their cost. 0, or
+ * -1 with e filled.
+ */
+static int probe_cost(struct json_object *c, char **files, const char *fns, const char *dir,
+		      struct fp_err *e)
+{
+	struct json_object *doc = json_object_from_file(files[0]), *p;
+	struct json_object *fa = geta(c, "functions"), *nr = json_object_new_array();
+	char path[PATH_MAX];
+	double cpu;
+	size_t i;
+	int st;
+
+	json_object_object_add(c, "not_refined", nr);
+	if (!doc)
+		return fp_fail(e, EIO, "%s: cannot read it again", files[0]);
+	snprintf(path, sizeof(path), "%s/probe.json", dir);
+	cpu = getd(json_object_object_get(doc, "run"), "cpu_ns");
+	st = rerun(doc, fns, path, files[0]);
+	json_object_put(doc);
+	if (st || !(p = json_object_from_file(path)))
+		return fp_fail(e, EIO, "%s: its probe run exited %d", files[0], st);
+	for (i = 0; fa && i < json_object_array_length(fa); i++) {
+		struct json_object *f = json_object_array_get_idx(fa, i), *h, *r, *x;
+		double cost;
+
+		if (!json_object_object_get_ex(f, "hard", &h) || !json_object_get_boolean(h))
+			continue;
+		r = region_of(p, *gets_(f, "symbol") ? gets_(f, "symbol") : gets_(f, "name"));
+		cost = r ? getd(r, "raw_inclusive_ns") - getd(r, "inclusive_ns") : 0;
+		if (!(cpu > 0 && cost > REFINE_MAX_COST * cpu))
+			continue;
+		json_object_object_add(f, "hard", json_object_new_boolean(0));
+		x = json_object_new_object();
+		json_object_object_add(x, "name", json_object_new_string(gets_(f, "name")));
+		json_object_object_add(x, "object", json_object_new_string(gets_(f, "object")));
+		json_object_object_add(x, "trap_cost_pct",
+				       json_object_new_double(100 * cost / cpu));
+		json_object_object_add(x, "calls", json_object_new_int64(geti(r, "count")));
+		json_object_array_add(nr, x);
+	}
+	json_object_put(p);
+	return 0;
+}
+
 struct json_object *cli_cmd_refine(char **files, int n, const struct fpm_spec *spec,
 				   double fn_min, const char *dir, struct fp_err *e)
 {
@@ -185,6 +250,14 @@ struct json_object *cli_cmd_refine(char **files, int n, const struct fpm_spec *s
 		fp_fail(e, errno, "--refine %s: %s", dir, strerror(errno));
 		goto done;
 	}
+	/* the ones whose traps cost too much are left out first (one run) */
+	if (probe_cost(c, files, fns, dir, e))
+		goto done;
+	if (!(nh = hard_functions(c, fns, sizeof(fns)))) {	/* none left to time */
+		before_after(c, c);
+		free(out);
+		return c;
+	}
 	fprintf(stderr, "featprof model --refine: %d hard functions timed exactly in %d runs "
 		"(%s)\n", nh, n, fns + 7);
 	for (i = 0; i < n; i++) {
@@ -204,8 +277,11 @@ struct json_object *cli_cmd_refine(char **files, int n, const struct fpm_spec *s
 	m = fpm_model__new_of(out, n, spec, NULL, fn_min, e);
 	r = m ? fpm_functions_report(m) : NULL;
 	fpm_model__free(m);
-	if (r)
+	if (r) {
 		before_after(c, r);
+		json_object_object_add(r, "not_refined", json_object_get(
+					       json_object_object_get(c, "not_refined")));
+	}
 done:
 	for (i = 0; out && i < n; i++)
 		free(out[i]);

@@ -266,10 +266,43 @@ def t_model_refine(d):
     fns = {f["name"]: f for f in m["functions"]}
     check(all(fns.get(x["name"], {}).get("timed") for x in refined),
           "the refined model takes them timed")
-    check(len(os.listdir(ref)) == 16, "16 runs again in %s" % ref)
+    again = [f for f in os.listdir(ref) if f.startswith("refined-")]
+    check(len(again) == 16 and "probe.json" in os.listdir(ref),
+          "16 runs again in %s, and the probe's: %s" % (ref, sorted(os.listdir(ref))[:3]))
     r = cli(d, "model", "--refine", ref, *files)
     check(r.returncode == 2 and "--refine goes with --functions" in r.stderr,
           "--refine without --functions: %r" % r.stderr)
+
+
+def t_refine_costly(d):
+    """--refine leaves out a hard function whose traps would cost a run more than 5% of its
+    CPU time (hotleaf's leaf, millions of calls a second), said with the cost, and times
+    the others (its block_work)"""
+    t = os.path.join(TMP, "hot")
+    os.makedirs(t, exist_ok=True)
+    files = []
+    for secs in (1, 2):     # 19 Hz: too few samples, both functions hard
+        for k in range(3):
+            f = "%s/%d-%d.json" % (t, secs, k)
+            r = cli(d, "run", "--stacks", "--hz", "19", "--config", "secs=%d" % secs, "-o", f,
+                    "--", TG + "hotleaf", str(secs), timeout=60)
+            check(r.returncode == 0, "hotleaf run: %s" % r.stderr[-300:])
+            files.append(f)
+    r = cli(d, "model", "--functions", "--refine", t + "/ref", "--json", *files, timeout=300)
+    check(r.returncode == 0, "--refine: %s" % r.stderr[-300:])
+    if r.returncode:
+        return
+    m = json.loads(r.stdout)
+    nr = {x["name"]: x for x in m.get("not_refined", [])}
+    done = [x["name"] for x in m.get("refined", [])]
+    print("    not refined: %s; refined: %s" % (
+        ["%s %.0f%% (%d calls)" % (k, v["trap_cost_pct"], v["calls"]) for k, v in nr.items()],
+        done))
+    check("hot_leaf" in nr and nr["hot_leaf"]["trap_cost_pct"] > 5 and
+          "hot_leaf" not in done, "hot_leaf left out for its traps: %s" % nr)
+    check("block_work" in done or "block_work" not in
+          [f["name"] for f in m["functions"] if f.get("hard")],
+          "block_work timed where it was hard: %s" % done)
 
 
 def diff(d, a, b):
@@ -388,7 +421,8 @@ def t_drill_hot(d):
           % m.get("slowdown"))
 
 
-TESTS = [t_run_stacks, t_model_functions, t_model_refine, t_diff_functions, t_drill_hot]
+TESTS = [t_run_stacks, t_model_functions, t_model_refine, t_refine_costly, t_diff_functions,
+         t_drill_hot]
 
 if __name__ == "__main__":
     # every test here compares figures against the program's own clock or the design:
