@@ -260,17 +260,6 @@ static const char *obj_name(const struct fpm_model *m, const struct fpm_unit *u)
 	return u->object && u->object[0] ? u->object : sl ? sl + 1 : m->exe ? m->exe : "";
 }
 
-static struct json_object *opt_names(const struct fpm_model *m, uint64_t mask)
-{
-	struct json_object *a = json_object_new_array();
-	int b;
-
-	for (b = 0; b < m->nopt; b++)
-		if (mask >> b & 1)
-			json_object_array_add(a, json_object_new_string(m->opt[b].name));
-	return a;
-}
-
 static double mean_of(const struct fpm_model *m, const double *y)
 {
 	double s = 0;
@@ -301,7 +290,7 @@ static void unit_terms(const struct fpm_model *m, int i, const struct fpm_fit *f
 			continue;
 		}
 		t = json_object_new_object();
-		json_object_object_add(t, "options", opt_names(m, g));
+		json_object_object_add(t, "options", fpm_opts_json(m, g));
 		json_object_object_add(t, "influence_ns", json_object_new_double(f->beta[j]));
 		json_object_object_add(t, "ci95_ns", ci_pair(f->beta[j], half));
 		json_object_object_add(t, "significant", json_object_new_boolean(sig));
@@ -316,7 +305,7 @@ static void unit_terms(const struct fpm_model *m, int i, const struct fpm_fit *f
 			x = json_object_new_object();
 			json_object_object_add(x, "function", json_object_new_string(u->name));
 			json_object_object_add(x, "object", json_object_new_string(obj_name(m, u)));
-			json_object_object_add(x, "term", opt_names(m, g));
+			json_object_object_add(x, "term", fpm_opts_json(m, g));
 			json_object_object_add(x, "influence_ns",
 					       json_object_new_double(f->beta[j]));
 			json_object_object_add(x, "ci95_ns", ci_pair(f->beta[j], half));

@@ -260,7 +260,7 @@ static int white_terms(const struct fpm_model *m, const struct fpm_fits *F, stru
 	return n;
 }
 
-static struct json_object *opts_json(const struct fpm_model *m, uint64_t mask)
+struct json_object *fpm_opts_json(const struct fpm_model *m, uint64_t mask)
 {
 	struct json_object *a = json_object_new_array();
 	int b;
@@ -280,7 +280,7 @@ static struct json_object *terms_json(const struct fpm_model *m, const struct fp
 		struct json_object *o = json_object_new_object();
 		double half = fpm_t975(t[i].dof) * sqrt(t[i].var) + t[i].sys;
 
-		json_object_object_add(o, "options", opts_json(m, t[i].opts));
+		json_object_object_add(o, "options", fpm_opts_json(m, t[i].opts));
 		json_object_object_add(o, "influence_ns", json_object_new_double(t[i].ns));
 		json_object_object_add(o, "ci95_ns", ci_json(t[i].ns, half));
 		json_object_object_add(o, "where", json_object_new_string(t[i].where));
@@ -317,7 +317,7 @@ static struct json_object *not_estimable(const struct fpm_model *m, const struct
 
 			json_object_object_add(o, "region",
 					       json_object_new_string(m->units[i].name));
-			json_object_object_add(o, "options", opts_json(m, g));
+			json_object_object_add(o, "options", fpm_opts_json(m, g));
 			json_object_array_add(a, o);
 		}
 	}

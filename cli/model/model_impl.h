@@ -221,6 +221,8 @@ int fpm_read_functions(struct fpm_model *m, int r, struct json_object *doc);
 void fpm_keep_relevant(struct fpm_model *m);
 /* check.c: unit i's leave-one-out error (%), -1 if the runs cannot say. */
 double fpm_unit_loo(const struct fpm_model *m, int i);
+/* model.c: the names of the options of global mask (a term's), as a JSON array. */
+struct json_object *fpm_opts_json(const struct fpm_model *m, uint64_t mask);
 /* model.c: a unit of m by name (and object, NULL for a region or set), made if new. */
 struct fpm_unit *fpm_unit_get(struct fpm_model *m, const char *name, const char *object,
 			      bool set);
