@@ -43,7 +43,8 @@ DAEMON_DIRS := util kern stacks clients inproc targets sample calibrate report r
 INCLUDES := -I$(O) -I. -Idaemon
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
 # -liberty: C++ and Rust symbols demangled (common/demangle.c, Debian's libiberty-dev)
-LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma -liberty
+# -ldebuginfod: debug files from a debuginfod server (common/symbols.c, libdebuginfod-dev)
+LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma -liberty -ldebuginfod
 LIBS_DW := $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null || echo -ldw)
 LIBS_JSON := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
 LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)

@@ -2,9 +2,10 @@
 /*
  * The functions of an ELF file (common/symbols.h). Where the table comes from, in the
  * order gdb and perf look: the file's own .symtab; a debug file that carries it,
- * found by the file's build id (ROOT/usr/lib/debug/.build-id/xx/rest.debug) or by its
+ * found by the file's build id (ROOT/usr/lib/debug/.build-id/xx/rest.debug), by its
  * .gnu_debuglink (next to the file, in .debug/ beside it, under ROOT/usr/lib/debug/ +
- * the file's directory; its CRC-32 checked); else .dynsym. A function is an STT_FUNC
+ * the file's directory; its CRC-32 checked) or from a debuginfod server; else the
+ * MiniDebugInfo in .gnu_debugdata with .dynsym; else .dynsym. A function is an STT_FUNC
  * symbol defined in the file; its entry's file offset comes from the file's executable
  * PT_LOAD segments, as a marked site's does (common/elf.c). This module does not log.
  */
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elfutils/debuginfod.h>
 #include <lzma.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -30,8 +32,12 @@ const char *fp_symbols__source_name(int source)
 	switch (source) {
 	case FP_SYM_SYMTAB:
 		return "symtab";
-	case FP_SYM_DEBUG:
-		return "debuginfo";
+	case FP_SYM_BUILD_ID:
+		return "build-id";
+	case FP_SYM_DEBUGLINK:
+		return "debuglink";
+	case FP_SYM_DEBUGINFOD:
+		return "debuginfod";
 	case FP_SYM_DYNSYM:
 		return "dynsym";
 	case FP_SYM_MINIDEBUG:
@@ -284,49 +290,108 @@ static Elf *open_debug(const char *p, int check_crc, uint32_t crc, int *fd_out)
 	return elf;
 }
 
-/* The separate debug file of elf (named path, seen under root), or NULL. */
-static Elf *find_debug(Elf *elf, const char *path, const char *root, char *found,
-		       size_t foundlen, int *fd)
+/* Whether the debug file d carries build id hex (a file of another build names other
+ * addresses: not used). A file without one is taken (older debug files). */
+static int same_build(Elf *d, const char *hex)
 {
-	char hex[130], dir[4096], p[8400];
-	Elf_Scn *scn;
+	char h[130];
+
+	return !build_id(d, h, sizeof(h)) || !strcmp(h, hex);
+}
+
+/* The debug file found by .gnu_debuglink: next to the file, in .debug/ beside it, or
+ * under ROOT/usr/lib/debug/ + its directory, with the CRC-32 it names; or NULL. */
+static Elf *by_debuglink(Elf *elf, const char *path, const char *root, char *found,
+			 size_t foundlen, int *fd)
+{
+	Elf_Scn *scn = fp_elf_section(elf, ".gnu_debuglink");
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	const char *name = data ? data->d_buf : NULL, *slash = strrchr(path, '/');
+	size_t nl = name ? strnlen(name, data->d_size) : 0, k;
+	char dir[4096], p[8400];
+	uint32_t crc;
 	Elf *d;
 
-	if (build_id(elf, hex, sizeof(hex))) {
-		snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, hex,
-			 hex + 2);
-		d = open_debug(p, 0, 0, fd);
+	if (!nl || nl >= data->d_size || data->d_size < 4 || strchr(name, '/'))
+		return NULL;
+	memcpy(&crc, (const char *)data->d_buf + data->d_size - 4, 4);
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+	for (k = 0; k < 3; k++) {
+		const char *fmt = k == 0 ? "%s%s/%s" : k == 1 ? "%s%s/.debug/%s"
+							      : "%s/usr/lib/debug%s/%s";
+
+		snprintf(p, sizeof(p), fmt, root, dir, name);
+		d = open_debug(p, 1, crc, fd);
 		if (d) {
-			snprintf(found, foundlen, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
-				 hex + 2);
+			snprintf(found, foundlen, "%s", p + strlen(root));
 			return d;
 		}
 	}
-	scn = fp_elf_section(elf, ".gnu_debuglink");
-	if (scn) {
-		Elf_Data *data = elf_getdata(scn, NULL);
-		const char *name = data ? data->d_buf : NULL;
-		size_t nl = name ? strnlen(name, data->d_size) : 0, k;
-		const char *slash = strrchr(path, '/');
-		uint32_t crc;
-
-		if (!nl || nl >= data->d_size || data->d_size < 4 || strchr(name, '/'))
-			return NULL;
-		memcpy(&crc, (const char *)data->d_buf + data->d_size - 4, 4);
-		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
-		for (k = 0; k < 3; k++) {
-			const char *fmt = k == 0 ? "%s%s/%s" : k == 1 ? "%s%s/.debug/%s"
-								      : "%s/usr/lib/debug%s/%s";
-
-			snprintf(p, sizeof(p), fmt, root, dir, name);
-			d = open_debug(p, 1, crc, fd);
-			if (d) {
-				snprintf(found, foundlen, "%s", p + strlen(root));
-				return d;
-			}
-		}
-	}
 	return NULL;
+}
+
+/*
+ * The debug file of build id hex from a debuginfod server, by elfutils' client library
+ * (its protocol, its cache under $XDG_CACHE_HOME/debuginfod_client or
+ * ~/.cache/debuginfod_client, negative answers cached too, DEBUGINFOD_TIMEOUT and the
+ * rest of its environment honoured): asked only when DEBUGINFOD_URLS names a server, so
+ * that nothing is sent anywhere otherwise. NULL when none answers.
+ */
+static Elf *by_debuginfod(const char *hex, char *found, size_t foundlen, int *fd)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *c;
+	char *where = NULL;
+	Elf *d = NULL;
+	int f;
+
+	if (!urls || !*urls || !(c = debuginfod_begin()))
+		return NULL;
+	f = debuginfod_find_debuginfo(c, (const unsigned char *)hex, 0, &where);
+	debuginfod_end(c);
+	if (f >= 0 && where) {
+		d = open_debug(where, 0, 0, fd);
+		if (d)
+			snprintf(found, foundlen, "%s", where);
+	}
+	if (f >= 0)
+		close(f);
+	free(where);
+	return d;
+}
+
+/* The separate debug file of elf (named path, seen under root), or NULL; *source says
+ * how it was found (enum fp_sym_source). A candidate of another build is passed over. */
+static Elf *find_debug(Elf *elf, const char *path, const char *root, char *found,
+		       size_t foundlen, int *fd, int *source)
+{
+	static const int how[] = { FP_SYM_BUILD_ID, FP_SYM_DEBUGLINK, FP_SYM_DEBUGINFOD };
+	char hex[130], p[8400];
+	int has_id = build_id(elf, hex, sizeof(hex));
+	Elf *d = NULL;
+	size_t k;
+
+	for (k = 0; k < sizeof(how) / sizeof(how[0]) && !d; k++) {
+		if (how[k] == FP_SYM_BUILD_ID && has_id) {
+			snprintf(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
+				 hex, hex + 2);
+			if ((d = open_debug(p, 0, 0, fd)))
+				snprintf(found, foundlen, "%s", p + strlen(root));
+		} else if (how[k] == FP_SYM_DEBUGLINK) {
+			d = by_debuglink(elf, path, root, found, foundlen, fd);
+		} else if (how[k] == FP_SYM_DEBUGINFOD && has_id) {
+			d = by_debuginfod(hex, found, foundlen, fd);
+		}
+		if (d && has_id && !same_build(d, hex)) {
+			elf_end(d);
+			close(*fd);
+			*fd = -1;
+			d = NULL;
+		}
+		if (d)
+			*source = how[k];
+	}
+	return d;
 }
 
 /* DT_SONAME of a shared object, or NULL. */
@@ -456,9 +521,9 @@ static int read_elf(Elf *elf, const char *path, const char *root, struct fp_symb
 	ret = read_table(elf, SHT_SYMTAB, s);
 	if (ret > 0) {
 		s->source = FP_SYM_SYMTAB;
-	} else if (!ret && (dbg = find_debug(elf, path, root, found, sizeof(found), &dfd))) {
+	} else if (!ret && (dbg = find_debug(elf, path, root, found, sizeof(found), &dfd,
+					      &s->source))) {
 		ret = read_table(dbg, SHT_SYMTAB, s);
-		s->source = FP_SYM_DEBUG;
 		s->debug_file = strdup(found);
 		if (!s->debug_file)
 			ret = -ENOMEM;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The functions of an ELF file, for function regions (docs/REGIONS.md "Functions"): its
- * .symtab, else a separate debug file's (by build id under /usr/lib/debug/.build-id/, or
- * by .gnu_debuglink), else the .symtab in its .gnu_debugdata (MiniDebugInfo) with its
- * .dynsym, else its .dynsym (what a stripped Debian binary keeps: exported functions
+ * The functions of an ELF file, for function regions (docs/REGIONS.md "Functions") and
+ * for naming sampled frames: its .symtab, else a separate debug file's (by build id under
+ * /usr/lib/debug/.build-id/, by .gnu_debuglink, or from a debuginfod server where
+ * DEBUGINFOD_URLS names one), else the .symtab in its .gnu_debugdata (MiniDebugInfo) with
+ * its .dynsym, else its .dynsym (what a stripped Debian binary keeps: exported functions
  * only). Each function's entry as the uprobe file offset.
  */
 #ifndef FP_SYMBOLS_H
@@ -17,7 +18,11 @@
 enum fp_sym_source {
 	FP_SYM_NONE,		/* no symbol table at all */
 	FP_SYM_SYMTAB,		/* the file's own .symtab */
-	FP_SYM_DEBUG,		/* .symtab of a separate debug file (debug_file) */
+	FP_SYM_BUILD_ID,	/* .symtab of a separate debug file (debug_file) found by
+				 * the build id under /usr/lib/debug/.build-id/ */
+	FP_SYM_DEBUGLINK,	/* the same, found by .gnu_debuglink (its CRC checked) */
+	FP_SYM_DEBUGINFOD,	/* the same, from a debuginfod server (DEBUGINFOD_URLS;
+				 * debug_file is libdebuginfod's cached copy) */
 	FP_SYM_DYNSYM,		/* .dynsym only: exported functions */
 	FP_SYM_MINIDEBUG,	/* .gnu_debugdata: an xz-compressed symbol table beside
 				 * .dynsym (MiniDebugInfo, as Fedora ships) */
@@ -38,7 +43,7 @@ struct fp_symbols {
 	struct fp_func *f;	/* sorted by name, then address */
 	int n;
 	int source;		/* enum fp_sym_source */
-	char *debug_file;	/* the debug file read (FP_SYM_DEBUG), else NULL */
+	char *debug_file;	/* the separate debug file read, else NULL */
 	char *soname;		/* DT_SONAME (liblzma.so.5 of liblzma.so.5.4.1), else NULL */
 	char build_id[41];	/* NT_GNU_BUILD_ID in hex (up to 20 bytes), "" when none */
 	int *by_off;		/* indices into f by entry offset, those in code (built on

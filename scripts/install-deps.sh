@@ -7,13 +7,15 @@ set -eu
 
 # build (clang for the BPF objects, bpftool for skeletons and vmlinux.h) and the demo
 DEMO_PKGS="make gcc clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-liblzma-dev libdw-dev libjson-c-dev libiberty-dev pkg-config binutils procps"
+liblzma-dev libdw-dev libjson-c-dev libiberty-dev libdebuginfod-dev pkg-config binutils
+procps"
 # the tests: C++ and fuzzer targets, third-party programs and tools compared against;
 # dpkg-dev for apt-get source (lz4's source package, tests/bench/lz4_build.sh); linux-perf
-# the oracle for call stacks (tests/integration/test_stacks.py)
+# the oracle for call stacks (tests/integration/test_stacks.py); debuginfod the server
+# that tests/integration/test_names.py serves debug files from
 TEST_PKGS="g++ libclang-rt-14-dev bpftrace systemd util-linux iproute2 python3
 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
-postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils linux-perf"
+postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils linux-perf debuginfod"
 
 PKGS="$DEMO_PKGS $TEST_PKGS"
 list=""

@@ -260,6 +260,22 @@ static int calibrate_at_start(enum fp_site_choice site)
 	return 0;
 }
 
+/*
+ * Debug files from a debuginfod server (common/symbols.c) only where DEBUGINFOD_URLS names
+ * one: said at the start. The client library waits up to 90 s for a server by default,
+ * while the daemon serves no one: 5 s unless DEBUGINFOD_TIMEOUT says otherwise.
+ */
+static void debuginfod_env(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (!urls || !*urls)
+		return;
+	setenv("DEBUGINFOD_TIMEOUT", "5", 0);
+	fp_log(FP_LOG_INFO, "debug files of stripped objects from debuginfod: %s (timeout %s s)",
+	       urls, getenv("DEBUGINFOD_TIMEOUT"));
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = {
@@ -280,6 +296,7 @@ int main(int argc, char **argv)
 	}
 	fp_log(FP_LOG_INFO, "%d region definitions from %s", a.o.defs.ndefs, a.regions_dir);
 	libbpf_set_print(libbpf_log);
+	debuginfod_env();
 	ret = fp_journal__open(a.state_dir, a.o.socket_path, &je);
 	if (ret < 0)
 		fp_log(FP_LOG_WARN, "attach journal: %s; a featprofd killed during an attach "

@@ -75,6 +75,7 @@ void fp_stacks__free(struct fp_stacks *s)
 	}
 	for (i = 0; i < s->nobjs; i++) {
 		free(s->objs[i].path);
+		free(s->objs[i].debug_file);
 		fp_inlines__free(s->objs[i].inl);
 		fp_symbols__free(s->objs[i].syms);
 	}
@@ -169,8 +170,21 @@ static int intern_symbol(struct fp_stacks *s, const char *sym, int obj)
 	return i;
 }
 
-/* The object of mapping v: its index, added on first use; -1 no memory. */
-static int object_of(struct fp_stacks *s, const struct fp_vma *v, const char *build_id)
+/* Where g's symbols came from, for the JSON (its build id where the maps gave none). */
+static void symbols_of(struct obj *g, const struct fp_symbols *syms)
+{
+	if (!syms)
+		return;
+	if (!g->build_id[0])
+		snprintf(g->build_id, sizeof(g->build_id), "%s", syms->build_id);
+	g->source = syms->source;
+	free(g->debug_file);
+	g->debug_file = syms->debug_file ? strdup(syms->debug_file) : NULL;
+}
+
+/* The object of mapping v (its symbols syms, or NULL): its index, added on first use; -1
+ * no memory. */
+static int object_of(struct fp_stacks *s, const struct fp_vma *v, const struct fp_symbols *syms)
 {
 	struct obj *g;
 	int i;
@@ -188,7 +202,7 @@ static int object_of(struct fp_stacks *s, const struct fp_vma *v, const char *bu
 	g->path = strdup(v->path[0] ? v->path : "[anon]");
 	if (!g->path)
 		return -1;
-	snprintf(g->build_id, sizeof(g->build_id), "%s", build_id ? build_id : "");
+	symbols_of(g, syms);
 	g->start = v->start;
 	g->end = v->end;
 	g->off = v->off;
@@ -271,8 +285,7 @@ static struct fp_symbols *own_symbols(struct fp_stacks *s, int o, pid_t pid)
 	if (fp_symbols__read(fd, g->path, root, &g->syms, &e))
 		g->syms = NULL;
 	close(fd);
-	if (g->syms && !g->build_id[0])
-		snprintf(g->build_id, sizeof(g->build_id), "%s", g->syms->build_id);
+	symbols_of(g, g->syms);
 	return g->syms;
 }
 
@@ -302,7 +315,7 @@ static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint
 			syms = fp_object__symbols(po);
 			break;
 		}
-	o = object_of(s, v, syms ? syms->build_id : NULL);
+	o = object_of(s, v, syms);
 	if (o < 0)
 		return -1;
 	if (!syms && v->ino)	/* not among the process's objects when it was read */

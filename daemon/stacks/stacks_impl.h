@@ -46,6 +46,8 @@ struct fn {
 struct obj {
 	char *path;
 	char build_id[41];
+	int source;		/* where its symbols came from (enum fp_sym_source) */
+	char *debug_file;	/* the separate debug file they came from, else NULL */
 	uint64_t start, end, off;	/* its first executable mapping */
 	uint64_t dev, ino;
 	struct fp_inlines *inl;	/* its DWARF, opened on first use; NULL: none */

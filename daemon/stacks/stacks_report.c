@@ -38,8 +38,10 @@ static struct json_object *func_json(const struct fp_stacks *s, int i)
 	return o;
 }
 
-/* The objects frames fell in: [{"name", "path", "build_id", "start", "end", "offset"}],
- * in the order functions' "object_index" refers to them. */
+/* The objects frames fell in: [{"name", "path", "build_id", "symbols", "debug_file",
+ * "start", "end", "offset"}], in the order functions' "object_index" refers to them;
+ * "symbols" where the names came from (common/symbols.h: "symtab", "build-id",
+ * "debuglink", "debuginfod", "minidebuginfo", "dynsym", "none"). */
 static struct json_object *objects_json(const struct fp_stacks *s)
 {
 	struct json_object *a = json_object_new_array();
@@ -53,6 +55,11 @@ static struct json_object *objects_json(const struct fp_stacks *s)
 		json_object_object_add(o, "path", json_object_new_string(s->objs[i].path));
 		json_object_object_add(o, "build_id", json_object_new_string(
 					       s->objs[i].build_id));
+		json_object_object_add(o, "symbols", json_object_new_string(
+					       fp_symbols__source_name(s->objs[i].source)));
+		if (s->objs[i].debug_file)
+			json_object_object_add(o, "debug_file", json_object_new_string(
+						       s->objs[i].debug_file));
 		json_object_object_add(o, "start", json_object_new_int64(
 					       (int64_t)s->objs[i].start));
 		json_object_object_add(o, "end", json_object_new_int64((int64_t)s->objs[i].end));

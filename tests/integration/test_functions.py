@@ -162,7 +162,7 @@ def t_function_list(d):
     r = subprocess.run([h.B + "/featprof", "list", linked, "--functions", "work_*", "--json"],
                        capture_output=True, text=True)
     j = json.loads(r.stdout)["objects"][0]
-    check(j["symbols"] == "debuginfo" and j.get("debug_file", "").endswith("funcs_link.debug")
+    check(j["symbols"] == "debuglink" and j.get("debug_file", "").endswith("funcs_link.debug")
           and "work_leaf" in [f["name"] for f in j["functions"]],
           "debuglink: %s, %s" % (j["symbols"], j.get("debug_file")))
     with open(dbg, "r+b") as f:  # another file of that name: its CRC differs, not used
@@ -170,7 +170,7 @@ def t_function_list(d):
         f.write(b"\0" * 8)
     r = subprocess.run([h.B + "/featprof", "list", linked, "--functions", "work_*", "--json"],
                        capture_output=True, text=True)
-    check(json.loads(r.stdout)["objects"][0]["symbols"] != "debuginfo", "a debug file whose "
+    check(json.loads(r.stdout)["objects"][0]["symbols"] != "debuglink", "a debug file whose "
           "CRC differs is not used")
     # static functions are gone from .dynsym: the stripped build says so
     r = subprocess.run([h.B + "/featprof", "list", TG + "funcs_dyn", "--functions", "spin"],

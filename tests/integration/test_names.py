@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Integration tests of the names people read and of call stacks of any process (issue 45,
-parts 1 and 3; common/demangle.c, common/symbols.c, daemon/stacks/): tests/targets/shipped,
+parts 1 to 3; common/demangle.c, common/symbols.c, daemon/stacks/): tests/targets/shipped,
 a C++ program without featprof.h (a class template's static member function, a lambda, an
-exception), and tests/targets/stacks (two threads: libc's thread start). The real
-featprofd on a temporary socket. Needs root.
+exception), tests/targets/shipped_c.c (static functions), each installed stripped five
+ways, and tests/targets/stacks (two threads: libc's thread start). The real featprofd on a
+temporary socket, with DEBUGINFOD_URLS naming a debuginfod (elfutils') that a test starts
+on a folder. Needs root.
 usage: test_names.py BUILD_DIR [TEST...]"""
 import json
+import math
 import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
@@ -86,7 +94,230 @@ def t_global_names(d):
     check(not [n for n in names if "@" in n], "no symbol version: %s" % names)
 
 
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "targets")
+# the programs' own functions, and the share of the two's time each takes by the program
+PROGRAMS = (("c", "gcc", "shipped_c.c", {"shuffle": 2 / 3, "mix": 1 / 3}),
+            ("c++", "g++", "shipped.cc", {K2: 2 / 3, K1: 1 / 3}))
+LAYOUTS = ("symtab", "build-id", "debuglink", "minidebuginfo", "debuginfod")
+SERVED = os.path.join(h.TMP, "debuginfod-folder")
+CACHE = os.path.join(h.TMP, "debuginfod-cache")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+PORT = free_port()
+URL = "http://127.0.0.1:%d" % PORT
+
+
+def minidebuginfo(full, out):
+    """gdb's recipe (as Fedora ships binaries): stripped, the functions .dynsym lacks in an
+    xz-compressed .symtab in .gnu_debugdata."""
+    def names(*a):
+        o = subprocess.run(["nm", *a, "--format=posix", "--defined-only", full],
+                           capture_output=True, text=True).stdout
+        return {l.split()[0] for l in o.splitlines() if len(l.split()) > 1 and
+                (a or l.split()[1] in "TtWw")}
+    keep = out + ".keep"
+    with open(keep, "w") as f:
+        f.write("\n".join(sorted(names() - names("-D"))) + "\n")
+    subprocess.run(["objcopy", "--only-keep-debug", full, out + ".dbg"], check=True)
+    subprocess.run(["objcopy", "-S", "--remove-section", ".gdb_index", "--remove-section",
+                    ".comment", "--keep-symbols=" + keep, out + ".dbg", out + ".mini"],
+                   check=True)
+    subprocess.run(["xz", "-f", out + ".mini"], check=True)
+    subprocess.run(["objcopy", "--strip-all", "--add-section",
+                    ".gnu_debugdata=" + out + ".mini.xz", full, out], check=True)
+
+
+def install(cc, src, layout, installed):
+    """src built with -g under a build id of its own, then installed as layout says: its
+    path. Debug files put under /usr/lib/debug are listed in installed (removed after)."""
+    d = os.path.join(h.TMP, "shipped", layout)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, os.path.splitext(src)[0])
+    bid = os.urandom(12).hex()
+    full = path + ".full"
+    subprocess.run([cc, "-O2", "-g", "-Wl,--build-id=0x" + bid, os.path.join(SRC, src),
+                    "-o", full], check=True)
+    dbg = os.path.join(d, os.path.basename(path) + ".debug")
+    subprocess.run(["objcopy", "--only-keep-debug", full, dbg], check=True)
+    if layout == "symtab":
+        shutil.copy(full, path)
+    elif layout == "debuglink":
+        subprocess.run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + dbg, full, path],
+                       check=True)
+    elif layout == "minidebuginfo":
+        minidebuginfo(full, path)
+    else:
+        subprocess.run(["objcopy", "--strip-all", full, path], check=True)
+        to = ("/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+              if layout == "build-id" else os.path.join(SERVED, bid + ".debug"))
+        os.makedirs(os.path.dirname(to), exist_ok=True)
+        shutil.copy(dbg, to)
+        if layout == "build-id":
+            installed.append(to)
+    if layout != "debuglink":
+        os.remove(dbg)
+    return path, bid
+
+
+def served(bids, timeout=60):
+    """Waits until the server answers every build id: whether it did."""
+    end = time.time() + timeout
+    for b in bids:
+        while True:
+            try:
+                urllib.request.urlopen("%s/buildid/%s/debuginfo" % (URL, b), timeout=5)
+                break
+            except Exception:
+                if time.time() > end:
+                    return False
+                time.sleep(0.3)
+    return True
+
+
+def requests():
+    """The server's count of HTTP requests so far (its /metrics)."""
+    text = urllib.request.urlopen(URL + "/metrics", timeout=5).read().decode()
+    return sum(float(l.split()[-1]) for l in text.splitlines()
+               if l.startswith("http_requests_total") and 'type="metrics"' not in l)
+
+
+CLONE = re.compile(r"(\.(constprop|isra|part|cold)(\.[0-9]+)?)+$")
+
+
+def sampled(d, path, perf=None):
+    """path run and sampled (2 s at 1999 Hz): {function: self share} of its own, the
+    samples, its object's symbol source; perf's shares of the same window where perf is
+    a file to record into."""
+    p = subprocess.Popen([path, "5"], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline().split()[1])
+        pf = perf and subprocess.Popen(
+            ["perf", "record", "-q", "-e", "cpu-clock", "-F", "1999", "-p", str(pid), "-o",
+             perf, "--", "sleep", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        r = cli(d, "sample", pid, "--stacks", "--duration", "2", "--hz", "1999", "--json",
+                timeout=60)
+        if pf:
+            pf.wait(60)
+    finally:
+        p.kill()
+        p.wait()
+    if not check(r.returncode == 0, "%s: sample --stacks: %s" % (path, r.stderr.strip())):
+        return None
+    sm = json.loads(r.stdout)["sampling"]
+    objs = sm["stacks"]["objects"]
+    own = [i for i, o in enumerate(objs) if o["path"] == path]
+    ours = {f["name"]: f["self_share"] for f in sm["functions"]
+            if objs[f["object_index"]]["path"] == path} if "object_index" in (
+                sm["functions"] or [{}])[0] else {f["name"]: f["self_share"]
+                                                   for f in sm["functions"]}
+    theirs = {}
+    if perf:
+        out = subprocess.run(["perf", "script", "-F", "ip,sym", "-i", perf],
+                             capture_output=True, text=True, errors="replace").stdout
+        out = [l.split(None, 1) for l in out.splitlines() if l.strip()]
+        for l in out:
+            # perf names a function without its parameters, a clone apart
+            k = CLONE.sub("", l[1].strip() if len(l) > 1 else "?")
+            theirs[k] = theirs.get(k, 0) + 1 / len(out)
+    return ours, sm["samples"], objs[own[0]] if own else {}, theirs
+
+
+def t_shipped_five_ways(d):
+    """A C and a C++ program built with -g, installed stripped five ways (symbols kept;
+    a build-id debug directory; .gnu_debuglink; MiniDebugInfo; a debuginfod server on a
+    folder): sample --stacks names the same functions with the same shares (within 1 point
+    beyond the sampling error) as the unstripped build, and as perf on it; each object says
+    where its symbols came from; debuginfod's answer cached, and nothing asked of it where
+    DEBUGINFOD_URLS is not set"""
+    installed, srv = [], None
+    os.makedirs(SERVED, exist_ok=True)
+    try:
+        built = {(n, lay): install(cc, src, lay, installed)
+                 for n, cc, src, _ in PROGRAMS for lay in LAYOUTS}
+        srv = subprocess.Popen(["debuginfod", "-F", "-p", str(PORT), "-d",
+                                os.path.join(h.TMP, "debuginfod.sqlite"), "-t", "1", SERVED],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={k: v for k, v in os.environ.items()  # not itself upstream
+                                    if not k.startswith("DEBUGINFOD_")})
+        if not check(served([built[(n, "debuginfod")][1] for n, *_ in PROGRAMS]),
+                     "debuginfod serves the debug files"):
+            return
+        for n, _, _, truth in PROGRAMS:
+            base = None
+            for lay in LAYOUTS:
+                path = built[(n, lay)][0]
+                perf = os.path.join(h.TMP, "shipped.perf") if lay == "symtab" else None
+                got = sampled(d, path, perf)
+                if not got:
+                    continue
+                ours, samples, obj, theirs = got
+                print("    %-4s %-14s symbols %-14s %s" % (n, lay, obj.get("symbols"), ", ".join(
+                    "%s %.1f%%" % (f, 100 * ours.get(f, 0)) for f in truth)))
+                check(obj.get("symbols") == lay, "%s %s: symbols from %s" % (
+                    n, lay, obj.get("symbols")))
+                if base is None:
+                    base = (ours, samples)
+                    print("    %-4s %-14s perf record on the same window: %s" % (
+                        n, "", ", ".join("%s %.1f%%" % (f, 100 * theirs.get(unparam(f), 0))
+                                         for f in truth)))
+                    compare_to(n, "perf on it", {unparam(k): v for k, v in ours.items()},
+                               samples, theirs, samples, {unparam(k): v for k, v in truth.items()})
+                else:
+                    compare_to(n, lay, ours, samples, base[0], base[1], truth)
+        # the cached answer serves with the server asked nothing; no server, no question
+        before = requests()
+        env = dict(os.environ)
+        env.pop("DEBUGINFOD_URLS", None)
+        r = subprocess.run([h.B + "/featprof", "list", built[("c", "debuginfod")][0],
+                            "--functions", "*", "--json"], capture_output=True, text=True,
+                           env=env)
+        src = json.loads(r.stdout or "{}").get("objects", [{}])[0].get("symbols")
+        check(src != "debuginfod" and requests() == before,
+              "no DEBUGINFOD_URLS: symbols from %s, the server asked nothing" % src)
+        srv.terminate()
+        srv.wait(10)
+        srv = None
+        r = subprocess.run([h.B + "/featprof", "list", built[("c", "debuginfod")][0],
+                            "--functions", "*", "--json"], capture_output=True, text=True)
+        o = json.loads(r.stdout or "{}").get("objects", [{}])[0]
+        check(o.get("symbols") == "debuginfod" and o.get("debug_file", "").startswith(CACHE),
+              "the server gone, the cached answer: %s %s" % (o.get("symbols"),
+                                                             o.get("debug_file")))
+    finally:
+        if srv:
+            srv.kill()
+            srv.wait()
+        for f in installed:
+            os.remove(f)
+
+
+def unparam(name):
+    """A C++ function's name without its parameter list, as perf script prints it."""
+    return re.sub(r"\(.*\)( const)?$", "", name)
+
+
+def compare_to(n, what, ours, n1, theirs, n2, truth):
+    """Each of the program's functions: its share in ours and in theirs, within 1 point
+    beyond 3 standard errors of the difference of two samplings (n1 and n2 samples)."""
+    for f in truth:
+        a, b = ours.get(f, 0), theirs.get(f, 0)
+        p = (a + b) / 2
+        tol = 0.01 + 3 * math.sqrt(p * (1 - p) * (1 / max(n1, 1) + 1 / max(n2, 1)))
+        check(abs(a - b) <= tol, "%s, %s: %s %.1f%% against %.1f%% (allowed %.1f points)" % (
+            n, what, f, 100 * a, 100 * b, 100 * tol))
+
+
 TESTS = h.discover(globals())
 
 if __name__ == "__main__":
+    # the daemon asks the test's debuginfod (up from t_shipped_five_ways on) and caches
+    # its answers in the run's folder
+    os.environ["DEBUGINFOD_URLS"] = URL
+    os.environ["DEBUGINFOD_CACHE_PATH"] = CACHE
     sys.exit(h.run_file("names", TESTS))
