@@ -42,6 +42,8 @@ const char *fp_symbols__source_name(int source)
 		return "dynsym";
 	case FP_SYM_MINIDEBUG:
 		return "minidebuginfo";
+	case FP_SYM_PERF_MAP:
+		return "perf-map";
 	default:
 		return "none";
 	}

@@ -26,6 +26,8 @@ enum fp_sym_source {
 	FP_SYM_DYNSYM,		/* .dynsym only: exported functions */
 	FP_SYM_MINIDEBUG,	/* .gnu_debugdata: an xz-compressed symbol table beside
 				 * .dynsym (MiniDebugInfo, as Fedora ships) */
+	FP_SYM_PERF_MAP,	/* a JIT's /tmp/perf-PID.map (sample --stacks' [jit] object:
+				 * daemon/stacks/jit.c) */
 };
 
 struct fp_func {

@@ -12,10 +12,11 @@ procps"
 # the tests: C++ and fuzzer targets, third-party programs and tools compared against;
 # dpkg-dev for apt-get source (lz4's source package, tests/bench/lz4_build.sh); linux-perf
 # the oracle for call stacks (tests/integration/test_stacks.py); debuginfod the server
-# that tests/integration/test_names.py serves debug files from
+# that tests/integration/test_names.py serves debug files from, nodejs (JIT frames) and
+# rustc (Rust names) its programs
 TEST_PKGS="g++ libclang-rt-14-dev bpftrace systemd util-linux iproute2 python3
 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
-postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils linux-perf debuginfod"
+postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils linux-perf debuginfod nodejs rustc"
 
 PKGS="$DEMO_PKGS $TEST_PKGS"
 list=""

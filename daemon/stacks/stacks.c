@@ -10,7 +10,8 @@
  * code holds the file offset. Every frame but the innermost is a return address: the
  * call is the instruction before it, so offset - 1 is named (a call that is a
  * function's last instruction, to a function that does not return, is then named right).
- * An address no symbol covers is named "OBJECT+0xOFFSET", one outside every file mapping
+ * An address no symbol covers is named "OBJECT+0xOFFSET"; one outside every file mapping
+ * by the JIT's perf map where there is one (daemon/stacks/jit.c: object "[jit]"), else
  * "[anon]" (code generated at run time) or by the mapping's name ("[vdso]").
  */
 #include <errno.h>
@@ -79,6 +80,7 @@ void fp_stacks__free(struct fp_stacks *s)
 		fp_inlines__free(s->objs[i].inl);
 		fp_symbols__free(s->objs[i].syms);
 	}
+	fp_jitmap__free(s->jit);
 	free(s->by_id);
 	free(s->stack_hash);
 	free(s->aggs);
@@ -289,6 +291,30 @@ static struct fp_symbols *own_symbols(struct fp_stacks *s, int o, pid_t pid)
 	return g->syms;
 }
 
+/* Code at addr (the instruction's own address) named by the process's perf map, as a
+ * function of the [jit] object: 1 (out[0] set), 0 where the map does not name it, -1 no
+ * memory. */
+static int jit_frame(struct fp_stacks *s, pid_t pid, uint64_t addr, int *out)
+{
+	struct fp_vma jv = { .path = (char *)"[jit]" };
+	const char *name;
+	int o;
+
+	if (!s->jit && !(s->jit = fp_jitmap__new(pid)))
+		return 0;
+	if (!(name = fp_jitmap__at(s->jit, addr)))
+		return 0;
+	if (!s->jit_obj) {
+		if ((o = object_of(s, &jv, NULL)) < 0)
+			return -1;
+		s->objs[o].source = FP_SYM_PERF_MAP;
+		s->objs[o].debug_file = strdup(fp_jitmap__path(s->jit));
+		s->jit_obj = o + 1;
+	}
+	out[0] = fp_stacks__intern(s, name, s->jit_obj - 1, 0);
+	return out[0] < 0 ? -1 : 1;
+}
+
 /*
  * The function at addr (a return address unless leaf) and the calls the compiler inlined
  * there, interned, outermost first, into out (room for 1 + FP_INLINE_MAX): how many, or -1
@@ -306,6 +332,8 @@ static int name_frame(struct fp_stacks *s, pid_t pid, struct fp_proc *proc, uint
 	uint64_t off;
 	int o, i, n;
 
+	if ((!v || !v->ino) && (n = jit_frame(s, pid, addr - (leaf ? 0 : 1), out)))
+		return n;	/* code a JIT generated, its perf map naming it */
 	if (!v)
 		return (out[0] = fp_stacks__intern(s, "[unknown]", -1, 0)) < 0 ? -1 : 1;
 	off = addr - v->start + v->off - (leaf ? 0 : 1);

@@ -2,8 +2,9 @@
 /*
  * Call stacks (daemon/stacks/): a sampling session's user stacks named by their functions
  * and objects (stacks.c) and tallied per region and feature (stacks_report.c), the DWARF
- * unwinder of stack copies (dwarf.c, elfutils' libdwfl), and the functions inlined at an
- * address (inline.c). Knows no target: it is handed a
+ * unwinder of stack copies (dwarf.c, elfutils' libdwfl), the functions inlined at an
+ * address (inline.c), and code a JIT generated named from its perf map (jit.c). Knows no
+ * target: it is handed a
  * process's pid, its objects (common/notes.h) and the sampler's maps.
  */
 #ifndef FP_STACKS_H

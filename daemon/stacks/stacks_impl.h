@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <bpf/bpf.h>
 
@@ -32,6 +33,21 @@ void fp_inlines__free(struct fp_inlines *in);
  * there or the DWARF does not say.
  */
 int fp_inlines__at(struct fp_inlines *in, uint64_t addr, const char **names, int max);
+
+/*
+ * Names of code a JIT generated, from its perf map (/tmp/perf-PID.map in the process's
+ * mount namespace; daemon/stacks/jit.c).
+ */
+struct fp_jitmap;
+
+/* pid's map, read on first need; NULL: no memory. */
+struct fp_jitmap *fp_jitmap__new(pid_t pid);
+void fp_jitmap__free(struct fp_jitmap *m);
+/* The name of the code at addr (valid while m lives), reading what the file gained since
+ * the last read when it has none; NULL: the map does not name it. */
+const char *fp_jitmap__at(struct fp_jitmap *m, uint64_t addr);
+/* The map's path as the process sees it. */
+const char *fp_jitmap__path(const struct fp_jitmap *m);
 
 /* --- the session's tables (stacks.c names into them, stacks_report.c reports them) --- */
 struct fp_inlines;
@@ -85,6 +101,8 @@ struct fp_stacks {
 	struct fp_vma *vma;
 	int nvma;
 	bool vma_read;			/* this round read the maps already */
+	struct fp_jitmap *jit;		/* the process's perf map (made on first need) */
+	int jit_obj;			/* the [jit] object's index + 1, 0 none yet */
 };
 
 /* The function (name, obj, inlined or not), interned: its index, or -1 (no memory). */
