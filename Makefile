@@ -154,7 +154,8 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	redzone redzone_bare regress regress_sampled service gated gated_always \
 	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
-	libcodec_local.so codec_local pipeline_ip libfuncs.so funcs funcs_dyn \
+	libcodec_local.so codec_local libcodec_iplocal.so codec_iplocal codec_plainexe \
+	pipeline_ip libfuncs.so funcs funcs_dyn \
 	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled stacks_ip \
 	funcmodel funcmodel_slow funcmodel_plain hotleaf)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws shipped)
@@ -185,7 +186,8 @@ $(O)/tests/targets/funcmodel_plain: private TGT_EXTRA := -DFUNCMODEL_PLAIN
 $(O)/tests/targets/hotleaf: tests/targets/hotleaf.c
 # FEATPROF_INPROCESS builds take the runtime once per object from usdt/featprof_ip.c
 IP_TARGETS := $(addprefix $(O)/tests/targets/,configurable_ip inproc service_ip libsite_ip.so \
-	site_shlib_ip libcodec_ip.so codec_ip pipeline_ip stacks_ip) $(O)/bench/busyloop_fp_inproc
+	site_shlib_ip libcodec_ip.so codec_ip libcodec_iplocal.so codec_iplocal pipeline_ip stacks_ip) \
+	$(O)/bench/busyloop_fp_inproc
 $(IP_TARGETS): usdt/featprof_ip.c
 $(O)/tests/targets/configurable_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
 $(O)/tests/targets/configurable_ip: private TGT_LIBS := -lpthread
@@ -225,7 +227,21 @@ $(O)/tests/targets/libcodec_sampled.so: private TGT_EXTRA := -fPIC -shared -fvis
 $(O)/tests/targets/libcodec_local.so: tests/targets/libcodec.map
 $(O)/tests/targets/libcodec_local.so: private TGT_EXTRA := -fPIC -shared -DFEATPROF_SAMPLING \
 	-Wl,--version-script=tests/targets/libcodec.map
-$(CODEC) $(CODEC)_ip $(CODEC)_sampled $(CODEC)_local: tests/targets/codec.c
+# ... timed in-process under the same version script; and the sampling build's library in
+# an executable without featprof.h (only the library keeps a stack)
+$(O)/tests/targets/libcodec_iplocal.so: tests/targets/libcodec.c tests/targets/libcodec.map
+$(O)/tests/targets/libcodec_iplocal.so: private TGT_EXTRA := -fPIC -shared -DFEATPROF_INPROCESS \
+	-Wl,--version-script=tests/targets/libcodec.map
+$(CODEC) $(CODEC)_ip $(CODEC)_sampled $(CODEC)_local $(CODEC)_iplocal \
+	$(CODEC)_plainexe: tests/targets/codec.c
+$(CODEC)_iplocal: $(O)/tests/targets/libcodec_iplocal.so
+$(CODEC)_iplocal: private TGT_EXTRA := -DFEATPROF_INPROCESS
+$(CODEC)_iplocal: private TGT_LIBS := -L$(O)/tests/targets -lcodec_iplocal \
+	-Wl,-rpath,'$$ORIGIN' -lpthread
+$(CODEC)_plainexe: $(O)/tests/targets/libcodec_sampled.so
+$(CODEC)_plainexe: private TGT_EXTRA := -DFEATPROF_DISABLE
+$(CODEC)_plainexe: private TGT_LIBS := -L$(O)/tests/targets -lcodec_sampled \
+	-Wl,-rpath,'$$ORIGIN' -lpthread
 $(CODEC): $(O)/tests/targets/libcodec.so
 $(CODEC)_ip: $(O)/tests/targets/libcodec_ip.so
 $(CODEC)_sampled: $(O)/tests/targets/libcodec_sampled.so

@@ -151,6 +151,20 @@ struct fp_tls_user {
 	__u64 unmatched;	/* the thread's ends whose region was not on its stack */
 };
 
+/*
+ * A shared library whose featprof_tls is its own (a version script made it local, or the
+ * executable has none): its stack found through the thread's dynamic thread vector, as
+ * glibc lays it out on x86-64 (tcbhead_t.dtv at fsbase + 8, pointing at dtv[0]: dtv[-1]
+ * its length, dtv[modid] 16 bytes whose first word is the module's TLS block, -1 while
+ * the thread has not allocated it) at offset off in the block. Read after the
+ * executable's, in this order, at most FP_SAMPLE_LIBS of them.
+ */
+#define FP_SAMPLE_LIBS 4
+struct fp_tls_lib {
+	__u64 modid;
+	__u64 off;
+};
+
 /* Per sampled thread: its unmatched count at the first sample of this sampling session
  * (or where an earlier session left it), and at the latest. */
 struct fp_sample_thread {

@@ -29,6 +29,10 @@ char LICENSE[] SEC("license") = "GPL";
  */
 __u32 sample_tgid = 0;
 __s64 sample_tls_off = 0;
+__u32 sample_exe_none = 0;	/* 1: the executable keeps no stack (only libraries do) */
+/* the libraries that keep stacks of their own (struct fp_tls_lib), sample_nlibs of them */
+struct fp_tls_lib sample_libs[FP_SAMPLE_LIBS] = {};
+__u32 sample_nlibs = 0;
 __u32 sample_session = 0;	/* bumped by the daemon at each start */
 __u32 sample_gated = 0;		/* FEATPROF_SAMPLING_GATED: no stack kept before the gate */
 __u32 sampler_tid = 0;		/* --remote: the daemon's sampler thread */
@@ -220,9 +224,58 @@ static __always_inline int count_sample(struct bpf_perf_event_data *ctx,
 	return count_key(key);
 }
 
-/* One sample of thread tid whose TLS block was read into *tls: counted per stack. */
+/*
+ * The regions open on the libraries' own stacks of the thread whose fsbase is fs,
+ * appended to key's (a library's regions nest in the executable's: a program calls its
+ * libraries). Skipped where the thread has not allocated the library's TLS block (it
+ * opened none of its regions) or the stack's magic is not there.
+ */
+static __always_inline void lib_stacks(struct fp_sample_key *key, __u64 fs)
+{
+	struct {
+		__u32 magic, depth;
+	} h;
+	__u64 dtv, len, block, id, at;
+	__u32 i, j, k, n, d;
+
+	if (!sample_nlibs || bpf_probe_read_user(&dtv, 8, (void *)(fs + 8)) || !dtv ||
+	    bpf_probe_read_user(&len, 8, (void *)(dtv - 16)))
+		return;
+	for (i = 0; i < FP_SAMPLE_LIBS; i++) {
+		if (i >= sample_nlibs)
+			break;
+		if (!sample_libs[i].modid || sample_libs[i].modid > len ||
+		    bpf_probe_read_user(&block, 8, (void *)(dtv + 16 * sample_libs[i].modid)) ||
+		    !block || block == (__u64)-1)
+			continue;
+		at = block + sample_libs[i].off;
+		if (bpf_probe_read_user(&h, sizeof(h), (void *)at) || h.magic != FP_TLS_MAGIC_BPF)
+			continue;
+		if (h.depth > FP_TLS_SLOTS)
+			key->deeper = 1;
+		n = h.depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : h.depth;
+		for (k = 0; k < FP_TLS_SLOTS && k < n; k++) {
+			d = key->depth;
+			if (d >= FP_TLS_SLOTS) {
+				key->deeper = 1;
+				break;
+			}
+			if (bpf_probe_read_user(&id, 8, (void *)(at + 8 + 8 * k)))
+				break;
+			/* constant offsets only: the verifier takes no variable one on the stack */
+			for (j = 0; j < FP_TLS_SLOTS; j++)
+				if (j == d)
+					key->ids[j] = id;
+			key->depth = d + 1;
+		}
+	}
+}
+
+/* One sample of thread tid whose TLS block was read into *tls (fsbase fs, not --remote):
+ * counted per stack. */
 static __always_inline int sample_stack(struct bpf_perf_event_data *ctx, __u32 tid,
-					struct fp_tls_user *tls, struct fp_sample_key *key)
+					struct fp_tls_user *tls, struct fp_sample_key *key,
+					__u64 fs)
 {
 	struct fp_sample_thread *th;
 	__u32 i;
@@ -251,6 +304,8 @@ static __always_inline int sample_stack(struct bpf_perf_event_data *ctx, __u32 t
 	for (i = 0; i < FP_TLS_SLOTS; i++)
 		if (i < key->depth)
 			key->ids[i] = tls->ids[i];
+	if (ctx)	/* not --remote: the daemon refuses it where libraries keep stacks */
+		lib_stacks(key, fs);
 	return ctx ? count_sample(ctx, key) : count_key(key);
 }
 
@@ -293,12 +348,15 @@ int fp_sample(struct bpf_perf_event_data *ctx)
 	/* not bpf_get_current_task_btf: that came in 5.11 */
 	task = (struct task_struct *)bpf_get_current_task();
 	fs = BPF_CORE_READ(task, thread.fsbase);
-	if (bpf_probe_read_user(&tls, sizeof(tls), (void *)(fs + sample_tls_off))) {
+	if (sample_exe_none) {	/* only libraries keep one: an empty stack first */
+		__builtin_memset(&tls, 0, sizeof(tls));
+		tls.magic = FP_TLS_MAGIC_BPF;
+	} else if (bpf_probe_read_user(&tls, sizeof(tls), (void *)(fs + sample_tls_off))) {
 		sample_count(FP_SA_READ_FAILED);
 		return 0;
 	}
 	user_stack(ctx, &key);
-	return sample_stack(ctx, (__u32)id, &tls, &key);
+	return sample_stack(ctx, (__u32)id, &tls, &key, fs);
 }
 
 /*
@@ -446,5 +504,5 @@ int fp_sample_remote(struct bpf_iter__task *ctx)
 		sample_count(FP_SA_READ_FAILED);
 		return 0;
 	}
-	return sample_stack(NULL, (__u32)task->pid, &tls, &key);
+	return sample_stack(NULL, (__u32)task->pid, &tls, &key, 0);
 }

@@ -229,8 +229,10 @@ static int parse_ip(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64_
 }
 
 /*
- * The sampler's TLS ABI note (FP_NOTE_TYPE_TLS): u32 version, u32 depth, u32 magic. One
- * per translation unit built with FEATPROF_SAMPLING; they must agree.
+ * The sampler's TLS ABI note (FP_NOTE_TYPE_TLS): u32 version, u32 depth, u32 magic, and in
+ * notes of 24 bytes (featprof.h since the libraries' own stacks) u32 0 and u64
+ * featprof_tls's offset in the object's TLS block. One per translation unit built with
+ * FEATPROF_SAMPLING; they must agree.
  */
 static int parse_tls(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64_t off,
 		     struct fp_err *e)
@@ -253,6 +255,10 @@ static int parse_tls(struct fp_object *obj, const uint8_t *d, uint64_t n, uint64
 	obj->tls_version = v;
 	obj->tls_depth = depth;
 	obj->tls_magic = magic;
+	if (n >= 24) {
+		obj->tls_dtpoff = rd64(d + 16);
+		obj->tls_dtpoff_known = true;
+	}
 	return 0;
 }
 

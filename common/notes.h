@@ -4,6 +4,7 @@
 #define FP_NOTES_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,6 +44,10 @@ struct fp_object {
 	int orphans;		/* catalog notes without a stapsdt note */
 	/* the sampler's TLS ABI (FP_NOTE_TYPE_TLS), 0 when the object has none */
 	uint32_t tls_version, tls_depth, tls_magic;
+	/* featprof_tls's offset in the object's TLS block (notes of featprof.h 0.x with it:
+	 * tls_dtpoff_known), for a library whose stack is its own */
+	uint64_t tls_dtpoff;
+	bool tls_dtpoff_known;
 	/* in-process timing (FP_NOTE_TYPE_IP), version 0 when the object has none: the
 	 * thread block's size and the control block's file offset */
 	uint32_t ip_version, ip_thread_size;

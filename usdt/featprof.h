@@ -196,8 +196,13 @@
  * string once. depth counts regions beyond FEATPROF_ABI_TLS_DEPTH too (not stored). unmatched
  * counts the thread's ends whose region was not on the stack (begun before the stack
  * was kept, or an end without a begin). A build with FEATPROF_SAMPLING also carries a
- * catalog note of type FEATPROF_ABI_NOTE_TYPE_TLS (version, depth, magic), which featprofd checks
- * before it reads anything; a gated build also the stapsdt note featprof:sample__gate.
+ * catalog note of type FEATPROF_ABI_NOTE_TYPE_TLS (u32 version, depth, magic, 0, and
+ * u64 featprof_tls's offset in its object's TLS block, resolved by the linker: the note
+ * is not loaded), which featprofd checks before it reads anything; a gated build also
+ * the stapsdt note featprof:sample__gate. A shared library whose featprof_tls a version
+ * script made local keeps a stack of its own: featprofd finds it through the thread's
+ * dynamic thread vector (glibc's: the module id the library's GOT holds, that offset)
+ * and reads it after the executable's (docs/TRACING.md "Libraries").
  */
 /* "FPT2", also in the note below (no suffix: asm) */
 #define FEATPROF_ABI_TLS_MAGIC 0x32545046
@@ -320,11 +325,12 @@ __attribute__((weak, visibility("default"))) __thread struct featprof_tls featpr
 };
 __asm__(".pushsection .note.featprof,\"?\",\"note\"\n"
 	".balign 4\n"
-	".4byte 9,12," __fp_xstr(FEATPROF_ABI_NOTE_TYPE_TLS) "\n"
+	".4byte 9,24," __fp_xstr(FEATPROF_ABI_NOTE_TYPE_TLS) "\n"
 	".asciz \"featprof\"\n"
 	".balign 4\n"
 	".4byte " __fp_xstr(FEATPROF_ABI_TLS_VERSION) "," __fp_xstr(FEATPROF_ABI_TLS_DEPTH) ","
-	__fp_xstr(FEATPROF_ABI_TLS_MAGIC) "\n"
+	__fp_xstr(FEATPROF_ABI_TLS_MAGIC) ",0\n"
+	".quad featprof_tls@dtpoff\n"
 	".popsection\n");
 
 /* The region's id: featprof_rgn_<region>, defined once per object (COMDAT), its address

@@ -248,6 +248,9 @@ static int session_start(struct fp_target *t, int64_t off, bool gated, struct fp
 	sm->ids = NULL;
 	sm->nids = 0;
 	sm->skel->bss->sample_tls_off = off;
+	sm->skel->bss->sample_exe_none = sm->src == FP_SRC_TLS && !sm->exe_stack;
+	sm->skel->bss->sample_nlibs = sm->src == FP_SRC_TLS ? (uint32_t)sm->nlibs : 0;
+	memcpy(sm->skel->bss->sample_libs, sm->libs, sizeof(sm->libs));
 	sm->skel->bss->sample_gated = gated;
 	sm->skel->bss->sample_session++;
 	sm->skel->bss->sample_stacks = sm->unwind;
@@ -369,10 +372,32 @@ static int choose_source(struct fp_target *t, int remote, uint64_t *gate_off,
 	struct fp_sampling *sm = fp_sample_state(t);
 	int ret = fp_sample_tls_abi(fp_target__pid(t), gate_off, sem_off, e);
 
-	if (!ret) {
-		sm->src = FP_SRC_TLS;
+	sm->nlibs = 0;
+	sm->exe_stack = !ret;
+	if (!ret)
 		ret = fp_sample_tls_offset(fp_target__pid(t), off, e);
-		return ret ? ret : fp_sample_one_stack(t, e);
+	if (!ret || ret == -ENOENT) {	/* and the libraries' own stacks */
+		struct fp_err le = { 0 };
+		int n = fp_sample_lib_stacks(t, sm->exe_stack, sm->libs, &le);
+
+		if (n < 0 || (n && remote)) {
+			if (n > 0)
+				fp_fail(&le, EOPNOTSUPP,
+					"pid %d: sample --remote reads the executable's region "
+					"stack only, and a library keeps its own: sample without "
+					"--remote", (int)fp_target__pid(t));
+			*e = le;
+			return n < 0 ? n : -EOPNOTSUPP;
+		}
+		sm->nlibs = n;
+		if (!ret || n) {
+			fp_err_clear(e);
+			sm->src = FP_SRC_TLS;
+			if (!ret)
+				return 0;
+			*off = 0;	/* only libraries keep stacks */
+			return 0;
+		}
 	}
 	if (ret != -ENOENT)
 		return ret;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bpf/featprof_bpf.h"
 #include "sample.h"
 
 /* t's sampling state (its extension, made by sample.c), NULL: never sampled. */
@@ -44,8 +45,11 @@ struct fp_target;
 int fp_sample_tls_abi(pid_t pid, uint64_t *gate_off, uint64_t *sem_off, struct fp_err *e);
 /* featprof_tls's offset from the thread pointer in the executable of pid. 0 or -errno. */
 int fp_sample_tls_offset(pid_t pid, int64_t *off, struct fp_err *e);
-/* Every library of t with a stack binds it to the executable's. 0 or -EOPNOTSUPP. */
-int fp_sample_one_stack(const struct fp_target *t, struct fp_err *e);
+/* The libraries of t that keep region stacks of their own (not bound to the executable's,
+ * which it keeps where exe), into libs (FP_SAMPLE_LIBS at most): how many, or -errno. */
+struct fp_tls_lib;
+int fp_sample_lib_stacks(const struct fp_target *t, bool exe, struct fp_tls_lib *libs,
+			 struct fp_err *e);
 /* t's site addresses into its sampling object's sample_sites. */
 void fp_sample_probe_sites(struct fp_target *t);
 
@@ -73,6 +77,9 @@ struct fp_sampling {
 	struct fp_sampler_entry *sampler;	/* its ticks (--remote, while sampling) */
 	uint64_t ticks, missed;		/* --remote: ticks taken, passed over */
 	int64_t tls_off;
+	bool exe_stack;			/* FP_SRC_TLS: the executable keeps a stack */
+	struct fp_tls_lib libs[FP_SAMPLE_LIBS];	/* and the libraries that keep their own */
+	int nlibs;
 	int src;			/* where the open regions are read: FP_SRC_* */
 	int unwind;			/* --stacks: how each sample's user call stack is
 					 * taken (FP_UNWIND_*), FP_UNWIND_NONE: not */

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf/featprof_bpf.h"	/* sample.skel.h's types */
 #include "common/procfs.h"
 #include "util/clock.h"
 #include "common/err.h"

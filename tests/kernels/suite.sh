@@ -183,6 +183,19 @@ else
 	say sample_remote "FAIL $(tail -1 "$tmp/err")"
 fi
 kill $ds
+# a library whose version script keeps its region stack its own: read through the DTV
+"$B/tests/targets/codec_local" 3000 500 2 > /dev/null &
+cl=$!
+sleep 1
+if fp sample $cl --hz 499 --duration 2 --json > "$tmp/s.json" 2> "$tmp/err"; then
+	say sample_lib_stack "$(python3 -c 'import json,sys
+r = {x["name"]: x["samples"] for x in json.load(open(sys.argv[1]))["sampling"]["regions"]}
+print("ok" if r.get("codec_block", 0) > 0.5 * r.get("frontend", 1) else "FAIL", r)' "$tmp/s.json")"
+else
+	say sample_lib_stack "FAIL $(tail -1 "$tmp/err")"
+fi
+kill $cl 2>/dev/null
+wait $cl 2>/dev/null
 
 # function regions (no featprof.h): entries and return probes, calls counted exactly,
 # the longjmps out of work_jump as no_return, with full symbols and with .dynsym only
