@@ -224,51 +224,73 @@ static __always_inline int count_sample(struct bpf_perf_event_data *ctx,
 	return count_key(key);
 }
 
+/* lib_stacks' room: a library's stack read whole, and the sample's being made (a map
+ * value takes a variable index, which 5.10 refuses on the BPF stack), with room for one
+ * library's 16 entries past the 16 kept. */
+struct fp_lib_scratch {
+	struct fp_tls_user tls;
+	__u64 ids[2 * FP_TLS_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fp_lib_scratch);
+} lib_scratch SEC(".maps");
+
 /*
  * The regions open on the libraries' own stacks of the thread whose fsbase is fs,
  * appended to key's (a library's regions nest in the executable's: a program calls its
  * libraries). Skipped where the thread has not allocated the library's TLS block (it
- * opened none of its regions) or the stack's magic is not there.
+ * opened none of its regions) or the stack's magic is not there. Without a branch per
+ * entry: each library's 16 entries are copied whole after those kept so far and the
+ * depth moves by its own; what lies past the final depth is zeroed by a mask. (A branch
+ * per entry made the verifier walk every combination: 5.10 gave up, E2BIG.)
  */
 static __always_inline void lib_stacks(struct fp_sample_key *key, __u64 fs)
 {
-	struct {
-		__u32 magic, depth;
-	} h;
-	__u64 dtv, len, block, id, at;
-	__u32 i, j, k, n, d;
+	__u64 dtv, len, block, modid, at, keep;
+	struct fp_lib_scratch *s;
+	__u32 i, k, n, d, zero = 0;
 
 	if (!sample_nlibs || bpf_probe_read_user(&dtv, 8, (void *)(fs + 8)) || !dtv ||
 	    bpf_probe_read_user(&len, 8, (void *)(dtv - 16)))
 		return;
+	s = bpf_map_lookup_elem(&lib_scratch, &zero);
+	if (!s)
+		return;
+	for (k = 0; k < FP_TLS_SLOTS; k++)
+		s->ids[k] = key->ids[k];
+	d = key->depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : key->depth;
 	for (i = 0; i < FP_SAMPLE_LIBS; i++) {
 		if (i >= sample_nlibs)
 			break;
-		if (!sample_libs[i].modid || sample_libs[i].modid > len ||
-		    bpf_probe_read_user(&block, 8, (void *)(dtv + 16 * sample_libs[i].modid)) ||
-		    !block || block == (__u64)-1)
+		modid = sample_libs[i].modid;
+		if (!modid || modid > len ||
+		    bpf_probe_read_user(&block, 8, (void *)(dtv + 16 * modid)) || !block ||
+		    block == (__u64)-1 ||
+		    bpf_probe_read_user(&s->tls, sizeof(s->tls),
+					(void *)(block + sample_libs[i].off)) ||
+		    s->tls.magic != FP_TLS_MAGIC_BPF)
 			continue;
-		at = block + sample_libs[i].off;
-		if (bpf_probe_read_user(&h, sizeof(h), (void *)at) || h.magic != FP_TLS_MAGIC_BPF)
-			continue;
-		if (h.depth > FP_TLS_SLOTS)
+		n = s->tls.depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : s->tls.depth;
+		if (s->tls.depth > FP_TLS_SLOTS || d + n > FP_TLS_SLOTS)
 			key->deeper = 1;
-		n = h.depth > FP_TLS_SLOTS ? FP_TLS_SLOTS : h.depth;
-		for (k = 0; k < FP_TLS_SLOTS && k < n; k++) {
-			d = key->depth;
-			if (d >= FP_TLS_SLOTS) {
-				key->deeper = 1;
-				break;
-			}
-			if (bpf_probe_read_user(&id, 8, (void *)(at + 8 + 8 * k)))
-				break;
-			/* constant offsets only: the verifier takes no variable one on the stack */
-			for (j = 0; j < FP_TLS_SLOTS; j++)
-				if (j == d)
-					key->ids[j] = id;
-			key->depth = d + 1;
+		for (k = 0; k < FP_TLS_SLOTS; k++) {
+			at = d + k;
+			/* a mask the compiler keeps: the verifier then knows the bound */
+			asm volatile("%0 &= %1" : "+r"(at) : "i"(2 * FP_TLS_SLOTS - 1));
+			s->ids[at] = s->tls.ids[k];
 		}
+		d = d + n > FP_TLS_SLOTS ? FP_TLS_SLOTS : d + n;
 	}
+	for (k = 0; k < FP_TLS_SLOTS; k++) {
+		/* all ones where k < d, else 0: by arithmetic, not a branch */
+		keep = (__u64)(((__s64)k - (__s64)d) >> 63);
+		key->ids[k] = s->ids[k] & keep;
+	}
+	key->depth = d;
 }
 
 /* One sample of thread tid whose TLS block was read into *tls (fsbase fs, not --remote):
