@@ -63,7 +63,9 @@ static void usage(FILE *f)
 		FP_DEFAULT_SOCKET);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %s\n", cmds[i].help);
-	fprintf(f, "\nCommands may be abbreviated to any unique prefix.\n");
+	fprintf(f, "\nCommands may be abbreviated to any unique prefix; featprof help COMMAND (or "
+		   "COMMAND --help)\nsays what it takes. featprof --version (-V) prints the "
+		   "version.\n");
 }
 
 int usage_error(const char *msg)
@@ -115,7 +117,7 @@ int main(int argc, char **argv)
 		} else if (!strncmp(argv[a], "--socket=", 9)) {
 			socket_path = argv[a] + 9;
 			a++;
-		} else if (!strcmp(argv[a], "--version")) {
+		} else if (!strcmp(argv[a], "--version") || !strcmp(argv[a], "-V")) {
 			printf("featprof %s\n", FEATPROF_VERSION);
 			return 0;
 		} else {
@@ -127,6 +129,22 @@ int main(int argc, char **argv)
 	if (a >= argc) {
 		usage(stderr);
 		return 2;
+	}
+	if (!strcmp(argv[a], "help")) {	/* featprof help [COMMAND]: its --help */
+		static char help_opt[] = "--help";
+		char *args[3];
+
+		if (a + 1 >= argc) {
+			usage(stdout);
+			return 0;
+		}
+		found = command(argv[a + 1]);
+		if (!found)
+			return 2;
+		args[0] = argv[a + 1];
+		args[1] = help_opt;
+		args[2] = NULL;
+		return found->fn(2, args);
 	}
 	found = command(argv[a]);
 	if (!found)

@@ -20,6 +20,8 @@
  *   enable    pid, features[], regions[], all, definitions {name, text} or [{..}, ..]
  *             (attach is implicit; definitions: a client's region definitions,
  *             common/regdefs.h, function regions among them)
+ *             temporary: the regions this request turns on are disabled again when the
+ *             connection closes, however the client ends (daemon/serve/leases.c)
  *   disable   pid, features[], regions[], all   -> {"enabled_regions","attached_sites"}
  *   status                        -> {"targets":[...], "calibration", "clients"}
  *   stats     pid                 -> {"regions","features","feature_sets","anomalies",...}
@@ -34,7 +36,8 @@
  *   sample    pid, hz, on, remote, stacks -> starts/stops sampling (daemon/sample/sample.c);
  *             stats then carries "sampling" and per region/feature "samples","sampled_ns",...;
  *             subscription pushes carry "sampling" only (cumulative since its start;
- *             without its call stacks)
+ *             without its call stacks); temporary: stopped when the connection closes
+ *             (unless sampling was started or stopped again meanwhile)
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,
  * no_probes, unknown_name, not_attached, busy, internal, unsupported (the running
@@ -120,6 +123,10 @@
  *     "functions_more", sampling.stacks (unwind, frames_max, with_stack, lost,
  *     truncated, functions, objects with build ids, samples: every distinct regions +
  *     features + stack with its count), anomalies.call_stack_lost.
+ *     enable's and sample's "temporary" (the CLI's drill and sample hold their changes
+ *     to their connection); sampling.stacks.objects[].symbols and debug_file (where the
+ *     names came from: symtab, build-id, debuglink, debuginfod, minidebuginfo, dynsym,
+ *     perf-map for the [jit] object).
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

@@ -88,7 +88,7 @@ static struct json_object *sample(long pid, long secs, const char *unwind,
 	json_object_object_add(req, "stacks", json_object_new_boolean(1));
 	if (unwind)
 		json_object_object_add(req, "unwind", json_object_new_string(unwind));
-	st = client_request("drill", "sample", pid, req);
+	st = client_request_held("drill", "sample", pid, req, 1);	/* stopped if drill is */
 	if (!st)
 		return NULL;
 	json_object_put(st);
@@ -96,7 +96,7 @@ static struct json_object *sample(long pid, long secs, const char *unwind,
 	st = client_request("drill", "stats", pid, NULL);
 	req = json_object_new_object();
 	json_object_object_add(req, "on", json_object_new_boolean(0));
-	json_object_put(client_request("drill", "sample", pid, req));
+	json_object_put(client_request_held("drill", "sample", pid, req, 0));
 	if (st && json_object_object_get_ex(st, "sampling", &sm))
 		json_object_get(sm);
 	*st_out = st;
@@ -371,7 +371,8 @@ static int toggle(long pid, const char *region, const char *feature, const struc
 	json_object_object_add(req, "regions", names);
 	if (defs)
 		json_object_object_add(req, "definitions", defs);
-	res = client_request("drill", on ? "enable" : "disable", pid, req);
+	/* held: featprofd disables them if drill ends before it does (Ctrl-C, a kill) */
+	res = client_request_held("drill", on ? "enable" : "disable", pid, req, on);
 	if (!res)
 		return 1;
 	json_object_put(res);
@@ -384,7 +385,7 @@ region:
 	json_object_object_add(req, "regions", names);
 	if (on)	/* by traps also in an in-process build: the functions nest under it */
 		json_object_object_add(req, "trap", json_object_new_boolean(1));
-	res = client_request("drill", on ? "enable" : "disable", pid, req);
+	res = client_request_held("drill", on ? "enable" : "disable", pid, req, on);
 	json_object_put(res);
 	return res ? 0 : 1;
 }

@@ -57,6 +57,8 @@ static struct json_object *call(const char *verb, long pid, long hz, int on)
 		if (on && unwind)
 			json_object_object_add(req, "unwind", json_object_new_string(unwind));
 	}
+	if (!exe && hz)	/* held: featprofd stops sampling that outlives the command */
+		return client_request_held("sample", verb, pid, req, on);
 	return client_request("sample", verb, pid, req);
 }
 

@@ -101,9 +101,39 @@ static struct json_object *interval_of(struct json_object *st)
 	return o;
 }
 
+/* Up to n intervals of the subscription on fd into ivs: 1 to write them (all n, or
+ * those before a Ctrl-C), 0 for nothing (the target exited, the connection was lost). */
+static int intervals(int fd, long pid, long n, struct json_object *ivs)
+{
+	struct json_object *push, *v;
+	int ok = 1;
+
+	cli_catch_interrupts();	/* Ctrl-C: stop, and write the intervals so far */
+	while ((long)json_object_array_length(ivs) < n && ok) {
+		push = client_read(fd);
+		if (!push && cli_interrupted) {
+			size_t got = json_object_array_length(ivs);
+
+			fprintf(stderr, "featprof save: interrupted after %zu of %ld intervals%s\n",
+				got, n, got ? "; those written" : "; nothing written");
+			return got > 0;
+		}
+		if (!push || json_object_object_get_ex(push, "event", &v)) {
+			fprintf(stderr, "featprof save: pid %ld %s after %zu of %ld intervals; "
+				"nothing written\n", pid, push ? "exited" : "was lost",
+				json_object_array_length(ivs), n);
+			ok = 0;
+		} else if (json_object_object_get_ex(push, "stats", &v)) {
+			json_object_array_add(ivs, interval_of(v));
+		}
+		json_object_put(push);
+	}
+	return ok;
+}
+
 int cmd_save(int argc, char **argv)
 {
-	struct json_object *req, *res, *push, *v, *ivs, *o, *st = NULL;
+	struct json_object *req, *res, *ivs, *o, *st = NULL;
 	struct cli_opts opt;
 	long pid = 0, n;
 	int fd, rc = cli_parse(argc, argv, O_INTERVAL | O_DURATION | O_OUTPUT, &opt), ok = 1;
@@ -140,26 +170,12 @@ int cmd_save(int argc, char **argv)
 	}
 	json_object_put(res);
 	ivs = json_object_new_array();
-	while ((long)json_object_array_length(ivs) < n && ok) {
-		push = client_read(fd);
-		if (!push || json_object_object_get_ex(push, "event", &v)) {
-			fprintf(stderr, "featprof save: pid %ld %s after %zu of %ld intervals; "
-				"nothing written\n", pid, push ? "exited" : "was lost",
-				json_object_array_length(ivs), n);
-			ok = 0;
-		} else if (json_object_object_get_ex(push, "stats", &v)) {
-			json_object_array_add(ivs, interval_of(v));
-		}
-		json_object_put(push);
-	}
+	ok = intervals(fd, pid, n, ivs);
+	close(fd);	/* a connection a read was interrupted on may hold half a line */
 	if (ok) {
-		req = json_object_new_object();
-		json_object_object_add(req, "verb", json_object_new_string("stats"));
-		json_object_object_add(req, "pid", json_object_new_int64(pid));
-		st = client_call(fd, "save", req);
+		st = client_request("save", "stats", pid, NULL);
 		ok = st != NULL;
 	}
-	close(fd);
 	if (!ok) {
 		json_object_put(ivs);
 		return cli_close_tmp(f, tmp, opt.output, "save", 0), 1;

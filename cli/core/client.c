@@ -74,8 +74,10 @@ struct json_object *client_read(int fd)
 		if (len == sizeof(buf))
 			return NULL;
 		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n <= 0)
+		if (n <= 0) {	/* EOF, or a read a signal cut: that connection is done */
+			len = 0;
 			return NULL;
+		}
 		len += (size_t)n;
 	}
 }
@@ -152,4 +154,25 @@ struct json_object *client_request(const char *what, const char *verb, long pid,
 	res = client_call(fd, what, req);
 	close(fd);
 	return res;
+}
+
+/* The connection client_request_held keeps for the whole command: featprofd undoes what
+ * was asked over it with "temporary" when it closes, however the command ends. */
+static int held_fd = -1;
+
+struct json_object *client_request_held(const char *what, const char *verb, long pid,
+					struct json_object *req, int temporary)
+{
+	if (!req)
+		req = json_object_new_object();
+	if (held_fd < 0 && (held_fd = client_connect()) < 0) {
+		json_object_put(req);
+		return NULL;
+	}
+	json_object_object_add(req, "verb", json_object_new_string(verb));
+	if (pid)
+		json_object_object_add(req, "pid", json_object_new_int64(pid));
+	if (temporary)
+		json_object_object_add(req, "temporary", json_object_new_boolean(1));
+	return client_call(held_fd, what, req);
 }

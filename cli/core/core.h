@@ -73,6 +73,11 @@ struct json_object *client_call(int fd, const char *what, struct json_object *re
  * which it consumes. The result, or NULL after a one-line error. */
 struct json_object *client_request(const char *what, const char *verb, long pid,
 				   struct json_object *req);
+/* The same over one connection kept until the command ends; temporary: featprofd undoes
+ * the request's change (regions it enabled, sampling it started) when that connection
+ * closes, however the command ended (Ctrl-C, kill -9). */
+struct json_object *client_request_held(const char *what, const char *verb, long pid,
+					struct json_object *req, int temporary);
 
 /* cli/core/files.c: files written whole or not at all: open out.tmp (NULL after a line),
  * then close it and rename it to out when ok (0), else remove it (-1, a line if it

@@ -115,11 +115,40 @@ static const struct { int ch; unsigned bit; } need[] = {
 	{ 'W', O_UNWIND }, { 'M', O_MAX_OVERHEAD },
 };
 
-/* One option c of command cmd with its value arg (NULL: none) into o. 0, or -1 (said). */
+/* A time: a whole number with a unit (ms, s, m, h), or without one in unit_ms, into
+ * *ms. 0, or -1. */
+static int parse_ms(const char *s, long unit_ms, long *ms)
+{
+	static const struct { const char *sfx; long ms; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+	};
+	size_t digits = strspn(s, "0123456789"), k;
+	char num[24];
+	long v;
+
+	if (!digits || digits >= sizeof(num))
+		return -1;
+	memcpy(num, s, digits);
+	num[digits] = 0;
+	if (parse_long(num, 0, 1L << 40, &v))
+		return -1;
+	if (!s[digits]) {
+		*ms = v * unit_ms;
+		return 0;
+	}
+	for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+		if (!strcmp(s + digits, units[k].sfx)) {
+			*ms = v * units[k].ms;
+			return 0;
+		}
+	return -1;
+}
+
 /* An option that takes a number in its range: 0, or -1 (said). */
 static int take_number(struct cli_opts *o, int c, const char *cmd, const char *arg)
 {
 	char *end;
+	long ms;
 
 	switch (c) {
 	case 'M':
@@ -138,13 +167,13 @@ static int take_number(struct cli_opts *o, int c, const char *cmd, const char *a
 		}
 		break;
 	case 'i':
-		if (parse_long(arg, FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS,
-			       &o->interval)) {
-			fprintf(stderr, "featprof %s: --interval takes milliseconds, %d to "
-				"%d: '%s'\n", cmd, FP_CLI_MIN_INTERVAL,
-				FP_MAX_INTERVAL_MS, arg);
+		if (parse_ms(arg, 1, &ms) || ms < FP_CLI_MIN_INTERVAL || ms > FP_MAX_INTERVAL_MS) {
+			fprintf(stderr, "featprof %s: --interval takes %d ms to %d s (a number "
+				"is milliseconds; or 500ms, 2s): '%s'\n", cmd,
+				FP_CLI_MIN_INTERVAL, FP_MAX_INTERVAL_MS / 1000, arg);
 			return -1;
 		}
+		o->interval = ms;
 		break;
 	case 'z':
 		if (parse_long(arg, FP_MIN_HZ, FP_MAX_HZ, &o->hz)) {
@@ -154,11 +183,14 @@ static int take_number(struct cli_opts *o, int c, const char *cmd, const char *a
 		}
 		break;
 	case 'd':
-		if (parse_long(arg, 1, FP_MAX_RECORD_MS / 1000, &o->duration)) {
-			fprintf(stderr, "featprof %s: --duration takes seconds, 1 to %d: "
-				"'%s'\n", cmd, FP_MAX_RECORD_MS / 1000, arg);
+		if (parse_ms(arg, 1000, &ms) || ms % 1000 || ms < 1000 ||
+		    ms > FP_MAX_RECORD_MS) {
+			fprintf(stderr, "featprof %s: --duration takes whole seconds, 1 to %d "
+				"(a number is seconds; or 30s, 5m): '%s'\n", cmd,
+				FP_MAX_RECORD_MS / 1000, arg);
 			return -1;
 		}
+		o->duration = ms / 1000;
 		break;
 	case 'n':
 		if (parse_long(arg, 0, 1L << 40, &o->count)) {

@@ -296,6 +296,7 @@ static void stop(struct server *s, const struct fp_server_opts *opts)
 	fp_closer_defer_all();
 	fp_journal__hold();
 	fp_clients_kill_all();
+	fp_leases_reap();	/* as if each client closed (targets are detached next) */
 	fp_subs_reap();		/* every client is dead: drops all subscriptions */
 	fp_group_runs_reap();	/* ... and their runs */
 	fp_clients_reap();
@@ -342,6 +343,7 @@ int fp_server_run(const struct fp_server_opts *opts)
 		fp_subs_run();
 		/* what a burst of output or a recording took goes back to the system */
 		fp_group_runs_reap();	/* before their clients go */
+		fp_leases_reap();	/* what closed clients leased, undone */
 		if (fp_subs_reap() + fp_clients_reap())
 			malloc_trim(0);
 	}

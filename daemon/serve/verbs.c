@@ -65,94 +65,6 @@ void fp_verbs_init(const struct fp_server_opts *o)
 	opts = o;
 }
 
-/* --- arguments --------------------------------------------------------------------- */
-
-/* An integer argument in [lo, hi], def when absent. */
-static int arg_int(struct json_object *req, const char *key, int64_t lo, int64_t hi,
-		   int64_t def, int64_t *out, struct fp_err *e)
-{
-	struct json_object *v;
-
-	*out = def;
-	if (!json_object_object_get_ex(req, key, &v))
-		return 0;
-	if (!json_object_is_type(v, json_type_int) || (*out = json_object_get_int64(v)) < lo ||
-	    *out > hi) {
-		return fp_fail(e, EINVAL, "'%s' must be an integer, %lld to %lld", key,
-			       (long long)lo, (long long)hi);
-	}
-	return 0;
-}
-
-/* A boolean argument, def when absent. */
-static int arg_bool(struct json_object *req, const char *key, bool def, bool *out,
-		    struct fp_err *e)
-{
-	struct json_object *v;
-
-	*out = def;
-	if (!json_object_object_get_ex(req, key, &v))
-		return 0;
-	if (!json_object_is_type(v, json_type_boolean))
-		return fp_fail(e, EINVAL, "'%s' must be true or false", key);
-	*out = json_object_get_boolean(v);
-	return 0;
-}
-
-/* "exe": an absolute path. */
-static int arg_exe(struct json_object *req, const char **path, struct fp_err *e)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(req, "exe", &v) ||
-	    !json_object_is_type(v, json_type_string) || json_object_get_string(v)[0] != '/' ||
-	    json_object_get_string_len(v) > 4000) {
-		return fp_fail(e, EINVAL, "'exe' must be an absolute path");
-	}
-	*path = json_object_get_string(v);
-	return 0;
-}
-
-/* The sample verbs' hz, on and remote. */
-static int arg_sample(struct json_object *req, int *hz, bool *on, bool *remote,
-		      struct fp_err *e)
-{
-	int64_t v = FP_DEFAULT_HZ;
-	int st;
-
-	st = arg_bool(req, "remote", false, remote, e);
-	if (!st)
-		st = arg_int(req, "hz", FP_MIN_HZ, FP_MAX_HZ, FP_DEFAULT_HZ, &v, e);
-	if (!st)
-		st = arg_bool(req, "on", true, on, e);
-	*hz = (int)v;
-	return st;
-}
-
-/* sample's stacks (default false) and unwind ("fp" or "dwarf", default "dwarf"): how each
- * sample's call stack is taken, FP_UNWIND_*. */
-static int arg_unwind(struct json_object *req, int *unwind, struct fp_err *e)
-{
-	struct json_object *v;
-	int st;
-	const char *u;
-	bool stacks;
-
-	st = arg_bool(req, "stacks", false, &stacks, e);
-	*unwind = FP_UNWIND_NONE;
-	if (st || !stacks)
-		return st;
-	if (!json_object_object_get_ex(req, "unwind", &v)) {
-		*unwind = FP_UNWIND_DWARF;
-		return 0;
-	}
-	u = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-	if (strcmp(u, "fp") && strcmp(u, "dwarf"))
-		return fp_fail(e, EINVAL, "'unwind' must be \"fp\" or \"dwarf\"");
-	*unwind = !strcmp(u, "fp") ? FP_UNWIND_FP : FP_UNWIND_DWARF;
-	return 0;
-}
-
 /* --- arguments: pid, selection, definitions ----------------------------------------- */
 
 /* A pid argument: a process (not a thread) the caller could trace, or an exited target
@@ -166,7 +78,7 @@ static int arg_pid(struct fp_client *c, struct request *r, struct fp_err *e)
 	pid_t tgid;
 
 	if (!json_object_object_get_ex(r->obj, "pid", NULL) ||
-	    arg_int(r->obj, "pid", 1, FP_MAX_PID, 0, &p, NULL)) {
+	    fp_verbs_arg_int(r->obj, "pid", 1, FP_MAX_PID, 0, &p, NULL)) {
 		return fp_fail(e, EINVAL, "'pid' must be an integer, 1 to %d", FP_MAX_PID);
 	}
 	r->pid = (pid_t)p;
@@ -259,7 +171,7 @@ static int do_repair(struct fp_client *c, struct request *r, struct json_object 
 	int before = 0, after = 0, ret;
 	bool check;
 
-	ret = arg_bool(r->obj, "check", false, &check, e);
+	ret = fp_verbs_arg_bool(r->obj, "check", false, &check, e);
 	if (!ret)
 		ret = fp_journal__repair_process(r->pid, check, &before, &after, e);
 	if (ret)
@@ -306,9 +218,10 @@ static int toggle_target(struct fp_client *c, struct request *r, bool on,
 	return ret < 0 ? fp_registry_exited_meanwhile(r->pid, ret, e) : 0;
 }
 
-/* The regions names selects, attached (on) or detached, and remembered by name. */
+/* The regions names selects (into *selp, the caller's to free, where given), attached
+ * (on) or detached, and remembered by name. */
 static int set_regions(struct fp_target *t, const struct fp_wants *names, bool on,
-		       struct fp_err *e)
+		       uint8_t **selp, struct fp_err *e)
 {
 	uint8_t *sel = calloc((size_t)fp_target__catalog(t)->nregions + 1, 1);
 	int ret;
@@ -318,7 +231,10 @@ static int set_regions(struct fp_target *t, const struct fp_wants *names, bool o
 	ret = select_regions(t, names, sel, e);
 	if (!ret && (ret = fp_target__set_regions(t, sel, on, e)))
 		ret = fp_registry_exited_meanwhile(fp_target__pid(t), ret, e);
-	free(sel);
+	if (selp && !ret)
+		*selp = sel;
+	else
+		free(sel);
 	if (!ret && fp_target__update_wants(t, names, on))
 		fp_log(FP_LOG_WARN, "pid %d: out of memory: regions that appear later do not "
 		       "join what was enabled by name", (int)fp_target__pid(t));
@@ -331,10 +247,9 @@ static int toggle(struct fp_client *c, struct request *r, struct json_object **r
 	struct fp_wants names;
 	struct fp_regdefs more = { 0 };
 	uint64_t t0 = fp_mono_ns();
-	bool created = false;
-	int st;
-	bool trap = false;
-	int given = 0;
+	bool created = false, trap = false, temp = false;
+	uint8_t *before = NULL, *sel = NULL;
+	int st, given = 0;
 
 	st = fp_wants_parse(&names, r->obj, e);
 	if (st)
@@ -344,15 +259,24 @@ static int toggle(struct fp_client *c, struct request *r, struct json_object **r
 	if (!st && given && !on)
 		st = fp_fail(e, EINVAL, "'definitions' go with enable");
 	if (!st && on)
-		st = arg_bool(r->obj, "trap", false, &trap, e);
+		st = fp_verbs_arg_bool(r->obj, "trap", false, &trap, e);
+	if (!st && on)	/* undone when this connection closes (daemon/serve/leases.c) */
+		st = fp_verbs_arg_bool(r->obj, "temporary", false, &temp, e);
 	if (!st)
 		st = toggle_target(c, r, on, &more, given, &created, e);
 	if (!st && on)	/* regions enabled by this request: by uprobes even where the
 			 * program could time them itself */
 		fp_target__trap_from_now(r->t, trap);
 	fp_regdefs__clear(&more);
+	if (!st && on && !(before = fp_leases_before(r->t)))
+		st = fp_fail(e, ENOMEM, "out of memory");
 	if (!st)
-		st = set_regions(r->t, &names, on, e);
+		st = set_regions(r->t, &names, on, on ? &sel : NULL, e);
+	if (!st && on && fp_leases_enabled(c, r->t, before, sel, r->obj, temp))
+		fp_log(FP_LOG_WARN, "pid %d: out of memory: a temporary enable stays after its "
+		       "client", (int)r->pid);
+	free(before);
+	free(sel);
 	fp_wants_clear(&names);
 	if (st) {
 		if (created)	/* nothing else changes: the attach is undone */
@@ -455,7 +379,7 @@ static int do_status(struct fp_client *c, struct request *r,
 static int arg_interval(struct json_object *req, unsigned *ms, struct fp_err *e)
 {
 	int64_t v;
-	int st = arg_int(req, "interval_ms", FP_MIN_INTERVAL_MS, FP_MAX_INTERVAL_MS,
+	int st = fp_verbs_arg_int(req, "interval_ms", FP_MIN_INTERVAL_MS, FP_MAX_INTERVAL_MS,
 				    FP_DEFAULT_INTERVAL_MS, &v, e);
 
 	*ms = (unsigned)v;
@@ -492,7 +416,7 @@ static int do_exe_subscribe(struct fp_client *c, struct request *r,
 	unsigned ms;
 	int group, id = 0;
 
-	st = arg_exe(r->obj, &path, e);
+	st = fp_verbs_arg_exe(r->obj, &path, e);
 	if (st)
 		return st;
 	group = fp_group_find(path, e);
@@ -510,7 +434,8 @@ static int do_record(struct fp_client *c, struct request *r,
 	int64_t ms;
 
 	if (!json_object_object_get_ex(r->obj, "duration_ms", NULL) ||
-	    arg_int(r->obj, "duration_ms", FP_MIN_RECORD_MS, FP_MAX_RECORD_MS, 0, &ms, NULL))
+	    fp_verbs_arg_int(r->obj, "duration_ms", FP_MIN_RECORD_MS, FP_MAX_RECORD_MS, 0, &ms,
+			     NULL))
 		return fp_fail(e, EINVAL, "'duration_ms' must be an integer, %d to %d",
 			       FP_MIN_RECORD_MS, FP_MAX_RECORD_MS);
 	return fp_subs_record(c, r->t, (unsigned)ms, res, e);
@@ -530,11 +455,11 @@ static int do_sample(struct fp_client *c, struct request *r,
 		     struct json_object **res, struct fp_err *e)
 {
 	int hz, ret, unwind;
-	bool on, remote;
+	bool on, remote, temp = false;
 
-	ret = arg_sample(r->obj, &hz, &on, &remote, e);
+	ret = fp_verbs_arg_sample(r->obj, &hz, &on, &remote, e);
 	if (!ret)
-		ret = arg_unwind(r->obj, &unwind, e);
+		ret = fp_verbs_arg_unwind(r->obj, &unwind, e);
 	if (!ret && on && unwind)	/* call stacks: of any process, probes or not */
 		ret = fp_registry_attach_any(r->pid, NULL, &r->t, e);
 	else if (!ret)
@@ -543,7 +468,14 @@ static int do_sample(struct fp_client *c, struct request *r,
 		return ret;
 	if (fp_target__exited(r->t))
 		return fp_fail(e, ESRCH, "pid %d: exited", (int)r->pid);
+	if (!ret)	/* undone when this connection closes (daemon/serve/leases.c) */
+		ret = fp_verbs_arg_bool(r->obj, "temporary", false, &temp, e);
+	if (ret)
+		return ret;
 	fp_sample_stop(r->t);	/* off, or a restart that takes the new rate */
+	if (fp_leases_sampling(c, r->t, on && temp))
+		fp_log(FP_LOG_WARN, "pid %d: out of memory: temporary sampling stays after its "
+		       "client", (int)r->pid);
 	if (on) {
 		ret = fp_sample_start(r->t, hz, remote, unwind, e);
 		if (ret)
@@ -601,7 +533,7 @@ static int exe_toggle(struct request *r, bool on, struct json_object **res,
 	struct fp_regdefs check = { 0 };
 	struct fp_wants names;
 	const char *path;
-	int ret = arg_exe(r->obj, &path, e);
+	int ret = fp_verbs_arg_exe(r->obj, &path, e);
 
 	if (!ret)
 		ret = fp_wants_parse(&names, r->obj, e);
@@ -634,12 +566,12 @@ static int do_exe_sample(struct fp_client *c, struct request *r,
 			 struct json_object **res, struct fp_err *e)
 {
 	const char *path;
-	int st = arg_exe(r->obj, &path, e);
+	int st = fp_verbs_arg_exe(r->obj, &path, e);
 	bool on, remote;
 	int hz;
 
 	if (!st)
-		st = arg_sample(r->obj, &hz, &on, &remote, e);
+		st = fp_verbs_arg_sample(r->obj, &hz, &on, &remote, e);
 	return st ? st : fp_group_sample(path, hz, on, remote, res, e);
 }
 
@@ -647,7 +579,7 @@ static int do_exe_stats(struct fp_client *c, struct request *r,
 			struct json_object **res, struct fp_err *e)
 {
 	const char *path;
-	int st = arg_exe(r->obj, &path, e);
+	int st = fp_verbs_arg_exe(r->obj, &path, e);
 
 	return st ? st : fp_group_stats(path, res, e);
 }
@@ -660,16 +592,16 @@ static int do_run_start(struct fp_client *c, struct request *r,
 	struct fp_regdefs check = { 0 };
 	struct fp_wants names;
 	const char *path;
-	int ret = arg_exe(r->obj, &path, e), group = 0, unwind = 0;
+	int ret = fp_verbs_arg_exe(r->obj, &path, e), group = 0, unwind = 0;
 	bool stops;	/* the child stops at its exec (ptrace) for run_attach */
 	int64_t hz = FP_DEFAULT_HZ;
 
 	if (!ret)
-		ret = arg_bool(r->obj, "stops_at_exec", false, &stops, e);
+		ret = fp_verbs_arg_bool(r->obj, "stops_at_exec", false, &stops, e);
 	if (!ret)	/* run --stacks: every process sampled with its call stacks */
-		ret = arg_unwind(r->obj, &unwind, e);
+		ret = fp_verbs_arg_unwind(r->obj, &unwind, e);
 	if (!ret)
-		ret = arg_int(r->obj, "hz", FP_MIN_HZ, FP_MAX_HZ, FP_DEFAULT_HZ, &hz, e);
+		ret = fp_verbs_arg_int(r->obj, "hz", FP_MIN_HZ, FP_MAX_HZ, FP_DEFAULT_HZ, &hz, e);
 	if (!ret)
 		ret = fp_wants_parse(&names, r->obj, e);
 	if (ret)
@@ -690,7 +622,7 @@ static int do_run_attach(struct fp_client *c, struct request *r,
 			 struct json_object **res, struct fp_err *e)
 {
 	int64_t g;
-	int st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, e);
+	int st = fp_verbs_arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, e);
 
 	return st ? st : fp_group_run_attach((int)g, c, res, e);
 }
@@ -700,7 +632,7 @@ static int do_run_finish(struct fp_client *c, struct request *r,
 			 struct json_object **res, struct fp_err *e)
 {
 	int64_t g;
-	int st = arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, e);
+	int st = fp_verbs_arg_int(r->obj, "run", 1, FP_MAX_GROUPS, 0, &g, e);
 
 	return st ? st : fp_group_run_finish((int)g, c, res, e);
 }
