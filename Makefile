@@ -11,6 +11,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 LIBDIR ?= $(PREFIX)/lib
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 REGIONSDIR ?= $(PREFIX)/share/featprof/regions.d
+MANDIR ?= $(PREFIX)/share/man
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 CC ?= gcc
 CXX ?= g++
@@ -130,7 +132,12 @@ $(O)/sample.skel.h: $(O)/sample.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name sample_bpf > $@
 
 # --- programs --------------------------------------------------------------------------
-all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo
+all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo $(O)/man/featprof.1
+
+# The man pages, from what the programs and the header say of themselves (scripts/mkman.sh)
+$(O)/man/featprof.1: $(O)/featprof $(O)/featprofd usdt/featprof.h scripts/mkman.sh
+	$(call msg,MAN,$(@D))
+	$(Q)scripts/mkman.sh $(O) $(@D) $(VERSION)
 
 $(O)/featprofd: $(DAEMON_OBJS)
 	$(call msg,LINK,$@)
@@ -453,7 +460,13 @@ demo: demo-deps
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(UNITDIR) $(DESTDIR)$(REGIONSDIR)
+		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(UNITDIR) $(DESTDIR)$(REGIONSDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(COMPLETIONDIR)
+	install -m 0644 $(O)/man/featprof.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(O)/man/featprof.h.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 $(O)/man/featprofd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 scripts/featprof.bash-completion $(DESTDIR)$(COMPLETIONDIR)/featprof
 	install -m 0755 $(O)/featprof $(DESTDIR)$(BINDIR)/featprof
 	install -m 0644 usdt/regions.d/*.regions $(DESTDIR)$(REGIONSDIR)/
 	install -m 0755 $(O)/featprofd $(DESTDIR)$(SBINDIR)/featprofd

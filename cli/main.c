@@ -117,6 +117,18 @@ int main(int argc, char **argv)
 		} else if (!strncmp(argv[a], "--socket=", 9)) {
 			socket_path = argv[a] + 9;
 			a++;
+		} else if (!strcmp(argv[a], "--commands")) {	/* completion, man page */
+			size_t i;
+
+			for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+				printf("%s\n", cmds[i].name);
+			return 0;
+		} else if (!strcmp(argv[a], "--summary") && a + 1 < argc) {	/* man page */
+			found = command(argv[a + 1]);
+			if (!found)
+				return 2;
+			printf("%s\n", found->help);
+			return 0;
 		} else if (!strcmp(argv[a], "--version") || !strcmp(argv[a], "-V")) {
 			printf("featprof %s\n", FEATPROF_VERSION);
 			return 0;
