@@ -36,7 +36,8 @@
  *   sample    pid, hz, on, remote, stacks -> starts/stops sampling (daemon/sample/sample.c);
  *             stats then carries "sampling" and per region/feature "samples","sampled_ns",...;
  *             subscription pushes carry "sampling" only (cumulative since its start;
- *             without its call stacks); temporary: stopped when the connection closes
+ *             without its call stacks); split_clones (with stacks): a compiler's clones
+ *             named apart, "f [clone .constprop.0]"; temporary: stopped when the connection closes
  *             (unless sampling was started or stopped again meanwhile)
  *
  * Error codes: bad_request, unknown_verb, too_long, no_such_process, permission_denied,

@@ -38,6 +38,7 @@ static const char *exe;	/* --exe PATH: the executable's processes */
 static int remote;	/* --remote */
 static int stacks;	/* --stacks */
 static const char *unwind;	/* --unwind fp|dwarf (else the daemon's default) */
+static int split_clones;	/* --split-clones */
 
 static struct json_object *call(const char *verb, long pid, long hz, int on)
 {
@@ -56,6 +57,8 @@ static struct json_object *call(const char *verb, long pid, long hz, int on)
 			json_object_object_add(req, "stacks", json_object_new_boolean(1));
 		if (on && unwind)
 			json_object_object_add(req, "unwind", json_object_new_string(unwind));
+		if (on && split_clones)
+			json_object_object_add(req, "split_clones", json_object_new_boolean(1));
 	}
 	if (!exe && hz)	/* held: featprofd stops sampling that outlives the command */
 		return client_request_held("sample", verb, pid, req, on);
@@ -176,7 +179,7 @@ int cmd_sample(int argc, char **argv)
 	struct cli_opts o;
 	long pid = 0, hz, secs;
 	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE | O_REMOTE |
-			   O_STACKS | O_TOP | O_OUTPUT | O_FORMAT | O_UNWIND, &o);
+			   O_SPLIT_CLONES | O_STACKS | O_TOP | O_OUTPUT | O_FORMAT | O_UNWIND, &o);
 	struct timespec ts = { 0, 100000000 };
 	char tmp[4200];
 	FILE *out = NULL;
@@ -187,8 +190,8 @@ int cmd_sample(int argc, char **argv)
 			fprintf(stderr, "featprof sample: not a pid: '%s'\n", o.pos[0]);
 		fprintf(rc == 1 ? stdout : stderr, "usage: featprof sample PID|--exe PATH [--hz N] "
 			"[--duration S] [--remote] [--json]   (default 997 Hz, 10 s)\n"
-			"       featprof sample PID --stacks [--unwind fp|dwarf] [--top N] "
-			"[-o FILE --format folded|pprof] ...\n");
+			"       featprof sample PID --stacks [--unwind fp|dwarf] [--split-clones] "
+			"[--top N] [-o FILE --format folded|pprof] ...\n");
 		return rc == 1 ? 0 : 2;
 	}
 	if (check_opts(&o))
@@ -197,6 +200,7 @@ int cmd_sample(int argc, char **argv)
 	remote = o.remote;
 	stacks = o.stacks;
 	unwind = o.unwind;
+	split_clones = o.split_clones;
 	if (o.output && !(out = cli_open_tmp(o.output, "sample", tmp, sizeof(tmp))))
 		return 1;
 	hz = o.hz ? o.hz : FP_DEFAULT_HZ;

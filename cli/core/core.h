@@ -22,6 +22,7 @@ enum {
 	O_THRESHOLD = 1024, O_HZ = 2048, O_DEFS = 4096, O_EXE = 8192, O_REMOTE = 16384,
 	O_CHECK = 32768, O_TRAP = 65536, O_FUNCTION = 131072, O_FUNCTIONS = 262144,
 	O_STACKS = 524288, O_TOP = 1048576, O_UNWIND = 2097152, O_MAX_OVERHEAD = 4194304,
+	O_SPLIT_CLONES = 8388608,
 };
 struct cli_opts {
 	int json, all, regions, remote, check, trap;
@@ -37,6 +38,7 @@ struct cli_opts {
 	int functions;		/* list --functions */
 	int stacks;		/* sample --stacks */
 	const char *unwind;	/* sample --unwind fp|dwarf */
+	int split_clones;	/* sample --stacks --split-clones: .constprop.N etc. apart */
 	long top;		/* --top N (0: the command's default) */
 	double max_overhead;	/* drill --max-overhead PCT (0: the default) */
 	char **pos;		/* the arguments that are not options */

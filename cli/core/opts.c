@@ -102,6 +102,7 @@ static const struct option lopts[] = {
 	{ "top", required_argument, NULL, 'K' },
 	{ "unwind", required_argument, NULL, 'W' },
 	{ "max-overhead", required_argument, NULL, 'M' },
+	{ "split-clones", no_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -112,7 +113,7 @@ static const struct { int ch; unsigned bit; } need[] = {
 	{ 't', O_THRESHOLD }, { 'z', O_HZ }, { 'R', O_DEFS }, { 'x', O_EXE },
 	{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
 	{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
-	{ 'W', O_UNWIND }, { 'M', O_MAX_OVERHEAD },
+	{ 'W', O_UNWIND }, { 'M', O_MAX_OVERHEAD }, { 'C', O_SPLIT_CLONES },
 };
 
 /* A time: a whole number with a unit (ms, s, m, h), or without one in unit_ms, into
@@ -228,6 +229,10 @@ static int take_option(struct cli_opts *o, int c, const char *cmd, char *arg)
 		o->functions = 1;
 		break;
 	case 'S':
+		o->stacks = 1;
+		break;
+	case 'C':
+		o->split_clones = 1;
 		o->stacks = 1;
 		break;
 	case 'W':

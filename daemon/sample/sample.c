@@ -548,3 +548,11 @@ static const struct fp_target_ext sample_ext = {
 	.release = sample_release,
 	.free = sample_free,
 };
+
+void fp_sample_split_clones(struct fp_target *t, bool on)
+{
+	struct fp_sampling *sm = fp_sample_state(t);
+
+	if (sm && sm->stacks)
+		fp_stacks__split_clones(sm->stacks, on);
+}

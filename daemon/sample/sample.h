@@ -21,6 +21,9 @@ struct json_object;
 int fp_sample_start(struct fp_target *t, int hz, int remote, int stacks, struct fp_err *e);
 /* Where the session reads the open regions, in words. */
 const char *fp_sample_source(const struct fp_target *t);
+/* The session's call stacks name a compiler's clones apart from their function (on), or
+ * fold them into it (the default); called after fp_sample_start. */
+void fp_sample_split_clones(struct fp_target *t, bool on);
 /* Names the ids seen so far while the target can still be read (called periodically). */
 void fp_sample_name(struct fp_target *t);
 /* Zeroes the sampled figures (reset). 0 or -errno. */

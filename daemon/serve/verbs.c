@@ -455,7 +455,7 @@ static int do_sample(struct fp_client *c, struct request *r,
 		     struct json_object **res, struct fp_err *e)
 {
 	int hz, ret, unwind;
-	bool on, remote, temp = false;
+	bool on, remote, temp = false, split = false;
 
 	ret = fp_verbs_arg_sample(r->obj, &hz, &on, &remote, e);
 	if (!ret)
@@ -470,6 +470,8 @@ static int do_sample(struct fp_client *c, struct request *r,
 		return fp_fail(e, ESRCH, "pid %d: exited", (int)r->pid);
 	if (!ret)	/* undone when this connection closes (daemon/serve/leases.c) */
 		ret = fp_verbs_arg_bool(r->obj, "temporary", false, &temp, e);
+	if (!ret)	/* call stacks: a compiler's clones named apart */
+		ret = fp_verbs_arg_bool(r->obj, "split_clones", false, &split, e);
 	if (ret)
 		return ret;
 	fp_sample_stop(r->t);	/* off, or a restart that takes the new rate */
@@ -480,6 +482,7 @@ static int do_sample(struct fp_client *c, struct request *r,
 		ret = fp_sample_start(r->t, hz, remote, unwind, e);
 		if (ret)
 			return ret;
+		fp_sample_split_clones(r->t, split);
 		fp_target__enabled_now(r->t);
 		fp_log(FP_LOG_INFO, "pid %d: sampling at %d Hz%s%s (%s)", (int)r->pid, hz,
 		       remote ? ", remote" : "",

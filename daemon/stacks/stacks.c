@@ -163,9 +163,19 @@ int fp_stacks__intern(struct fp_stacks *s, const char *name, int obj, int inline
  * function, C++ and Rust demangled); the first symbol of that name kept. */
 static int intern_symbol(struct fp_stacks *s, const char *sym, int obj)
 {
-	char buf[1024];
+	char buf[1024], base[1024], split[1100];
 	const char *name = fp_demangle(sym, buf, sizeof(buf));
-	int i = fp_stacks__intern(s, name, obj, 0);
+	size_t bl = fp_clone_base(sym);
+	int i;
+
+	if (s->split_clones && sym[bl] && bl < sizeof(base)) {	/* "f [clone .constprop.0]" */
+		memcpy(base, sym, bl);
+		base[bl] = 0;
+		snprintf(split, sizeof(split), "%s [clone %s]", fp_demangle(base, buf, sizeof(buf)),
+			 sym + bl);
+		name = split;
+	}
+	i = fp_stacks__intern(s, name, obj, 0);
 
 	if (i >= 0 && name != sym && !s->fns[i].symbol)
 		s->fns[i].symbol = strdup(sym);	/* no memory: the JSON lacks it */
@@ -211,6 +221,11 @@ static int object_of(struct fp_stacks *s, const struct fp_vma *v, const struct f
 	g->dev = v->dev;
 	g->ino = v->ino;
 	return s->nobjs++;
+}
+
+void fp_stacks__split_clones(struct fp_stacks *s, bool on)
+{
+	s->split_clones = on;
 }
 
 bool fp_stacks__read_maps(struct fp_stacks *s, pid_t pid)

@@ -79,6 +79,10 @@ void fp_stacks__free(struct fp_stacks *s);
  */
 const struct fp_stack *fp_stacks__get(struct fp_stacks *s, int map_fd, int32_t id, pid_t pid,
 				      struct fp_proc *proc);
+/* A compiler's clones of a function (.constprop.N, .isra.N, .part.N, .cold) named apart
+ * from it ("f [clone .constprop.0]", as c++filt writes them) instead of folded into it
+ * (the default), from now on. */
+void fp_stacks__split_clones(struct fp_stacks *s, bool on);
 /* Reads pid's mappings now (a session's start): a process that exits before its first
  * stack is named (featprof run of a short program) is named by them. A mapping seen
  * later is read when an address falls outside these, while the process lives. False

@@ -102,6 +102,7 @@ struct fp_stacks {
 	int nvma;
 	bool vma_read;			/* this round read the maps already */
 	struct fp_jitmap *jit;		/* the process's perf map (made on first need) */
+	bool split_clones;		/* a compiler's clones named apart from their function */
 	int jit_obj;			/* the [jit] object's index + 1, 0 none yet */
 };
 

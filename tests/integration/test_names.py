@@ -329,6 +329,37 @@ def sample_of(d, argv, secs="2"):
     return json.loads(r.stdout)["sampling"], pid
 
 
+def t_split_clones(d):
+    """A compiler's clones folded into their function by default (mix.constprop.0 is mix),
+    named apart with --split-clones ("mix [clone .constprop.0]", as c++filt writes it),
+    the symbol kept in JSON either way"""
+    out = os.path.join(h.TMP, "clones")
+    r = subprocess.run(["gcc", "-O2", "-g", os.path.join(SRC, "shipped_c.c"), "-o", out],
+                       capture_output=True, text=True)
+    syms = subprocess.run(["nm", out], capture_output=True, text=True).stdout
+    if not check(r.returncode == 0 and "mix.constprop" in syms, "gcc -O2 made clones: %s"
+                 % [l.split()[-1] for l in syms.splitlines() if "mix" in l]):
+        return
+    clone = next(l.split()[-1] for l in syms.splitlines() if "mix.constprop" in l)
+    for split in (False, True):
+        p = subprocess.Popen([out, "4"], stdout=subprocess.PIPE, text=True)
+        try:
+            pid = int(p.stdout.readline().split()[1])
+            r = cli(d, "sample", pid, "--stacks", "--duration", "1", "--json",
+                    *(["--split-clones"] if split else []), timeout=60)
+        finally:
+            p.kill()
+            p.wait()
+        fns = {f["name"]: f for f in json.loads(r.stdout or "{}").get("sampling", {}).get(
+            "functions", [])}
+        want = "mix [clone %s]" % clone[len("mix"):] if split else "mix"
+        print("    %s: %s" % ("split" if split else "folded", sorted(
+            n for n in fns if "mix" in n or "shuffle" in n)))
+        check(want in fns and fns[want].get("symbol") == clone and
+              ("mix" not in fns if split else not any("clone" in n for n in fns)),
+              "%s: %s named %r" % ("--split-clones" if split else "default", clone, want))
+
+
 def t_rust_names(d):
     """A Rust program built by rustc with legacy and with v0 symbols: its functions
     demangled (a const generic's instances apart under v0, as its mangling keeps them),
