@@ -161,5 +161,6 @@ int main(int argc, char **argv)
 	found = command(argv[a]);
 	if (!found)
 		return 2;
+	cli_command = found->name;
 	return found->fn(argc - a, argv + a);
 }

@@ -12,6 +12,7 @@
 
 void cli_cmd_print_json(struct json_object *o)
 {
+	cli_json_stamp(o);
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 }
 

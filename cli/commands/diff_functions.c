@@ -386,7 +386,7 @@ static int report(struct figs *F, struct side *A, struct side *B, double thr, in
 		json_object_object_add(o, "figures", json_object_get(a));
 		json_object_object_add(o, "regressions", json_object_new_int(reg));
 		json_object_object_add(o, "improvements", json_object_new_int(imp));
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(o);
 	} else {
 		printf("featprof diff --functions: %d runs (A) -> %d runs (B); %d figures tested "
 		       "(Welch's t per figure, Benjamini-Hochberg q over all of them); flagged: "

@@ -532,7 +532,7 @@ static void print_json(const char *region, const struct fnc *f, int n,
 	for (j = 0; j < n; j++)
 		fn_json(a, &f[j], d);
 	json_object_object_add(o, "functions", a);
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	cli_cmd_print_json(o);
 	json_object_put(o);
 }
 

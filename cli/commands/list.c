@@ -196,7 +196,7 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 	}
 	json_object_object_add(root, "objects", ja);
 	if (json)
-		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(root);
 	else if (pattern)
 		printf("%s: %d function%s match %s, %d can be measured%s\n", what, shown,
 		       shown == 1 ? "" : "s", pattern, measurable,
@@ -292,7 +292,7 @@ static void print_catalog(const struct fp_catalog *cat, struct fp_proc *proc, lo
 			json_object_object_add(j, "pid", json_object_new_int64(pid));
 		if (traps >= 0 && proc)
 			json_object_object_add(j, "breakpoints", json_object_new_int(traps));
-		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(j);
 		json_object_put(j);
 		return;
 	}

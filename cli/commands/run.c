@@ -410,7 +410,7 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 		return -1;
 	}
 	if (o->json)
-		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(res);
 	else {
 		cli_write_table(res, pid, "featprof run:");
 		if (o->stacks)
@@ -427,6 +427,7 @@ static int report(struct json_object *res, const struct run_opts *o, pid_t pid)
 	f = cli_open_tmp(o->out, "run", tmp, sizeof(tmp));
 	if (!f)
 		return -1;
+	cli_json_stamp(res);	/* "featprof-run" */
 	fprintf(f, "%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY));
 	return cli_close_tmp(f, tmp, o->out, "run", 1) ? -1 : 0;
 }

@@ -238,7 +238,7 @@ int cmd_sample(int argc, char **argv)
 		}
 	}
 	if (o.json) {
-		printf("%s\n", json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(st);
 		json_object_put(st);
 		return 0;
 	}

@@ -412,7 +412,7 @@ int cmd_diff(int argc, char **argv)
 		json_object_object_add(r, "test", json_object_new_string("welch-t"));
 		json_object_object_add(r, "figures", out);
 		json_object_object_add(r, "regressions", json_object_new_int(n));
-		printf("%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(r);
 		json_object_put(r);
 	} else {
 		printf("%d regression%s flagged\n", n, n == 1 ? "" : "s");

@@ -63,7 +63,7 @@ static int status_exe(struct json_object *res, const char *exe, int json)
 		return 1;
 	}
 	if (json)
-		printf("%s\n", json_object_to_json_string_ext(g, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(g);
 	else
 		print_group(g);
 	json_object_put(res);

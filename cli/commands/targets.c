@@ -174,7 +174,7 @@ int cmd_repair(int argc, char **argv)
 	if (!res)
 		return 1;
 	if (o.json) {
-		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+		cli_cmd_print_json(res);
 	} else if (!geti(res, "breakpoints")) {
 		printf("pid %ld: no probe site holds a breakpoint\n", pid);
 	} else if (o.check) {

@@ -68,6 +68,12 @@ int64_t geti(struct json_object *o, const char *k);
 double getd(struct json_object *o, const char *k);
 const char *gets_(struct json_object *o, const char *k);
 struct json_object *geta(struct json_object *o, const char *k);
+/* The command being run ("stats"; main.c sets it). */
+extern const char *cli_command;
+/* What the CLI's JSON output is: "format": "featprof-COMMAND" and "format_version"
+ * added to object o where it has no "format" (files with one of their own keep it). */
+#define FP_CLI_JSON_VERSION 1
+void cli_json_stamp(struct json_object *o);
 int client_connect(void);
 struct json_object *client_read(int fd);
 struct json_object *client_call(int fd, const char *what, struct json_object *req);

@@ -2,6 +2,7 @@
 /* A reply's keys read with a default where one is absent (core.h geti, getd, gets_, geta). */
 #include <json-c/json.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core.h"
 
@@ -33,4 +34,18 @@ struct json_object *geta(struct json_object *o, const char *k)
 	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_array)
 		       ? v
 		       : NULL;
+}
+
+const char *cli_command = "featprof";
+
+void cli_json_stamp(struct json_object *o)
+{
+	char name[64];
+
+	if (!json_object_is_type(o, json_type_object) ||
+	    json_object_object_get_ex(o, "format", NULL))
+		return;
+	snprintf(name, sizeof(name), "featprof-%s", cli_command);
+	json_object_object_add(o, "format", json_object_new_string(name));
+	json_object_object_add(o, "format_version", json_object_new_int(FP_CLI_JSON_VERSION));
 }

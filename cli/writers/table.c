@@ -131,6 +131,36 @@ static void print_sampled(struct json_object *st)
 		       cli_fmt_ns(getd(sm, "probe_ns"), b1, 40));
 }
 
+/* Whether feature name has a region that is not enabled among regs: its figure is then
+ * of the enabled ones only (an interaction region enabled for another feature). */
+static int partial(struct json_object *regs, const char *name)
+{
+	size_t i, k;
+
+	for (i = 0; regs && i < json_object_array_length(regs); i++) {
+		struct json_object *r = json_object_array_get_idx(regs, i);
+		struct json_object *fl = geta(r, "features");
+
+		if (json_object_get_boolean(json_object_object_get(r, "enabled")))
+			continue;
+		for (k = 0; fl && k < json_object_array_length(fl); k++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(fl, k)), name))
+				return 1;
+	}
+	return 0;
+}
+
+/* What the marks mean, under the table. */
+static void print_legend(int partials)
+{
+	printf("\n±: the uncertainty, %% of the time beside it (about one standard error); ?: "
+	       "the\nprobes cost more than the time, <U: it is below U; SHARE: of the measured "
+	       "threads'\ntime (a region may be in several features: shares overlap)\n");
+	if (partials)
+		printf("*: a feature some of whose regions are not enabled: its figure is the "
+		       "enabled ones'\n");
+}
+
 /* The table's first lines: what it is of (a process, or an executable's processes). */
 static void print_title(struct json_object *st, long pid, const char *title)
 {
@@ -149,8 +179,11 @@ static void print_title(struct json_object *st, long pid, const char *title)
 		       "in-process (forked children that _exit at once): not in these figures\n",
 		       title, (long long)geti(st, "processes_inprocess_unread"));
 	if (!gets_(st, "exe") || !*gets_(st, "exe"))
-		printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
-		       gets_(st, "comm"));
+		printf("%s pid %ld %s%s (times compensated for probe cost)\n", title, pid,
+		       gets_(st, "comm"),
+		       json_object_get_boolean(json_object_object_get(st, "exited"))
+			       ? ", exited: its last figures"
+			       : "");
 }
 
 void cli_write_table(struct json_object *st, long pid, const char *title)
@@ -159,8 +192,9 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 	struct json_object *sets = geta(st, "feature_sets"), *arr[4096];
 	size_t i, n = 0;
 	int wide = term_width() >= 122, mean = term_width() >= 88;
-	char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], nb[80];
+	char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], nb[80], fname[80];
 	double total = (double)geti(st, "base_ns");
+	int partials = 0;
 
 	print_title(st, pid, title);
 	/* the measured threads' time: outside regions plus every set (sets do not overlap) */
@@ -171,8 +205,12 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 	for (i = 0; feats && i < json_object_array_length(feats); i++) {
 		struct json_object *f = json_object_array_get_idx(feats, i);
 		double ns = (double)geti(f, "ns");
+		int part = partial(regs, gets_(f, "name"));
 
-		printf("%-22s %10s %4s %10s %10s %5.1f%%\n", cut(gets_(f, "name"), 22, nb, 64),
+		partials += part;
+		snprintf(fname, sizeof(fname), "%s%s",
+			 cut(gets_(f, "name"), part ? 21 : 22, nb, 64), part ? "*" : "");
+		printf("%-22s %10s %4s %10s %10s %5.1f%%\n", fname,
 		       fmt_comp(f, "", ns, b1, 40),
 		       dominated(f, "") ? "?" : unc_pct(ns, (double)geti(f, "uncertainty_ns"),
 							 b2, 40),
@@ -217,4 +255,5 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 	}
 	if (json_object_object_get_ex(st, "anomalies", &an))
 		cli_write_anomalies("\nanomalies:", an);
+	print_legend(partials);
 }

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Integration tests of the CLI as people drive it (issue 46, parts 2 and 5): the bash
+completion (scripts/featprof.bash-completion) offers a target's feature names; every
+JSON output says its format and version; the table marks partly enabled features, says
+an exited target is one and explains its marks. The real featprofd on a temporary
+socket. Needs root.
+usage: test_cli.py BUILD_DIR [TEST...]"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+from harness import check, cli  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def complete(*words):
+    """What the completion offers for the last of words."""
+    r = subprocess.run(["bash", "-c", 'source "$0"; COMP_WORDS=("$@"); '
+                        'COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); _featprof; '
+                        'echo "${COMPREPLY[*]}"',
+                        os.path.join(ROOT, "scripts", "featprof.bash-completion")] +
+                       list(words), capture_output=True, text=True,
+                       env=dict(os.environ, PATH=h.B + ":" + os.environ["PATH"]))
+    return r.stdout.split()
+
+
+def t_features(d):
+    """featprof enable PID <TAB>: the target's features; a prefix narrows them; a pid
+    position offers the running pids"""
+    p = h.demo()
+    try:
+        got = complete("featprof", "--socket", d.sock, "enable", str(p.pid), "")
+        print("    enable %d <TAB>: %s" % (p.pid, got))
+        check({"Compression", "Encryption", "Cache"} <= set(got), "the demo's features")
+        got = complete("featprof", "--socket", d.sock, "enable", str(p.pid), "Enc")
+        check(got == ["Encryption"], "a prefix: %s" % got)
+        got = complete("featprof", "--socket", d.sock, "enable", str(p.pid)[:-1])
+        check(str(p.pid) in got, "pids: %s" % got[:5])
+    finally:
+        p.kill()
+        p.wait()
+
+
+def t_json_formats(d):
+    """stats, status and list --json, stream's lines and a run file carry
+    "format": "featprof-COMMAND" and a format_version"""
+    p = h.demo()
+    try:
+        cli(d, "enable", p.pid, "Compression")
+        outs = {"stats": cli(d, "stats", p.pid, "--json").stdout,
+                "status": cli(d, "status", "--json").stdout,
+                "list": cli(d, "list", p.pid, "--json").stdout,
+                "stream": cli(d, "stream", p.pid, "--interval", "100ms", "--count", "1")
+                .stdout.splitlines()[0]}
+    finally:
+        p.kill()
+        p.wait()
+    run = os.path.join(h.TMP, "run.json")
+    cli(d, "run", "-o", run, "--", h.B + "/featprof-demo", "-t", "1", "-q", "-s", "1",
+        timeout=60)
+    with open(run) as f:
+        outs["run"] = f.read()
+    for cmd, text in outs.items():
+        try:
+            j = json.loads(text)
+        except ValueError:
+            j = {}
+        check(j.get("format") == "featprof-" + cmd and j.get("format_version") == 1,
+              "%s: format %s, version %s" % (cmd, j.get("format"), j.get("format_version")))
+
+
+def t_table_marks(d):
+    """After enabling only Compression, the features its interaction regions reach are
+    marked partial (*), the legend says what ±, ?, SHARE and * mean, and a target that
+    exited is said to have"""
+    p = h.demo()
+    try:
+        cli(d, "enable", p.pid, "Compression")
+        time.sleep(0.5)
+        t = cli(d, "stats", p.pid).stdout
+    finally:
+        p.kill()
+        p.wait()
+    time.sleep(0.5)
+    gone = cli(d, "stats", p.pid).stdout.splitlines()[:1]
+    rows = {l.split()[0]: l for l in t.splitlines() if l[:1].isalpha()}
+    print("    %s" % [k for k in rows if k.endswith("*")])
+    check("Compression" in rows and "Checksum*" in rows and "Encryption*" in rows,
+          "partial features marked: %s" % list(rows)[:8])
+    check("about one standard error" in t and "SHARE: of the measured threads'" in t and
+          "*: a feature some of whose regions are not enabled" in t, "the legend")
+    check(gone and "exited" in gone[0], "an exited target said: %s" % gone)
+
+
+TESTS = h.discover(globals())
+
+if __name__ == "__main__":
+    sys.exit(h.run_file("cli", TESTS))
