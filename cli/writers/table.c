@@ -153,12 +153,13 @@ static int partial(struct json_object *regs, const char *name)
 /* What the marks mean, under the table. */
 static void print_legend(int partials)
 {
-	printf("\n±: the uncertainty, %% of the time beside it (about one standard error); ?: "
-	       "the\nprobes cost more than the time, <U: it is below U; SHARE: of the measured "
-	       "threads'\ntime (a region may be in several features: shares overlap)\n");
+	printf("\n±: the uncertainty, %% of the time beside it (about one standard error)\n"
+	       "?: the probes cost more than the time, <U: it is below U\n"
+	       "SHARE: of the measured threads' time (a region may be in several features: "
+	       "they\noverlap)\n");
 	if (partials)
-		printf("*: a feature some of whose regions are not enabled: its figure is the "
-		       "enabled ones'\n");
+		printf("*: a feature some of whose regions are not enabled (its figure: those "
+		       "on)\n");
 }
 
 /* The table's first lines: what it is of (a process, or an executable's processes). */
@@ -179,11 +180,10 @@ static void print_title(struct json_object *st, long pid, const char *title)
 		       "in-process (forked children that _exit at once): not in these figures\n",
 		       title, (long long)geti(st, "processes_inprocess_unread"));
 	if (!gets_(st, "exe") || !*gets_(st, "exe"))
-		printf("%s pid %ld %s%s (times compensated for probe cost)\n", title, pid,
-		       gets_(st, "comm"),
-		       json_object_get_boolean(json_object_object_get(st, "exited"))
-			       ? ", exited: its last figures"
-			       : "");
+		printf("%s pid %ld %s (times compensated for probe cost)\n", title, pid,
+		       gets_(st, "comm"));
+	if (json_object_get_boolean(json_object_object_get(st, "exited")))
+		printf("pid %ld has exited: these are its last figures\n", pid);
 }
 
 void cli_write_table(struct json_object *st, long pid, const char *title)

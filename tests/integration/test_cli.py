@@ -88,14 +88,15 @@ def t_table_marks(d):
         p.kill()
         p.wait()
     time.sleep(0.5)
-    gone = cli(d, "stats", p.pid).stdout.splitlines()[:1]
+    gone = cli(d, "stats", p.pid).stdout.splitlines()[:2]
     rows = {l.split()[0]: l for l in t.splitlines() if l[:1].isalpha()}
     print("    %s" % [k for k in rows if k.endswith("*")])
     check("Compression" in rows and "Checksum*" in rows and "Encryption*" in rows,
           "partial features marked: %s" % list(rows)[:8])
     check("about one standard error" in t and "SHARE: of the measured threads'" in t and
+          max(len(l) for l in t.splitlines()) <= 80 and
           "*: a feature some of whose regions are not enabled" in t, "the legend")
-    check(gone and "exited" in gone[0], "an exited target said: %s" % gone)
+    check(len(gone) == 2 and "has exited" in gone[1], "an exited target said: %s" % gone)
 
 
 TESTS = h.discover(globals())
