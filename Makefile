@@ -21,7 +21,11 @@ BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 CFLAGS ?= -O2 -g
+CPPFLAGS ?=
 LDFLAGS ?=
+# -Werror where the warnings are ours to fix (CI sets WERROR=-Werror: .ci/run); a
+# distribution's newer compiler only warns
+WERROR ?=
 
 # The one version: usdt/featprof.h's FEATPROF_VERSION_* (CLI, daemon, featprof.pc).
 VERSION := $(shell awk '/define FEATPROF_VERSION_(MAJOR|MINOR|PATCH)/ {print $$3}' \
@@ -36,14 +40,14 @@ BPF_ARCH := $(or $(patsubst $(ARCH):%,%,$(filter $(ARCH):%,$(ARCH_MAP))),$(ARCH)
 .DEFAULT_GOAL := all
 
 O := build
-WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
+WARN := -Wall -Wextra $(WERROR) -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 # daemon/ in folders by layer (docs/ARCHITECTURE.md; scripts/layers.py derives the ranks)
 DAEMON_DIRS := util kern stacks clients inproc targets sample calibrate report registry groups \
 	streams serve
 # one include root for the daemon's folders ("sample/sample.h") and one for the tree
 # ("common/err.h", "bpf/featprof_bpf.h"); generated headers from the build folder
 INCLUDES := -I$(O) -I. -Idaemon
-ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
+ALL_CFLAGS := $(CPPFLAGS) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $(INCLUDES)
 # -liberty: C++ and Rust symbols demangled (common/demangle.c, Debian's libiberty-dev)
 # -ldebuginfod: debug files from a debuginfod server (common/symbols.c, libdebuginfod-dev)
 LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz -llzma -liberty -ldebuginfod
@@ -93,7 +97,7 @@ $(O)/%.o: %.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # --- BPF: vmlinux.h from the running kernel's BTF, object, skeleton --------------------
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror -I$(O) -Ibpf
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR) -I$(O) -Ibpf
 
 $(O)/vmlinux.h: $(VMLINUX_BTF)
 	$(call msg,GEN,$@)
@@ -132,7 +136,16 @@ $(O)/sample.skel.h: $(O)/sample.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name sample_bpf > $@
 
 # --- programs --------------------------------------------------------------------------
-all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo $(O)/man/featprof.1
+all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo $(O)/man/featprof.1 $(O)/libfeatprof_ip.a
+
+# The in-process runtime as a static library (featprof-inprocess.pc, CMake's
+# featprof::inprocess): position-independent, its symbols hidden, so that each object
+# linking it keeps a copy of its own (usdt/featprof_ip.c)
+$(O)/libfeatprof_ip.a: usdt/featprof_ip.c usdt/featprof.h usdt/featprof_inprocess.h
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(O)/ip
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -Iusdt -c usdt/featprof_ip.c -o $(O)/ip/featprof_ip.o
+	$(Q)rm -f $@ && ar rcs $@ $(O)/ip/featprof_ip.o
 
 # The man pages, from what the programs and the header say of themselves (scripts/mkman.sh)
 $(O)/man/featprof.1: $(O)/featprof $(O)/featprofd usdt/featprof.h scripts/mkman.sh
@@ -458,6 +471,10 @@ demo: demo-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(O)
 
+# the installed paths into the pkg-config and CMake files
+SUBST = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	-e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	-e 's|@MAJOR@|$(firstword $(subst ., ,$(VERSION)))|'
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(UNITDIR) $(DESTDIR)$(REGIONSDIR) \
@@ -474,8 +491,13 @@ install: all
 	install -m 0644 systemd/featprofd.socket $(DESTDIR)$(UNITDIR)/featprofd.socket
 	install -m 0644 usdt/featprof.h usdt/featprof_inprocess.h usdt/featprof_ip.c \
 		$(DESTDIR)$(INCLUDEDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' featprof.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/featprof.pc
+	install -m 0644 $(O)/libfeatprof_ip.a $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/cmake/featprof
+	$(SUBST) usdt/featprof.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/featprof.pc
+	$(SUBST) usdt/featprof-inprocess.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/featprof-inprocess.pc
+	$(SUBST) usdt/featprofConfig.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/featprof/featprofConfig.cmake
+	$(SUBST) usdt/featprofConfigVersion.cmake.in \
+		> $(DESTDIR)$(LIBDIR)/cmake/featprof/featprofConfigVersion.cmake
 
 clean:
 	rm -rf $(O)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # make demo: the main job on the built-in demo target. Starts featprofd on a private
-# socket, starts featprof-demo (4 threads: compression, checksums, encryption, a
-# cache), enables its features one at a time and shows the live table after each, then
+# socket, starts featprof-demo (a thread per CPU: compression, checksums, encryption, a
+# cache that saves them for ~70% of the blocks), enables its features one at a time and shows the live table after each, then
 # writes folded stacks, a timeline and an HTML report to $DEMO_OUT (/tmp/featprof-demo).
 set -eu
 B=${1:-build}
@@ -18,7 +18,7 @@ trap cleanup EXIT
 "$B/featprofd" --socket "$FEATPROF_SOCKET" 2> "$run/featprofd.log" & daemon=$!
 for _ in $(seq 100); do [ -S "$FEATPROF_SOCKET" ] && break; sleep 0.1; done
 [ -S "$FEATPROF_SOCKET" ] || { cat "$run/featprofd.log"; exit 1; }
-"$B/featprof-demo" -t 4 -q & demo=$!
+"$B/featprof-demo" -q & demo=$!
 sleep 0.3
 if [ -t 1 ]; then bold=$'\033[1m' off=$'\033[0m'; else bold='' off=''; fi
 step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$off"; "$@"; }

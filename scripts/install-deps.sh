@@ -16,7 +16,7 @@ procps"
 # rustc (Rust names) its programs
 TEST_PKGS="g++ libclang-rt-14-dev bpftrace systemd util-linux iproute2 python3
 systemtap-sdt-dev valgrind golang-go tmux prometheus curl chromium fonts-liberation
-postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils linux-perf debuginfod nodejs rustc man-db"
+postgresql-15 openjdk-17-jre-headless dpkg-dev xz-utils linux-perf debuginfod nodejs rustc man-db cmake"
 
 PKGS="$DEMO_PKGS $TEST_PKGS"
 list=""

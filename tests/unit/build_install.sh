@@ -46,6 +46,29 @@ if ! gcc -DFEATPROF_INPROCESS $($pc --cflags featprof) "$tmp/ip.c" \
 else
 	echo "installed: an in-process program built with pkg-config featprof's ipsource runs"
 fi
+# ... and by the in-process package: pkg-config featprof-inprocess, CMake's
+# find_package(featprof) with featprof::inprocess (the runtime, libfeatprof_ip.a)
+if ! gcc $($pc --cflags featprof-inprocess) "$tmp/ip.c" -o "$tmp/ip_pc" \
+	$($pc --libs featprof-inprocess) 2> "$tmp/ip_pc.log" || ! "$tmp/ip_pc" ||
+	! "$prefix/bin/featprof" list "$tmp/ip_pc" | grep -q 'in-process'; then
+	echo "  FAILED pkg-config featprof-inprocess:"; head -5 "$tmp/ip_pc.log"; fail=1
+else
+	echo "installed: pkg-config --cflags --libs featprof-inprocess builds an in-process program"
+fi
+mkdir -p "$tmp/cm"
+cp "$tmp/ip.c" "$tmp/cm/ip.c"
+printf 'cmake_minimum_required(VERSION 3.13)\nproject(ip C)\nfind_package(featprof 0.1 REQUIRED)\n%s\n%s\n%s\n%s\n' \
+	'add_executable(ip ip.c)' 'target_link_libraries(ip featprof::inprocess)' \
+	'add_executable(plain ip.c)' 'target_link_libraries(plain featprof::featprof)' \
+	> "$tmp/cm/CMakeLists.txt"
+if ! (cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$prefix" &&
+	cmake --build "$tmp/cm/b") > "$tmp/cm.log" 2>&1 || ! "$tmp/cm/b/ip" ||
+	! "$prefix/bin/featprof" list "$tmp/cm/b/ip" | grep -q 'in-process' ||
+	"$prefix/bin/featprof" list "$tmp/cm/b/plain" | grep -q 'in-process'; then
+	echo "  FAILED CMake find_package(featprof):"; tail -5 "$tmp/cm.log"; fail=1
+else
+	echo "installed: CMake find_package(featprof): featprof::inprocess and featprof::featprof"
+fi
 if ! strings "$prefix/bin/featprof" | grep -qx "$prefix/share/featprof/regions.d"; then
 	echo "  FAILED the installed CLI does not name $prefix/share/featprof/regions.d"; fail=1
 fi
