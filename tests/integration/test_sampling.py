@@ -240,7 +240,11 @@ def main():
     # FP_TEST_SITE=nop1|nop5 runs the suite at one attach point (default: the daemon's
     # choice by measurement)
     site = os.environ.get("FP_TEST_SITE")
-    return run_file("sampling", TESTS, (), ["--site", site] if site else [])
+    # every test here holds sampled figures to compensated traced times (within 3 SE, a
+    # dozen figures a test): timing checks, measured again after a fresh calibration
+    # where they fail (harness.py RETRIES; a clean-clone run once had log and store 6 and
+    # 5 SE apart, then 0.1 and 0.3 in the next five runs)
+    return run_file("sampling", TESTS, set(TESTS), ["--site", site] if site else [])
 
 
 if __name__ == "__main__":
