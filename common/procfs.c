@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -49,8 +50,17 @@ int fp_procfs_status(pid_t pid, struct fp_procfs_status *st)
 	if (!f)
 		return -ESRCH;
 	memset(st, 0, sizeof(*st));
+	st->nspid = pid;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *p = line + 6, *end;
+			long v;
+
+			while ((v = strtol(p, &end, 10)) > 0 && end != p) {
+				st->nspid = (pid_t)v;
+				p = end;
+			}
+		} else if (sscanf(line, "Tgid: %d", &tgid) == 1)
 			st->tgid = (pid_t)tgid;
 		else if (sscanf(line, "Uid: %u %u %u", &st->ruid, &st->euid, &st->suid) == 3)
 			have_uid = 1;

@@ -25,10 +25,11 @@ int fp_procfs_stat(pid_t pid, struct fp_procfs_stat *st);
 /* The start time of pid (field 22), 0 when it cannot be read. */
 unsigned long long fp_procfs_start_time(pid_t pid);
 
-/* Of /proc/PID/status: the thread group, the real, effective and saved uids, and the
- * effective capabilities (have_cap: the line was there). */
+/* Of /proc/PID/status: the thread group, the real, effective and saved uids, the
+ * effective capabilities (have_cap: the line was there) and the process's pid in its own
+ * pid namespace (the last NSpid field; pid where the kernel shows none). */
 struct fp_procfs_status {
-	pid_t tgid;
+	pid_t tgid, nspid;
 	unsigned ruid, euid, suid;
 	unsigned long long cap_eff;
 	int have_cap;

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "stacks_impl.h"
 
 #define FP_JIT_MAX (1 << 22)
@@ -42,45 +43,21 @@ struct fp_jitmap {
 	uint32_t seq;
 };
 
-/* The PID of pid in its own PID namespace (the last NSpid field), or pid. */
-static pid_t ns_pid(pid_t pid)
-{
-	char path[64], line[256];
-	pid_t ns = pid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *p = line + 6, *end;
-			long v;
-
-			while ((v = strtol(p, &end, 10)) > 0 && end != p) {
-				ns = (pid_t)v;
-				p = end;
-			}
-			break;
-		}
-	fclose(f);
-	return ns;
-}
-
 struct fp_jitmap *fp_jitmap__new(pid_t pid)
 {
 	struct fp_jitmap *m = calloc(1, sizeof(*m));
-	char proc[32];
-	struct stat st;
-	pid_t ns = ns_pid(pid);
+	struct fp_procfs_status st;
 
 	if (!m)
 		return NULL;
-	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
-	m->uid = stat(proc, &st) ? (uid_t)-1 : st.st_uid;
-	snprintf(m->path, sizeof(m->path), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)ns);
-	snprintf(m->shown, sizeof(m->shown), "/tmp/perf-%d.map", (int)ns);
+	if (fp_procfs_status(pid, &st)) {	/* gone: a map no file can be (uid -1) */
+		st.euid = (unsigned)-1;
+		st.nspid = pid;
+	}
+	m->uid = (uid_t)st.euid;
+	snprintf(m->path, sizeof(m->path), "/proc/%d/root/tmp/perf-%d.map", (int)pid,
+		 (int)st.nspid);
+	snprintf(m->shown, sizeof(m->shown), "/tmp/perf-%d.map", (int)st.nspid);
 	return m;
 }
 
