@@ -96,8 +96,20 @@ $(O)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# --- BPF: vmlinux.h from the running kernel's BTF, object, skeleton --------------------
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR) -I$(O) -Ibpf
+# --- BPF: objects and skeletons -------------------------------------------------------
+# The kernel's types from bpf/kernel_types.h (UAPI from linux-libc-dev, in the multiarch
+# include folder that clang's BPF target does not search; the rest CO-RE-relocated at
+# load), so the objects do not depend on the build machine's kernel. BPF_TYPES=btf
+# uses a vmlinux.h dumped from VMLINUX_BTF instead (another architecture's build).
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+BPF_TYPES ?= tree
+BPF_TYPES_DEP := bpf/kernel_types.h
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR) -Ibpf \
+	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
+ifeq ($(BPF_TYPES),btf)
+BPF_CFLAGS += -DFP_BTF_VMLINUX -I$(O)
+BPF_TYPES_DEP += $(O)/vmlinux.h
+endif
 
 $(O)/vmlinux.h: $(VMLINUX_BTF)
 	$(call msg,GEN,$@)
@@ -105,7 +117,7 @@ $(O)/vmlinux.h: $(VMLINUX_BTF)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
 $(O)/featprof.bpf.o: bpf/featprof.bpf.c bpf/featprof_bpf.h bpf/task_state.h bpf/shared_maps.h \
-	$(O)/vmlinux.h
+	$(BPF_TYPES_DEP)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -117,7 +129,7 @@ $(O)/featprof.skel.h: $(O)/featprof.bpf.o
 $(filter $(O)/daemon/%,$(DAEMON_OBJS)): | $(O)/featprof.skel.h $(O)/watch.skel.h \
 	$(O)/sample.skel.h
 
-$(O)/watch.bpf.o: bpf/watch.bpf.c bpf/featprof_bpf.h $(O)/vmlinux.h
+$(O)/watch.bpf.o: bpf/watch.bpf.c bpf/featprof_bpf.h $(BPF_TYPES_DEP)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -127,7 +139,7 @@ $(O)/watch.skel.h: $(O)/watch.bpf.o
 
 # featprof sample's programs, an object of their own (daemon/sample/sample.c)
 $(O)/sample.bpf.o: bpf/sample.bpf.c bpf/featprof_bpf.h bpf/task_state.h bpf/shared_maps.h \
-	$(O)/vmlinux.h
+	$(BPF_TYPES_DEP)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

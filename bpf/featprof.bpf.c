@@ -69,7 +69,7 @@
  * read-only flags set before load (k_*): the verifier never walks a branch a flag
  * rules out, so a helper or context field the kernel lacks is never seen.
  */
-#include "vmlinux.h"
+#include "kernel_types.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

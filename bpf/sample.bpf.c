@@ -4,7 +4,7 @@
  * target at its first sampling session; the targets' objects, bpf/featprof.bpf.c, never
  * carry them).
  */
-#include "vmlinux.h"
+#include "kernel_types.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

@@ -13,7 +13,7 @@
  *
  * The daemon coalesces a burst of events into one catalog read per loop round.
  */
-#include "vmlinux.h"
+#include "kernel_types.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

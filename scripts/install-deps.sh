@@ -5,7 +5,7 @@
 # arguments (make bench adds bcc, make kernel-check QEMU). --list prints the names only.
 set -eu
 
-# build (clang for the BPF objects, bpftool for skeletons and vmlinux.h) and the demo
+# build (clang for the BPF objects, bpftool for skeletons, linux-libc-dev for the BPF UAPI) and the demo
 DEMO_PKGS="make gcc clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
 liblzma-dev libdw-dev libjson-c-dev libiberty-dev libdebuginfod-dev pkg-config binutils
 procps"

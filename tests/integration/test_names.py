@@ -316,7 +316,8 @@ def compare_to(n, what, ours, n1, theirs, n2, truth):
 def sample_of(d, argv, secs="2"):
     """argv (a program that prints "ready PID" first) run and sampled with stacks for secs
     seconds: the sampling JSON, or None (a failed check)."""
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    # in the test's folder: node writes isolate-*-v8.log files into its working directory
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=h.TMP)
     try:
         pid = int(p.stdout.readline().split()[1])
         time.sleep(0.5)     # past its start (a JIT compiles its loops first)
