@@ -13,6 +13,8 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 REGIONSDIR ?= $(PREFIX)/share/featprof/regions.d
 MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# the group whose members may use featprofd.socket (the Debian package: featprof)
+SOCKET_GROUP ?= root
 
 CC ?= gcc
 CXX ?= g++
@@ -500,7 +502,8 @@ install: all
 	install -m 0644 usdt/regions.d/*.regions $(DESTDIR)$(REGIONSDIR)/
 	install -m 0755 $(O)/featprofd $(DESTDIR)$(SBINDIR)/featprofd
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/featprofd.service > $(DESTDIR)$(UNITDIR)/featprofd.service
-	install -m 0644 systemd/featprofd.socket $(DESTDIR)$(UNITDIR)/featprofd.socket
+	sed 's|@SOCKET_GROUP@|$(SOCKET_GROUP)|' systemd/featprofd.socket \
+		> $(DESTDIR)$(UNITDIR)/featprofd.socket
 	install -m 0644 usdt/featprof.h usdt/featprof_inprocess.h usdt/featprof_ip.c \
 		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 0644 $(O)/libfeatprof_ip.a $(DESTDIR)$(LIBDIR)/
@@ -511,9 +514,26 @@ install: all
 	$(SUBST) usdt/featprofConfigVersion.cmake.in \
 		> $(DESTDIR)$(LIBDIR)/cmake/featprof/featprofConfigVersion.cmake
 
+# The Debian package (debian/): dpkg-buildpackage on a copy of the tree in $(O)/deb, so
+# that neither its build nor its output (featprof_VERSION_ARCH.deb) lands in the tree.
+DEB_SRC := $(O)/deb/featprof-$(VERSION)
+deb:
+	$(Q)scripts/install-deps.sh --demo debhelper dpkg-dev
+	$(Q)rm -rf $(O)/deb && mkdir -p $(DEB_SRC)
+	$(Q)tar -c --exclude=./$(O) --exclude=./.git . | tar -x -C $(DEB_SRC)
+	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc
+	$(Q)ls -l $(O)/deb/*.deb
+
+# The package checked as a user gets it: lintian (no errors), then `apt install` in a
+# clean Debian 12 root made by debootstrap, where a member of group featprof runs the
+# README's quick start without root (tests/package/deb_check.sh; needs the network).
+deb-check: deb
+	$(Q)scripts/install-deps.sh --demo lintian debootstrap
+	$(Q)tests/package/deb_check.sh $(O)/deb
+
 clean:
 	rm -rf $(O)
 
-.PHONY: all deps demo-deps check format-check demo bench install clean kernel-check
+.PHONY: all deps demo-deps check format-check demo bench install clean kernel-check deb deb-check
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+-include $(shell find $(O) -path $(O)/deb -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -93,10 +93,12 @@ EOF
 .SH FILES
 .TP
 .I /run/featprof/featprofd.sock
-the socket (root:GROUP 0660 with \-\-group, else root only; the systemd socket unit
-featprofd.socket makes it and starts featprofd on the first connection).
+the socket (root:GROUP 0660 with \-\-group, else root only). Under systemd the
+socket unit featprofd.socket makes it, with its SocketGroup (Debian's package: the
+group featprof; add a user with \fBadduser\fR \fIUSER\fR \fBfeatprof\fR), and starts
+featprofd on the first connection; \-\-group is then not used.
 .TP
-.I /run/featprof
+.I /run/featprof/state
 the attach journal: breakpoints a killed featprofd left are removed at the next start.
 .SH SIGNALS
 SIGTERM and SIGINT detach every target and exit.

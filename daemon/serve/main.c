@@ -89,7 +89,9 @@ static void ready(void)
 	notify("READY=1");
 }
 
-#define FP_DEFAULT_STATE_DIR "/run/featprof"
+/* beside the socket, not its folder: the journal's folder is root's alone (0700), the
+ * socket's must let the --group (or the socket unit's group) reach the socket */
+#define FP_DEFAULT_STATE_DIR "/run/featprof/state"
 
 static void usage(FILE *f)
 {

@@ -114,6 +114,18 @@ static void watch_event(void *ctx, uint32_t kind, uint32_t tgid, uint32_t other,
 
 /* --- the socket and the loop --------------------------------------------------------- */
 
+/* The --group's members reach the socket only through a folder they may search: said at
+ * start where the folder is older than this featprofd and closed (0700, as an earlier
+ * featprofd made /run/featprof for its journal) */
+static void warn_unreachable(const char *dir, gid_t gid)
+{
+	struct stat st;
+
+	if (gid && !stat(dir, &st) && !(st.st_mode & 0011))
+		fp_log(FP_LOG_WARN, "%s is mode %03o: members of --group cannot reach the socket "
+		       "in it (chmod 0755 %s)", dir, st.st_mode & 0777, dir);
+}
+
 static int listen_socket(const struct fp_server_opts *o)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -162,6 +174,8 @@ static int listen_socket(const struct fp_server_opts *o)
 		close(fd);
 		return -e2;
 	}
+	if (slash && slash != dir)
+		warn_unreachable(dir, o->gid);
 	fp_log(FP_LOG_INFO, "listening on %s", o->socket_path);
 	return fd;
 }

@@ -142,6 +142,28 @@ static int replay(FILE *f)
 	return total;
 }
 
+/* dir 0700 (the journal names what featprofd attached where); its missing parents 0755,
+ * as mkdir -p would (the default /run/featprof/state before the socket's /run/featprof) */
+static int make_dir(const char *dir)
+{
+	char p[4096];
+	size_t i;
+
+	if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (i = 1; p[i]; i++) {
+		if (p[i] != '/')
+			continue;
+		p[i] = 0;
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -1;
+		p[i] = '/';
+	}
+	return mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
+}
+
 int fp_journal__open(const char *dir, const char *socket_path, struct fp_err *e)
 {
 	char path[4096], name[256];
@@ -153,9 +175,8 @@ int fp_journal__open(const char *dir, const char *socket_path, struct fp_err *e)
 	for (i = 0; name[i]; i++)
 		if (name[i] == '/')
 			name[i] = '_';
-	if (mkdir(dir, 0700) && errno != EEXIST) {
+	if (make_dir(dir) < 0)
 		return fp_fail(e, errno, "cannot create %s: %s", dir, strerror(errno));
-	}
 	snprintf(path, sizeof(path), "%s/journal%s", dir, name);
 	jr.fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (jr.fd < 0) {
