@@ -327,24 +327,28 @@ static bool attach_at_exec(int fd, int run, pid_t pid, int sig, int *ws, uint64_
 
 /*
  * Outside regions, the run's: its wall time less the time in regions (every region's
- * exclusive time), as featprof model counts it, not only the time between a thread's
- * first and last region event that the probes see. Where threads overlap in regions
- * (their sum is past the wall time) it stays the probes' figure. Kept as base_ns (the
- * table's "(outside regions)"); the probes' as run.between_regions_ns.
+ * exclusive time) and less featprof's own cost (probes_ns: what compensation took out,
+ * which the wall time holds), as featprof model counts it, not only the time between a
+ * thread's first and last region event that the probes see. Where threads overlap in
+ * regions (their sum is past the wall time) it stays the probes' figure. Kept as base_ns
+ * (the table's "(outside regions)"); the probes' as run.between_regions_ns.
  */
 static void run_outside(struct json_object *res, uint64_t wall)
 {
 	struct json_object *regs = geta(res, "regions"), *r = json_object_object_get(res, "run");
-	double in = 0;
+	double in = 0, probes;
 	size_t k;
 
 	for (k = 0; regs && k < json_object_array_length(regs); k++)
 		in += getd(json_object_array_get_idx(regs, k), "exclusive_ns");
+	probes = cli_probes_ns(res);
 	json_object_object_add(r, "between_regions_ns",
 			       json_object_new_int64(geti(res, "base_ns")));
+	json_object_object_add(res, "probes_ns", json_object_new_int64((int64_t)probes));
 	if (in <= (double)wall)
 		json_object_object_add(res, "base_ns", json_object_new_int64(
-					       (int64_t)((double)wall - in)));
+					       (int64_t)((double)wall - in - probes > 0
+							 ? (double)wall - in - probes : 0)));
 }
 
 /*

@@ -151,6 +151,49 @@ static int partial(struct json_object *regs, const char *name)
 }
 
 /* What the marks mean, under the table. */
+double cli_probes_ns(struct json_object *st)
+{
+	struct json_object *regs = geta(st, "regions"), *v;
+	double ns;
+	size_t i;
+
+	if (json_object_object_get_ex(st, "probes_ns", &v))
+		return json_object_get_double(v);
+	ns = getd(st, "base_raw_ns") - getd(st, "base_ns");
+	for (i = 0; regs && i < json_object_array_length(regs); i++) {
+		struct json_object *r = json_object_array_get_idx(regs, i);
+
+		ns += getd(r, "raw_exclusive_ns") - getd(r, "exclusive_ns");
+	}
+	return ns > 0 ? ns : 0;
+}
+
+/*
+ * The time outside regions, then featprof's own (cli_probes_ns) on a line of its own:
+ * in no figure of the table. Where the probes cost more than the regions' time, the
+ * in-process build is said, which times a region for ~30 ns a pair instead of a trap's
+ * microseconds (usdt/featprof_inprocess.h).
+ */
+static void print_outside(struct json_object *st, struct json_object *regs)
+{
+	double probes = cli_probes_ns(st), in = 0;
+	char b1[40];
+	size_t i;
+
+	printf("%-22s %10s\n", "(outside regions)",
+	       cli_fmt_ns((double)geti(st, "base_ns"), b1, 40));
+	if (probes <= 0)
+		return;
+	printf("%-22s %10s  (probe time taken out of the times above)\n", "(featprof's probes)",
+	       cli_fmt_ns(probes, b1, 40));
+	for (i = 0; regs && i < json_object_array_length(regs); i++)
+		in += getd(json_object_array_get_idx(regs, i), "exclusive_ns");
+	if (probes > in && getd(json_object_object_get(st, "compensation"), "pair_ns") > 100)
+		printf("the probes cost more than the regions' time: the in-process build times "
+		       "such\nregions for ~30 ns a pair (pkg-config --cflags --libs "
+		       "featprof-inprocess)\n");
+}
+
 static void print_legend(int partials)
 {
 	printf("\n±: the uncertainty, %% of the time beside it (about one standard error)\n"
@@ -218,8 +261,7 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 		       cli_fmt_ns((double)geti(f, "offcpu_ns"), b4, 40),
 		       total > 0 ? ns / total * 100 : 0);
 	}
-	printf("%-22s %10s\n", "(outside regions)",
-	       cli_fmt_ns((double)geti(st, "base_ns"), b1, 40));
+	print_outside(st, regs);
 	print_sampled(st);
 	for (i = 0; regs && i < json_object_array_length(regs) && n < 4096; i++)
 		arr[n++] = json_object_array_get_idx(regs, i);

@@ -16,6 +16,10 @@ struct json_object;
  * anomaly counters that are not zero after prefix, on one line. */
 void cli_write_table(struct json_object *st, long pid, const char *title);
 void cli_write_anomalies(const char *prefix, struct json_object *an);
+/* featprof's own cost in a stats reply: the probe time compensation took out of the
+ * regions and out of the time between them (raw less compensated, summed); the reply's
+ * "probes_ns" where it has one (featprof run's, whose outside time is the wall's). */
+double cli_probes_ns(struct json_object *st);
 
 /* pprof.c: a gzip-compressed profile.proto of stats (a stats reply) and cat (the list
  * reply); of a sampling report's call stacks. 0 or -errno. */

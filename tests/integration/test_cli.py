@@ -3,7 +3,7 @@
 """Integration tests of the CLI as people drive it (issue 46, parts 2 and 5): the bash
 completion (scripts/featprof.bash-completion) offers a target's feature names; every
 JSON output says its format and version; the table marks partly enabled features, says
-an exited target is one and explains its marks. The real featprofd on a temporary
+an exited target is one and explains its marks, and says featprof's own cost apart. The real featprofd on a temporary
 socket. Needs root.
 usage: test_cli.py BUILD_DIR [TEST...]"""
 import json
@@ -97,6 +97,50 @@ def t_table_marks(d):
           max(len(l) for l in t.splitlines()) <= 80 and
           "*: a feature some of whose regions are not enabled" in t, "the legend")
     check(len(gone) == 2 and "has exited" in gone[1], "an exited target said: %s" % gone)
+
+
+TINY = r"""
+#include <featprof.h>
+static volatile unsigned long sink;
+static void a(void) { FP_BEGIN(tiny_a, "A"); sink++; FP_END(tiny_a); }
+static void b(void) { FP_BEGIN(tiny_b, "B"); sink++; FP_END(tiny_b); }
+int main(void) { for (int i = 0; i < 100000; i++) { a(); b(); } return 0; }
+"""
+
+
+def t_own_cost(d):
+    """featprof run of a program whose 200,000 regions are a few ns each (issue 46, part 5):
+    the probes' cost (what compensation took out of the times) on a line of its own,
+    within a factor 2.5 of the instances times the calibrated pair cost, and not in
+    "(outside regions)", which holds what the program did outside them: its start and the
+    time it was off the CPU there (the table's CPU and off-CPU figures); the in-process
+    build said"""
+    src, exe, out = (os.path.join(h.TMP, "tiny" + x) for x in (".c", "", ".json"))
+    with open(src, "w") as f:
+        f.write(TINY)
+    r = subprocess.run(["gcc", "-O2", "-I", os.path.join(ROOT, "usdt"), src, "-o", exe],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "gcc: %s" % r.stderr)
+    r = cli(d, "run", "-o", out, "--", exe, timeout=120)
+    check(r.returncode == 0, "run: %s" % r.stderr.strip())
+    with open(out) as f:
+        st = json.load(f)
+    regs = st["regions"]
+    pairs = sum(x["count"] for x in regs)
+    pair = st["compensation"]["pair_ns"]
+    wall, cpu = st["run"]["wall_ns"], st["run"]["cpu_ns"]
+    off_outside = max(0, (wall - cpu) - sum(x["exclusive_offcpu_ns"] for x in regs))
+    print("    %d pairs, pair cost %.0f ns: probes %.1f ms (%.2fx pairs x pair), outside %.1f "
+          "ms, of it off the CPU %.1f ms; wall %.1f ms" % (
+              pairs, pair, st["probes_ns"] / 1e6, st["probes_ns"] / max(1, pairs * pair),
+              st["base_ns"] / 1e6, off_outside / 1e6, wall / 1e6))
+    check(pairs == 200000, "every instance: %d" % pairs)
+    check(0.4 < st["probes_ns"] / (pairs * pair) < 2.5, "probes_ns near pairs x pair cost")
+    # before: outside held the probes' cost whole (1.046 s beside two "<100 ms ?")
+    check(st["base_ns"] < off_outside + 0.25 * st["probes_ns"] + 20e6,
+          "(outside regions) without featprof's own cost")
+    check("(featprof's probes)" in r.stderr and "featprof-inprocess" in r.stderr,
+          "the probes' line and the in-process build in the table: %s" % r.stderr[-600:])
 
 
 TESTS = h.discover(globals())
