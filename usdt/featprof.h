@@ -168,9 +168,14 @@
 	} __fp_cat(__fp_scope_v_, __LINE__)
 #define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_scope_unused_, region)
 #else
+/* The scope's variable has a type FP_SCOPE_DEFINE declares, named so that a scope used
+ * before its definition fails with what to do: "unknown type name
+ * 'FP_SCOPE_needs__FP_SCOPE_DEFINE__parse__at_file_scope_before_it'" */
+#define __fp_scope_type(region) FP_SCOPE_needs__FP_SCOPE_DEFINE__##region##__at_file_scope_before_it
 #define FP_SCOPE_DEFINE(region)                                                            \
+	typedef char __fp_scope_type(region);                                              \
 	static inline __attribute__((always_inline, unused)) void __fp_scope_end_##region( \
-		char *__fp_unused)                                                         \
+		__fp_scope_type(region) *__fp_unused)                                      \
 	{                                                                                  \
 		(void)__fp_unused;                                                         \
 		FP_END(region);                                                            \
@@ -178,7 +183,7 @@
 	struct __fp_cat(__fp_scope_unused_, region)
 #define FP_SCOPE(region, ...)                                                              \
 	FP_BEGIN(region, __VA_ARGS__);                                                     \
-	char __fp_cat(__fp_scope_v_, __LINE__)                                             \
+	__fp_scope_type(region) __fp_cat(__fp_scope_v_, __LINE__)                          \
 		__attribute__((cleanup(__fp_scope_end_##region), unused))
 #endif
 

@@ -126,5 +126,20 @@ n=$((n + 1))
 printf '#include "featprof.h"\n#if defined(FP_KIND_BEGIN) || defined(FP_IP_IDS) || defined(FP_TLS_DEPTH)\n#error ABI\n#endif\nint main(void) { return 0; }\n' \
 	> "$tmp/abi.c"
 gcc $W -Iusdt "$tmp/abi.c" -o "$tmp/abi" || { echo "  FAILED a plain build sees featprofd's FP_ constants"; fail=1; }
+# a C scope marked before its FP_SCOPE_DEFINE (issue 46, part 2): the first error says
+# what to do (before: "cleanup argument not a function"), in every build mode
+printf '#include "featprof.h"\nint w(int n)\n{\n\tFP_SCOPE(parse, "P");\n\treturn n;\n}\n' \
+	> "$tmp/misuse.c"
+for cc in gcc clang; do
+	for mode in "" -DFEATPROF_SAMPLING -DFEATPROF_INPROCESS; do
+		n=$((n + 1))
+		if $cc -c $mode -Iusdt "$tmp/misuse.c" -o "$tmp/m.o" 2> "$tmp/err"; then
+			echo "  FAILED $cc $mode: a scope before its FP_SCOPE_DEFINE compiled"; fail=1
+		elif ! grep -m1 'error' "$tmp/err" | grep -q 'FP_SCOPE_DEFINE__parse__at_file_scope'; then
+			echo "  FAILED $cc $mode: the first error does not say what to do:"
+			grep -m1 error "$tmp/err"; fail=1
+		fi
+	done
+done
 echo "build_matrix: $n builds"
 exit $fail
