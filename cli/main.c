@@ -105,7 +105,7 @@ static const struct cmd *command(const char *name)
 int main(int argc, char **argv)
 {
 	const struct cmd *found;
-	int a = 1;
+	int a = 1, rc;
 
 	while (a < argc && argv[a][0] == '-') {
 		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
@@ -156,11 +156,15 @@ int main(int argc, char **argv)
 		args[0] = argv[a + 1];
 		args[1] = help_opt;
 		args[2] = NULL;
-		return found->fn(2, args);
+		rc = found->fn(2, args);
+		cli_help_options(stdout);
+		return rc;
 	}
 	found = command(argv[a]);
 	if (!found)
 		return 2;
 	cli_command = found->name;
-	return found->fn(argc - a, argv + a);
+	rc = found->fn(argc - a, argv + a);
+	cli_help_options(stdout);
+	return rc;
 }

@@ -426,6 +426,7 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 			if (!(a->given = parse_predict(argv[++i])))
 				return 2;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			cli_help_asked(O_MODEL | O_PLAN | O_MODEL_FUNCTIONS | O_JSON);
 			return usage(0), -1;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "featprof model: unknown option or missing value '%s'\n",

@@ -447,6 +447,9 @@ int cmd_run(int argc, char **argv)
 
 	rc = run_parse(argc, argv, &o);
 	if (rc == 1)
+		cli_help_asked(O_CONFIG | O_DEFS | O_FUNCTION | O_STACKS | O_HZ | O_UNWIND |
+			       O_OUTPUT | O_JSON);
+	if (rc == 1)
 		printf("usage: featprof run [--config NAME=VALUE,...] [--regions FILE] "
 		       "[--function FEATURE=[OBJECT:]PATTERN[,...]]... [--stacks [--hz N] "
 		       "[--unwind fp|dwarf]] [-o FILE] [--json] -- CMD ARGS...\n");

@@ -23,6 +23,8 @@ enum {
 	O_CHECK = 32768, O_TRAP = 65536, O_FUNCTION = 131072, O_FUNCTIONS = 262144,
 	O_STACKS = 524288, O_TOP = 1048576, O_UNWIND = 2097152, O_MAX_OVERHEAD = 4194304,
 	O_SPLIT_CLONES = 8388608,
+	/* run's and model's own (their parsers: cli/commands/run.c, model.c), for help */
+	O_CONFIG = 1u << 24, O_MODEL = 1u << 25, O_PLAN = 1u << 26, O_MODEL_FUNCTIONS = 1u << 27,
 };
 struct cli_opts {
 	int json, all, regions, remote, check, trap;
@@ -46,6 +48,11 @@ struct cli_opts {
 };
 /* 0, 1 for --help, -1 after printing a one-line error. argv[0] is the subcommand. */
 int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o);
+/* After a command's usage for --help: the options it takes, each with its meaning, unit
+ * and default (nothing where --help was not asked). */
+void cli_help_options(FILE *f);
+/* For a command with a parser of its own: --help was asked; allowed: its options. */
+void cli_help_asked(unsigned allowed);
 struct json_object;
 /* What cli_parse allocated (--function). */
 void cli_opts_free(struct cli_opts *o);

@@ -114,7 +114,110 @@ static const struct { int ch; unsigned bit; } need[] = {
 	{ 'm', O_REMOTE }, { 'c', O_CHECK }, { 'T', O_TRAP }, { 'F', O_FUNCTION },
 	{ 'U', O_FUNCTIONS }, { 'S', O_STACKS }, { 'K', O_TOP },
 	{ 'W', O_UNWIND }, { 'M', O_MAX_OVERHEAD }, { 'C', O_SPLIT_CLONES },
+	/* options of run's and model's own parsers (no getopt letter: help only) */
+	{ 1000, O_CONFIG }, { 1001, O_MODEL | O_PLAN | O_MODEL_FUNCTIONS },
+	{ 1002, O_MODEL | O_PLAN }, { 1003, O_MODEL | O_MODEL_FUNCTIONS },
+	{ 1004, O_MODEL_FUNCTIONS }, { 1005, O_MODEL_FUNCTIONS }, { 1006, O_PLAN },
+	{ 1007, O_MODEL | O_PLAN | O_MODEL_FUNCTIONS },
 };
+
+/*
+ * What each option means, with its unit and default: `featprof help COMMAND` (and
+ * COMMAND --help) lists, under the command's usage, the ones the command takes; the man
+ * page and the completion read that list. Where a command's default differs, its usage
+ * line says it (sample's 10 s, drill's 5 s).
+ */
+static const struct { int ch; const char *flags, *text; } descs[] = {
+	{ 'j', "-j, --json", "JSON instead of the table (it names its format and version)" },
+	{ 'a', "-a, --all", "every feature of the target" },
+	{ 'r', "-r, --by-region", "the names are regions, not features" },
+	{ 'R', "--regions FILE", "region definitions of other providers' probes (*.regions)" },
+	{ 'F', "--function F=PATTERN", "regions at the functions matching PATTERN (globs, "
+	  "[OBJECT:]), in feature F; repeatable" },
+	{ 'T', "--trap", "by uprobes, also where the program times itself in-process" },
+	{ 'x', "--exe PATH", "every process of the executable PATH, now and later" },
+	{ 'i', "-i, --interval TIME", "between tables or lines: a number is ms, or 500ms, 2s, "
+	  "1m (default 1s, at least 50ms)" },
+	{ 'n', "-n, --count N", "stop after N tables or lines (default: until Ctrl-C or exit)" },
+	{ 'd', "-d, --duration TIME", "how long: a number is seconds, or 30s, 5m (whole "
+	  "seconds, up to 1h)" },
+	{ 'o', "-o, --output FILE", "write FILE (atomically: FILE.tmp renamed when complete)" },
+	{ 'f', "-f, --format FMT", "the file's format (pprof: gzip profile.proto; folded: one "
+	  "line per stack)" },
+	{ 'V', "--value WHAT", "folded's value: wall (default), cpu, offcpu or count" },
+	{ 'l', "-l, --listen ADDR:PORT", "where /metrics is served (default 127.0.0.1:9478)" },
+	{ 't', "-t, --threshold PCT", "changes smaller than PCT percent are not reported "
+	  "(default 5)" },
+	{ 'z', "-z, --hz N", "samples a second per thread, 1 to 10000 (default 997)" },
+	{ 'm', "--remote", "featprofd's own sampler thread reads the target (Linux 5.18)" },
+	{ 'S', "--stacks", "call stacks too: per function, self and total time" },
+	{ 'W', "--unwind fp|dwarf", "stacks by frame pointers, or by DWARF CFI from a copy "
+	  "of the stack (default dwarf)" },
+	{ 'C', "--split-clones", "a function's compiler clones (.constprop.0, .cold) apart" },
+	{ 'K', "--top N", "the N first rows, 1 to 1000" },
+	{ 'M', "--max-overhead PCT", "leave out a function whose probes would cost more "
+	  "(default 5)" },
+	{ 'U', "--functions", "functions, not regions" },
+	{ 'c', "--check", "say what would be repaired, change nothing" },
+	{ 1000, "--config NAME=V,...", "the run's configuration, kept in the file for "
+	  "featprof model; repeatable" },
+	{ 1001, "--choices NAME=V1|V2", "a one-of group: exactly one of the options is on "
+	  "in every run; repeatable" },
+	{ 1002, "--parallel NAME", "a numeric option that sets the number of threads" },
+	{ 1003, "--predict NAME=V,...", "a configuration's predicted times, with 95% "
+	  "intervals" },
+	{ 1004, "--min-share PCT", "functions with at least PCT of the runs' time "
+	  "(default 1)" },
+	{ 1005, "--refine DIR", "time the functions the model fits worst exactly, by "
+	  "running the runs again (files into DIR)" },
+	{ 1006, "--constraint RULE", "NAME=V&...[->NAME=V]: configurations the plan must "
+	  "keep to; repeatable" },
+	{ 1007, "--functions", "a model per function from the runs' call stacks "
+	  "(featprof run --stacks)" },
+};
+static unsigned help_allowed;
+static int help_asked;
+
+/* "  FLAGS  TEXT", TEXT wrapped at spaces within 80 columns under itself */
+static void help_line(FILE *f, const char *flags, const char *text)
+{
+	const int col = 25, width = 80 - col;
+	int len;
+
+	fprintf(f, "  %-22s ", flags);
+	while ((len = (int)strlen(text)) > width) {
+		int cut = width;
+
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (!cut)
+			break;
+		fprintf(f, "%.*s\n%*s", cut, text, col, "");
+		text += cut + 1;
+	}
+	fprintf(f, "%s\n", text);
+}
+
+void cli_help_asked(unsigned allowed)
+{
+	help_asked = 1;
+	help_allowed = allowed;
+}
+
+void cli_help_options(FILE *f)
+{
+	size_t i, k;
+
+	if (!help_asked)
+		return;
+	help_asked = 0;
+	fprintf(f, "options:\n");
+	for (i = 0; i < sizeof(descs) / sizeof(descs[0]); i++)
+		for (k = 0; k < sizeof(need) / sizeof(need[0]); k++)
+			if (need[k].ch == descs[i].ch && (help_allowed & need[k].bit))
+				help_line(f, descs[i].flags, descs[i].text);
+	help_line(f, "-h, --help", "this help");
+}
 
 /* A time: a whole number with a unit (ms, s, m, h), or without one in unit_ms, into
  * *ms. 0, or -1. */
@@ -294,8 +397,11 @@ int cli_parse(int argc, char **argv, unsigned allowed, struct cli_opts *o)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jari:n:f:o:d:l:t:z:h", lopts, NULL)) != -1) {
-		if (c == 'h')
+		if (c == 'h') {
+			help_asked = 1;
+			help_allowed = allowed;
 			return 1;
+		}
 		if (c == '?' || c == ':') {
 			fprintf(stderr, "featprof %s: %s option '%s'\n", argv[0],
 				c == ':' ? "missing value for" : "unknown", argv[optind - 1]);
