@@ -593,6 +593,8 @@ struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
 				json_object_object_add(js, "file", json_object_new_string(s->file));
 				json_object_object_add(js, "line", json_object_new_int64(s->line));
 			}
+			if (s->scope)	/* an FP_SCOPE's: its end at the scope's exits */
+				json_object_object_add(js, "scope", json_object_new_boolean(1));
 			json_object_object_add(js, "object", json_object_new_string(ob->path));
 			json_object_object_add(js, "offset", json_object_new_int64(
 						   (int64_t)s->loc_off));

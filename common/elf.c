@@ -91,6 +91,7 @@ static int merge_catalog(struct fp_object *obj, struct fp_err *e)
 		}
 		s->kind = c->kind;
 		s->shape = c->shape;
+		s->scope = c->scope;
 		s->line = c->line;
 		s->region = c->region;
 		s->file = c->file;

@@ -294,6 +294,7 @@ static int parse_catalog(struct fp_object *obj, const uint8_t *d, size_t dsz, ui
 	s->line = rd32(d + 16);
 	s->kind = d[20];
 	s->shape = d[21];
+	s->scope = d[22] & FEATPROF_ABI_SITE_SCOPE;	/* other flag bits: a later header's */
 	s->note_off = off;
 	s->region = strdup(region);
 	s->file = strdup(file);

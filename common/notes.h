@@ -26,6 +26,7 @@ struct fp_site {
 	/* featprof catalog (provider "featprof" only) */
 	int kind;		/* FP_KIND_*, 0 if not a featprof site */
 	int shape;
+	bool scope;		/* a site of an FP_SCOPE (FEATPROF_ABI_SITE_SCOPE) */
 	uint32_t line;
 	char *region;
 	char *file;

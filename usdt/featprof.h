@@ -126,6 +126,11 @@
 #define FEATPROF_ABI_NOTE_TYPE_SITE 1
 #define FEATPROF_ABI_KIND_BEGIN 1
 #define FEATPROF_ABI_KIND_END 2
+/* a site's flags (the catalog note's byte after the shape, reserved and 0 before; older
+ * featprofd ignore it): a site of an FP_SCOPE, its begin at FP_SCOPE's line, its end at
+ * the scope's exits (in C the end's line is FP_SCOPE_DEFINE's, whose function the
+ * cleanup calls) */
+#define FEATPROF_ABI_SITE_SCOPE 1
 #define FEATPROF_SHAPE_NOP1 0
 #define FEATPROF_SHAPE_SHIELDED 1
 #define FEATPROF_ABI_SHIELD_LEN 19	/* bytes of a shielded site */
@@ -143,27 +148,30 @@
 
 #else
 
-#define FP_BEGIN(region, ...)                                                              \
+#define FP_BEGIN(region, ...) __fp_begin(region, 0, __VA_ARGS__)
+#define __fp_begin(region, flags, ...)                                                     \
 	do {                                                                               \
-		__fp_site(region, FEATPROF_ABI_KIND_BEGIN, "begin",                        \
+		__fp_site(region, FEATPROF_ABI_KIND_BEGIN, flags, "begin",                 \
 			  ".asciz " #__VA_ARGS__ "\n");                                       \
 		__fp_begin_stack(region);                                                  \
 		__fp_ip_begin(region);                                                     \
 	} while (0)
-#define FP_END(region)                                                                     \
+#define FP_END(region) __fp_end(region, 0)
+/* an end; flags: FEATPROF_ABI_SITE_* (a scope's end: FP_SCOPE, FP_SCOPE_DEFINE) */
+#define __fp_end(region, flags)                                                            \
 	do {                                                                               \
 		__fp_ip_end(region);                                                       \
 		__fp_end_stack(region);                                                    \
-		__fp_site(region, FEATPROF_ABI_KIND_END, "end", "");                       \
+		__fp_site(region, FEATPROF_ABI_KIND_END, flags, "end", "");                \
 	} while (0)
 
 #ifdef __cplusplus
 #define FP_SCOPE(region, ...)                                                              \
-	FP_BEGIN(region, __VA_ARGS__);                                                     \
+	__fp_begin(region, FEATPROF_ABI_SITE_SCOPE, __VA_ARGS__);                          \
 	struct __fp_cat(__fp_scope_t_, __LINE__) {                                        \
 		__attribute__((always_inline)) inline ~__fp_cat(__fp_scope_t_, __LINE__)() \
 		{                                                                          \
-			FP_END(region);                                                    \
+			__fp_end(region, FEATPROF_ABI_SITE_SCOPE);                     \
 		}                                                                          \
 	} __fp_cat(__fp_scope_v_, __LINE__)
 #define FP_SCOPE_DEFINE(region) struct __fp_cat(__fp_scope_unused_, region)
@@ -178,11 +186,11 @@
 		__fp_scope_type(region) *__fp_unused)                                      \
 	{                                                                                  \
 		(void)__fp_unused;                                                         \
-		FP_END(region);                                                            \
+		__fp_end(region, FEATPROF_ABI_SITE_SCOPE);                             \
 	}                                                                                  \
 	struct __fp_cat(__fp_scope_unused_, region)
 #define FP_SCOPE(region, ...)                                                              \
-	FP_BEGIN(region, __VA_ARGS__);                                                     \
+	__fp_begin(region, FEATPROF_ABI_SITE_SCOPE, __VA_ARGS__);                          \
 	__fp_scope_type(region) __fp_cat(__fp_scope_v_, __LINE__)                          \
 		__attribute__((cleanup(__fp_scope_end_##region), unused))
 #endif
@@ -289,10 +297,10 @@ struct featprof_tls {
 
 /*
  * Catalog note, owner "featprof", type FEATPROF_ABI_NOTE_TYPE_SITE. Descriptor:
- *   u64 pc, u64 base (as in the stapsdt note), u32 line, u8 kind, u8 shape, u16 0,
+ *   u64 pc, u64 base (as in the stapsdt note), u32 line, u8 kind, u8 shape, u8 flags, u8 0,
  *   region\0 file\0 feature\0 ... \0   (end sites carry no features)
  */
-#define __fp_catalog_note(region, kind, feats)                                             \
+#define __fp_catalog_note(region, kind, flags, feats)                                      \
 	".pushsection .note.featprof,\"?\",\"note\"\n"                                     \
 	".balign 4\n"                                                                      \
 	".4byte 996f-995f,998f-997f," __fp_xstr(FEATPROF_ABI_NOTE_TYPE_SITE) "\n"       \
@@ -301,7 +309,7 @@ struct featprof_tls {
 	"997:\t.8byte 990b\n"                                                              \
 	".8byte _.stapsdt.base\n"                                                          \
 	".4byte " __fp_xstr(__LINE__) "\n"                                                 \
-	".byte " __fp_xstr(kind) "," __fp_xstr(FEATPROF_SITE_SHAPE) ",0,0\n"                     \
+	".byte " __fp_xstr(kind) "," __fp_xstr(FEATPROF_SITE_SHAPE) "," __fp_xstr(flags) ",0\n" \
 	".asciz \"" #region "\"\n"                                                         \
 	".asciz \"" __FILE__ "\"\n" feats ".byte 0\n"                                      \
 	"998:\t.balign 4\n"                                                                \
@@ -311,9 +319,9 @@ struct featprof_tls {
  * The one internal macro every site goes through: later site kinds (a sampler-visible
  * region marker, a per-site value) change this and nothing else.
  */
-#define __fp_site(region, kind, kind_name, feats)                                          \
+#define __fp_site(region, kind, flags, kind_name, feats)                                   \
 	__asm__ __volatile__(__fp_site_insns __fp_stapsdt_note(region, kind_name)         \
-				     __fp_catalog_note(region, kind, feats) __fp_base_insns)
+				     __fp_catalog_note(region, kind, flags, feats) __fp_base_insns)
 
 #if defined(FEATPROF_SAMPLING_GATED) && !defined(FEATPROF_SAMPLING)
 #define FEATPROF_SAMPLING

@@ -16,6 +16,41 @@
 #include "common/strays.h"
 #include "common/symbols.h"
 
+/*
+ * Where an FP_SCOPE's end is: at its scope's exits, not at its note's line (in C that is
+ * FP_SCOPE_DEFINE's, the cleanup function's): "exits of f.c:22", the lines of the
+ * region's FP_SCOPE begins in the same file, or "scope exits" where there are none.
+ */
+static bool scope_begin_in(const struct fp_site *b, const char *file)
+{
+	return b->kind == FP_KIND_BEGIN && b->scope && b->file && !strcmp(b->file, file);
+}
+
+static void scope_exits(const struct fp_catalog *cat, const struct fp_region *r,
+			const struct fp_site *end, char *loc, size_t len)
+{
+	const char *base = strrchr(end->file, '/');
+	size_t n = (size_t)snprintf(loc, len, "exits of %s:", base ? base + 1 : end->file);
+	int j, found = 0;
+
+	for (j = 0; j < r->nsites && n < len; j++) {
+		const struct fp_site *b = fp_ref_site(cat->objs, &r->sites[j]);
+		int k;
+
+		if (!scope_begin_in(b, end->file))
+			continue;
+		for (k = 0; k < j; k++)	/* a line once (a template's copies share it) */
+			if (scope_begin_in(fp_ref_site(cat->objs, &r->sites[k]), end->file) &&
+			    fp_ref_site(cat->objs, &r->sites[k])->line == b->line)
+				break;
+		if (k == j)
+			n += (size_t)snprintf(loc + n, len - n, "%s%u", found++ ? "," : "",
+					      b->line);
+	}
+	if (!found)
+		snprintf(loc, len, "scope exits");
+}
+
 static void print_human(const struct fp_catalog *cat, const char *what)
 {
 	int i, j, o;
@@ -71,7 +106,9 @@ static void print_human(const struct fp_catalog *cat, const char *what)
 			const struct fp_site *s = fp_ref_site(cat->objs, &r->sites[j]);
 			char loc[512];
 
-			if (s->file) {
+			if (s->file && s->scope && s->kind == FP_KIND_END) {
+				scope_exits(cat, r, s, loc, sizeof(loc));
+			} else if (s->file) {
 				const char *base = strrchr(s->file, '/');
 
 				snprintf(loc, sizeof(loc), "%s:%u", base ? base + 1 : s->file,

@@ -22,7 +22,15 @@ for r in d["regions"]:
         assert s["optimizable_offset"] == s["offset"] + 6
 assert sorted(f["name"] for f in d["features"]) == ["Cache", "Checksum", "Compression", "Encryption"]
 assert d["objects"][0]["featprof_sites"] == 11
+# the FP_SCOPE's sites say so (its end's note line is FP_SCOPE_DEFINE's)
+assert all(s.get("scope") for s in regs["checksum"]["sites"]), regs["checksum"]["sites"]
+assert not any(s.get("scope") for s in regs["compress"]["sites"])
 PY
+# the FP_SCOPE's end at its scope's exits, not at FP_SCOPE_DEFINE's line (site.c:8)
+scope_line=$(grep -n 'FP_SCOPE(checksum' tests/targets/site.c | cut -d: -f1)
+out=$("$FP" list "$B/tests/targets/site_c")
+grep -qE "^    end +exits of site.c:$scope_line " <<< "$out" && ok "FP_SCOPE's end: exits of line $scope_line" ||
+	bad "FP_SCOPE's end: $(grep -A2 '^  checksum' <<< "$out")"
 
 "$B/tests/targets/site_shlib" 4000000000 > /dev/null & pid=$!
 sleep 0.3
