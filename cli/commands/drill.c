@@ -49,12 +49,19 @@ struct fnc {
 	int clamped;		/* held to the function that holds it (compensation's error) */
 };
 
-static void pause_s(long secs)
+/* secs seconds, what the drill is doing meanwhile said second by second on a terminal */
+static void pause_s(long secs, const char *doing)
 {
-	struct timespec ts = { secs, 0 };
+	long i;
 
-	while (nanosleep(&ts, &ts))
-		;
+	for (i = 0; i < secs; i++) {
+		struct timespec ts = { 1, 0 };
+
+		cli_progress("featprof drill: %s, %ld of %ld s", doing, i, secs);
+		while (nanosleep(&ts, &ts))
+			;
+	}
+	cli_progress_done();
 }
 
 static struct json_object *by_name(struct json_object *a, const char *name)
@@ -92,7 +99,7 @@ static struct json_object *sample(long pid, long secs, const char *unwind,
 	if (!st)
 		return NULL;
 	json_object_put(st);
-	pause_s(secs);
+	pause_s(secs, "sampling call stacks");
 	st = client_request("drill", "stats", pid, NULL);
 	req = json_object_new_object();
 	json_object_object_add(req, "on", json_object_new_boolean(0));
@@ -635,7 +642,7 @@ static int timing(long pid, const char *region, const char *feature, struct fnc 
 		return 1;
 	a = client_request("drill", "stats", pid, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &w0);
-	pause_s(d->secs);
+	pause_s(d->secs, "timing the functions");
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	b = client_request("drill", "stats", pid, NULL);
 	if (nt)

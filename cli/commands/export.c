@@ -157,7 +157,10 @@ int cmd_export(int argc, char **argv)
 	}
 	if (out && !(f = cli_open_tmp(out, "export", tmp, sizeof(tmp))))	/* before waiting */
 		return 1;
+	if (secs)
+		cli_progress("featprof export: %ld s ...", secs);
 	st = fetch(pid, secs, "export");
+	cli_progress_done();
 	if (st && !strcmp(format, "pprof")) {
 		struct json_object *cat = catalog(pid);
 		int64_t dur = secs ? (int64_t)secs * 1000000000 : geti(st, "elapsed_ns");

@@ -29,15 +29,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/core/core.h"
 #include "cli/writers/writers.h"
 #include "commands_impl.h"
 
+/* The recording's pushes into tr until its "done" (into *done): 1, or 0 after a line
+ * (the target exited or was detached, out of memory). Progress said on a terminal. */
+static int read_events(int fd, long pid, long secs, struct cli_trace *tr,
+		       struct json_object **done)
+{
+	struct json_object *push, *v, *evs;
+	time_t t0 = time(NULL);
+	int ok = 1;
+
+	while (ok && !*done) {
+		cli_progress("featprof record: %ld of %ld s", (long)(time(NULL) - t0), secs);
+		if (!(push = client_read(fd)))
+			break;
+		if (json_object_object_get_ex(push, "event", &v)) {
+			fprintf(stderr, "featprof record: pid %ld %s during the recording; nothing "
+				"written\n", pid, strcmp(json_object_get_string(v), "exit")
+							   ? "was detached" : "exited");
+			ok = 0;
+		} else if (json_object_object_get_ex(push, "done", &v)) {
+			*done = json_object_get(push);
+		} else if ((evs = geta(push, "events")) && cli_trace__add(tr, evs)) {
+			fprintf(stderr, "featprof record: out of memory\n");
+			ok = 0;
+		}
+		json_object_put(push);
+	}
+	cli_progress_done();
+	return ok;
+}
+
 int cmd_record(int argc, char **argv)
 {
-	struct json_object *req, *res, *push, *v, *names = NULL, *done = NULL;
+	struct json_object *req, *res, *names = NULL, *done = NULL;
 	struct cli_trace *tr = cli_trace__new();
 	struct cli_opts o;
 	char tmp[4096];
@@ -74,22 +105,7 @@ int cmd_record(int argc, char **argv)
 	if (json_object_object_get_ex(res, "regions", &names))
 		json_object_get(names);
 	json_object_put(res);
-	while (ok && !done && (push = client_read(fd))) {
-		struct json_object *evs;
-
-		if (json_object_object_get_ex(push, "event", &v)) {
-			fprintf(stderr, "featprof record: pid %ld %s during the recording; nothing "
-				"written\n", pid, strcmp(json_object_get_string(v), "exit")
-							   ? "was detached" : "exited");
-			ok = 0;
-		} else if (json_object_object_get_ex(push, "done", &v)) {
-			done = json_object_get(push);
-		} else if ((evs = geta(push, "events")) && cli_trace__add(tr, evs)) {
-			fprintf(stderr, "featprof record: out of memory\n");
-			ok = 0;
-		}
-		json_object_put(push);
-	}
+	ok = read_events(fd, pid, o.duration, tr, &done);
 	close(fd);
 	if (ok && !done)
 		fprintf(stderr, "featprof record: featprofd closed the connection; nothing "

@@ -213,8 +213,12 @@ int cmd_sample(int argc, char **argv)
 	}
 	json_object_put(res);
 	cli_catch_interrupts();
-	for (i = 0; i < secs * 10 && !cli_interrupted; i++)
+	for (i = 0; i < secs * 10 && !cli_interrupted; i++) {
+		if (i % 10 == 0)
+			cli_progress("featprof sample: %ld of %ld s", i / 10, secs);
 		nanosleep(&ts, NULL);
+	}
+	cli_progress_done();
 	st = call("stats", pid, 0, 0);
 	res = call("sample", pid, hz, 0);
 	json_object_put(res);

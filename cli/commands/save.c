@@ -110,7 +110,10 @@ static int intervals(int fd, long pid, long n, struct json_object *ivs)
 
 	cli_catch_interrupts();	/* Ctrl-C: stop, and write the intervals so far */
 	while ((long)json_object_array_length(ivs) < n && ok) {
+		cli_progress("featprof save: interval %zu of %ld",
+			     json_object_array_length(ivs) + 1, n);
 		push = client_read(fd);
+		cli_progress_done();
 		if (!push && cli_interrupted) {
 			size_t got = json_object_array_length(ivs);
 

@@ -106,6 +106,11 @@ int cli_close_tmp(FILE *f, const char *tmp, const char *out, const char *what, i
 extern volatile sig_atomic_t cli_interrupted;
 void cli_catch_interrupts(void);
 
+/* cli/core/progress.c: a long command's progress on stderr, one line rewritten in place,
+ * only where stderr is a terminal (printf's fmt); cleared by cli_progress_done. */
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_progress_done(void);
+
 /* cli/core/format.c: a time in ns for people, in the unit that fits it ("812 ns",
  * "3.25 us", "41.07 ms", "1.205 s"; negative times too), into buf. */
 const char *cli_fmt_ns(double ns, char *buf, size_t len);

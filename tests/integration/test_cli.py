@@ -8,6 +8,7 @@ socket. Needs root.
 usage: test_cli.py BUILD_DIR [TEST...]"""
 import json
 import os
+import pty
 import subprocess
 import sys
 import time
@@ -141,6 +142,39 @@ def t_own_cost(d):
           "(outside regions) without featprof's own cost")
     check("(featprof's probes)" in r.stderr and "featprof-inprocess" in r.stderr,
           "the probes' line and the in-process build in the table: %s" % r.stderr[-600:])
+
+
+def t_progress(d):
+    """A long command shows its progress on a terminal (sample: "1 of 2 s", rewritten in
+    place and cleared before the result) and nothing of it in a pipe (issue 46, part 1)"""
+    p = h.demo()
+    try:
+        cmd = [h.B + "/featprof", "--socket", d.sock, "sample", str(p.pid), "--stacks",
+               "--duration", "2"]
+        master, slave = pty.openpty()
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=slave, timeout=60)
+        os.close(slave)
+        tty = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:     # EIO: the slave's last holder closed it
+                break
+            if not chunk:
+                break
+            tty += chunk
+        os.close(master)
+        piped = cli(d, "sample", p.pid, "--stacks", "--duration", "2", timeout=60)
+    finally:
+        p.kill()
+        p.wait()
+    tty = tty.decode(errors="replace")
+    print("    on a terminal: %r" % tty[:120])
+    check(r.returncode == 0 and "featprof sample: 1 of 2 s" in tty and "\r" in tty,
+          "progress on the terminal")
+    check(tty.endswith("\r\033[K"), "the line cleared before the result")
+    check(piped.returncode == 0 and " of 2 s" not in piped.stderr,
+          "nothing of it in a pipe: %r" % piped.stderr[:200])
 
 
 TESTS = h.discover(globals())
