@@ -6,7 +6,8 @@
  * Samples the target's threads for S seconds (default 10) at N Hz (default 997, prime so
  * that it does not beat with the program's own periods) and prints per feature, feature
  * set and region the sampled CPU time (samples x period) with its standard error, beside
- * the traced CPU time where the region is also traced. The program must be built with
+ * the traced CPU time over the same window where the region is also traced (its
+ * "window_cpu_ns" in --json: the stats at the end less at the start). Built with
  * FEATPROF_SAMPLING (usdt/featprof.h); no region needs to be enabled. Sampling stops at
  * the end; the figures stay in `featprof stats PID --json` ("sampling", and "samples",
  * "sampled_ns", "sampled_stderr_ns", "measured" in each region and feature).
@@ -76,19 +77,48 @@ static void row(const char *kind, const char *name, struct json_object *x, doubl
 	       getd(x, "sampled_stderr_ns") / 1e6, 100 * getd(x, "share"), t);
 }
 
-/* The traced CPU time of the named region or feature, -1 when not traced. */
-static double traced_cpu(struct json_object *st, const char *arr, const char *name)
+static struct json_object *by_name(struct json_object *a, const char *name)
 {
-	struct json_object *a = geta(st, arr);
 	size_t k;
 
-	for (k = 0; a && k < json_object_array_length(a); k++) {
-		struct json_object *x = json_object_array_get_idx(a, k);
+	for (k = 0; a && k < json_object_array_length(a); k++)
+		if (!strcmp(gets_(json_object_array_get_idx(a, k), "name"), name))
+			return json_object_array_get_idx(a, k);
+	return NULL;
+}
 
-		if (!strcmp(gets_(x, "name"), name))
-			return strstr(gets_(x, "measured"), "traced") ? getd(x, "cpu_ns") : -1;
+/*
+ * The traced CPU time over the sampled window, beside the sampled: each traced region's
+ * and feature's cpu_ns at the window's end less at its start (before), into its
+ * "window_cpu_ns" (the stats' own figures are since enable or reset).
+ */
+static void traced_window(struct json_object *st, struct json_object *before)
+{
+	static const char *const arrs[] = { "regions", "features" };
+	size_t i, k;
+
+	for (i = 0; i < 2; i++) {
+		struct json_object *a = geta(st, arrs[i]);
+
+		for (k = 0; a && k < json_object_array_length(a); k++) {
+			struct json_object *x = json_object_array_get_idx(a, k);
+			struct json_object *b = by_name(geta(before, arrs[i]), gets_(x, "name"));
+
+			if (strstr(gets_(x, "measured"), "traced"))
+				json_object_object_add(x, "window_cpu_ns", json_object_new_double(
+					getd(x, "cpu_ns") - (b ? getd(b, "cpu_ns") : 0)));
+		}
 	}
-	return -1;
+}
+
+/* The traced CPU time of the named region or feature over the window, -1 when not
+ * traced. */
+static double traced_cpu(struct json_object *st, const char *arr, const char *name)
+{
+	struct json_object *x = by_name(geta(st, arr), name), *v;
+
+	return x && json_object_object_get_ex(x, "window_cpu_ns", &v)
+		       ? json_object_get_double(v) : -1;
 }
 
 /* The sampled table: features, sets, the base, regions (beside their traced CPU time in
@@ -114,7 +144,7 @@ static void print_sampled(struct json_object *st, struct json_object *sm, long p
 			       ? "" : "; sampler not realtime");
 	printf("\n");
 	printf("%-8s %-24s %8s %12s %10s %7s %12s\n", "", "name", "samples", "CPU ms",
-	       "± ms (SE)", "share", "traced CPU ms");
+	       "± ms (SE)", "share", "traced CPU ms");	/* both over the window */
 	for (a = geta(sm, "features"), k = 0; a && k < json_object_array_length(a); k++) {
 		struct json_object *x = json_object_array_get_idx(a, k);
 
@@ -173,6 +203,28 @@ static int check_opts(const struct cli_opts *o)
 	return why != NULL;
 }
 
+/* The sampled window: the traced figures at its start, secs seconds (progress on a
+ * terminal; Ctrl-C ends it early), the stats at its end with the traced window's figures */
+static struct json_object *window(long pid, long secs)
+{
+	struct json_object *before = call("stats", pid, 0, 0), *st;
+	struct timespec ts = { 0, 100000000 };
+	long i;
+
+	cli_catch_interrupts();
+	for (i = 0; i < secs * 10 && !cli_interrupted; i++) {
+		if (i % 10 == 0)
+			cli_progress("featprof sample: %ld of %ld s", i / 10, secs);
+		nanosleep(&ts, NULL);
+	}
+	cli_progress_done();
+	st = call("stats", pid, 0, 0);
+	if (st)
+		traced_window(st, before);
+	json_object_put(before);
+	return st;
+}
+
 int cmd_sample(int argc, char **argv)
 {
 	struct json_object *res, *st, *sm;
@@ -180,10 +232,8 @@ int cmd_sample(int argc, char **argv)
 	long pid = 0, hz, secs;
 	int rc = cli_parse(argc, argv, O_HZ | O_DURATION | O_JSON | O_EXE | O_REMOTE |
 			   O_SPLIT_CLONES | O_STACKS | O_TOP | O_OUTPUT | O_FORMAT | O_UNWIND, &o);
-	struct timespec ts = { 0, 100000000 };
 	char tmp[4200];
 	FILE *out = NULL;
-	long i;
 
 	if (rc || o.npos != !o.exe || (!o.exe && parse_pid(o.pos[0], &pid))) {
 		if (!rc && o.npos == 1 && !o.exe)
@@ -212,14 +262,7 @@ int cmd_sample(int argc, char **argv)
 		return 1;
 	}
 	json_object_put(res);
-	cli_catch_interrupts();
-	for (i = 0; i < secs * 10 && !cli_interrupted; i++) {
-		if (i % 10 == 0)
-			cli_progress("featprof sample: %ld of %ld s", i / 10, secs);
-		nanosleep(&ts, NULL);
-	}
-	cli_progress_done();
-	st = call("stats", pid, 0, 0);
+	st = window(pid, secs);
 	res = call("sample", pid, hz, 0);
 	json_object_put(res);
 	if (!st || !json_object_object_get_ex(st, "sampling", &sm)) {

@@ -4,6 +4,7 @@
 instrumented targets, figures checked through the real CLI and the protocol:
 featprof sample (a thread's cpu-clock events, --remote, the gated stack) against
 tracing. Needs root. usage: test_sampling.py BUILD_DIR [TEST...]"""
+import json
 import os
 import signal
 import subprocess
@@ -114,6 +115,43 @@ def t_sample(d):
         for x in (p, q):
             x.kill()
             x.wait()
+
+
+def t_sample_window(d):
+    """featprof sample's traced column is over the sampled window (issue 46, part 5): with
+    regions traced 3 s before a 2 s sample, each traced region's window_cpu_ns agrees with
+    its sampled time (3 SE and 2 points of the samples) where its cpu_ns since enable is
+    about 2.5 times larger; the table shows the window's figure"""
+    p = subprocess.Popen([B + "/tests/targets/regress_sampled"], stdout=subprocess.PIPE)
+    try:
+        p.stdout.readline()
+        check(cli(d, "enable", p.pid, "--all").returncode == 0, "enable")
+        time.sleep(3)
+        r = cli(d, "sample", p.pid, "--duration", "2", "--json", timeout=60)
+        t = cli(d, "sample", p.pid, "--duration", "2", timeout=60).stdout
+    finally:
+        p.kill()
+        p.wait()
+    check(r.returncode == 0, "sample: %s" % r.stderr.strip())
+    st = json.loads(r.stdout)
+    sm = st["sampling"]
+    total = sm["samples"] * sm["period_ns"]
+    n = 0
+    for x in st["regions"]:
+        if x.get("measured") != "traced+sampled" or x["sampled_ns"] < 0.05 * total:
+            continue
+        n += 1
+        w, diff = x["window_cpu_ns"], x["sampled_ns"] - x["window_cpu_ns"]
+        print("    %-8s sampled %7.1f ms ± %4.1f, traced over the window %7.1f ms, since "
+              "enable %7.1f ms" % (x["name"], x["sampled_ns"] / 1e6,
+                                   x["sampled_stderr_ns"] / 1e6, w / 1e6, x["cpu_ns"] / 1e6))
+        check(abs(diff) <= 3 * x["sampled_stderr_ns"] + 0.02 * total,
+              "%s: the window's traced time agrees with the sampled" % x["name"])
+        check(x["cpu_ns"] > 1.8 * w, "%s: since enable is the longer time" % x["name"])
+        row = [l for l in t.splitlines() if l.startswith("region ") and " %s " % x["name"] in l]
+        check(row and float(row[0].split()[-1]) < 0.6 * x["cpu_ns"] / 1e6,
+              "%s: the table's traced column is the window's: %s" % (x["name"], row))
+    check(n >= 2, "regions traced and sampled: %d" % n)
 
 
 def t_sample_remote(d):
