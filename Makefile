@@ -56,6 +56,8 @@ LIBS_NOTES := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null || echo -lelf) -lz
 LIBS_DW := $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null || echo -ldw)
 LIBS_JSON := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
 LIBS_BPF := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
+# featprof metrics' HTTP server (cli/commands/metrics.c, Debian's libmicrohttpd-dev)
+LIBS_MHD := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 ALL_CFLAGS += $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
 
 ifeq ($(V),1)
@@ -173,7 +175,8 @@ $(O)/featprofd: $(DAEMON_OBJS)
 
 $(O)/featprof: $(CLI_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON) -lm	# -lz: pprof too
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LIBS_NOTES) $(LIBS_JSON) $(LIBS_MHD) -lm \
+		-lpthread	# -lz: pprof too
 
 # Instrumented programs: the demo, test targets, benchmarks. Built from one source each
 # with per-target flags; extra objects and libraries through TGT_OBJS / TGT_LIBS.

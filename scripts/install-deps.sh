@@ -7,7 +7,8 @@ set -eu
 
 # build (clang for the BPF objects, bpftool for skeletons, linux-libc-dev for the BPF UAPI) and the demo
 DEMO_PKGS="make gcc clang llvm libc6-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-liblzma-dev libdw-dev libjson-c-dev libiberty-dev libdebuginfod-dev pkg-config binutils
+liblzma-dev libdw-dev libjson-c-dev libiberty-dev libdebuginfod-dev libmicrohttpd-dev pkg-config
+binutils
 procps"
 # the tests: C++ and fuzzer targets, third-party programs and tools compared against;
 # dpkg-dev for apt-get source (lz4's source package, tests/bench/lz4_build.sh); linux-perf

@@ -25,20 +25,22 @@
  *   the kernel's log2 buckets: le = 2^(k+1) ns).
  * Times are compensated like stats' (the histogram is raw: per instance, as measured).
  *
- * The server is deliberately small: one request at a time, GET only, a request line
- * and headers of at most 8 KiB read with a 5 s timeout, the connection closed after
- * each response.
+ * HTTP by libmicrohttpd (Debian's libmicrohttpd-dev): the parsing that faces the network
+ * is a maintained library's, not ours. One thread answers one request at a time; GET and
+ * HEAD of /metrics; 16 connections at most, each idle one closed after 5 s, a request's
+ * line and headers within 16 KiB.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <linux/types.h>
@@ -48,16 +50,11 @@
 #include "commands_impl.h"
 #include "bpf/featprof_bpf.h"	/* FP_HIST_BUCKETS */
 
-#define MAX_REQUEST 8192
+#define MAX_REQUEST 16384	/* a connection's memory, its request line and headers in it */
+#define REQUEST_TIMEOUT_S 5
+#define MAX_CONNECTIONS 16
 #define DEFAULT_LISTEN "127.0.0.1:9478"
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 /* A label value, escaped as the text format wants (\\, \", \n). */
 static void lv(FILE *f, const char *s)
@@ -335,49 +332,84 @@ static void scrape(FILE *f, char **pids, int npids)
 	json_object_put(status);
 }
 
-static void respond(int fd, const char *status, const char *type, const char *body, size_t n)
-{
-	char head[256];
-	int h = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, type, n);
+struct scrape_of {
+	char **pids;
+	int npids;
+};
 
-	if (send(fd, head, (size_t)h, MSG_NOSIGNAL) == h && n)
-		(void)!send(fd, body, n, MSG_NOSIGNAL);
+/*
+ * Every request, called by libmicrohttpd's thread (one at a time): GET or HEAD of
+ * /metrics (its query ignored) scrapes anew; another path 404, another method 405.
+ * Answered at the first call: a request's body, if any, is not read.
+ */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **state)
+{
+	const struct scrape_of *x = cls;
+	const char *type = "text/plain", *body = "";
+	char *scraped = NULL;
+	size_t n = 0;
+	unsigned code = MHD_HTTP_OK;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	FILE *f;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		code = MHD_HTTP_METHOD_NOT_ALLOWED;
+	} else if (strcmp(url, "/metrics")) {
+		code = MHD_HTTP_NOT_FOUND;
+		body = "try /metrics\n";
+	} else if (!(f = open_memstream(&scraped, &n))) {
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+	} else {
+		scrape(f, x->pids, x->npids);
+		fclose(f);
+		body = scraped;
+		type = "text/plain; version=0.0.4; charset=utf-8";
+	}
+	if (code != MHD_HTTP_OK || !scraped)
+		n = strlen(body);
+	r = MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
+	free(scraped);
+	if (!r)
+		return MHD_NO;
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
-static void serve(int cfd, char **pids, int npids)
+/* The server on the bound socket fd until SIGINT or SIGTERM: libmicrohttpd's one thread
+ * (signals blocked there and waited for here). 0, or 1 after a line. */
+static int serve(int fd, char **pids, int npids)
 {
-	struct timeval tv = { .tv_sec = 5 };
-	char req[MAX_REQUEST + 1] = "";
-	size_t len = 0;
-	ssize_t r;
+	struct scrape_of x = { pids, npids };
+	struct MHD_Daemon *d;
+	sigset_t set;
+	int sig;
 
-	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (len < MAX_REQUEST && !strstr(req, "\r\n\r\n")) {
-		r = recv(cfd, req + len, MAX_REQUEST - len, 0);
-		if (r <= 0)
-			return;
-		len += (size_t)r;
-		req[len] = 0;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* inherited by the server's thread */
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, &x,
+			     MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REQUEST_TIMEOUT_S,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MAX_REQUEST,
+			     MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "featprof metrics: the HTTP server (libmicrohttpd) did not "
+			"start\n");
+		close(fd);
+		return 1;
 	}
-	if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13)) {
-		char *body = NULL;
-		size_t n = 0;
-		FILE *f = open_memstream(&body, &n);
-
-		if (!f) {
-			respond(cfd, "500 Internal Server Error", "text/plain", "", 0);
-			return;
-		}
-		scrape(f, pids, npids);
-		fclose(f);
-		respond(cfd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body, n);
-		free(body);
-	} else if (!strncmp(req, "GET ", 4)) {
-		respond(cfd, "404 Not Found", "text/plain", "try /metrics\n", 13);
-	} else {
-		respond(cfd, "405 Method Not Allowed", "text/plain", "", 0);
-	}
+	sigwait(&set, &sig);
+	MHD_stop_daemon(d);	/* closes fd */
+	return 0;
 }
 
 int cmd_metrics(int argc, char **argv)
@@ -429,20 +461,5 @@ int cmd_metrics(int argc, char **argv)
 			"who can reach it reads your figures\n", listen_at);
 	fprintf(stderr, "featprof metrics: serving http://%s/metrics\n", listen_at);
 	signal(SIGPIPE, SIG_IGN);
-	{
-		struct sigaction sa_stop = { .sa_handler = on_signal };
-
-		sigaction(SIGINT, &sa_stop, NULL);	/* no SA_RESTART: accept returns */
-		sigaction(SIGTERM, &sa_stop, NULL);
-	}
-	while (!stop) {
-		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-
-		if (cfd < 0)
-			continue;
-		serve(cfd, o.pos, o.npos);
-		close(cfd);
-	}
-	close(fd);
-	return 0;
+	return serve(fd, o.pos, o.npos);
 }

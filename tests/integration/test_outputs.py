@@ -106,6 +106,15 @@ def http_get(url, timeout=5):
         return r.read().decode()
 
 
+def http_status(port, req):
+    """The status code of the answer to the raw request req (0: none)."""
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+        c.sendall(req)
+        line = c.recv(64).split(b"\r\n")[0].split()
+    return int(line[1]) if len(line) > 1 else 0
+
+
 def t_metrics(d):
     """featprof metrics as nobody, scraped by a real Prometheus: only nobody's targets;
     PromQL values equal featprof stats."""
@@ -135,6 +144,20 @@ def t_metrics(d):
         r = subprocess.run([B + "/featprof", "--socket", d.sock, "metrics", "--listen",
                             "127.0.0.1:%d" % port], capture_output=True, text=True, timeout=10)
         check(r.returncode == 1 and "cannot listen" in r.stderr, "port in use: %r" % r.stderr)
+        # HTTP by libmicrohttpd: what is not a GET of /metrics, and oversized headers
+        got = {what: http_status(port, req) for what, req in (
+            ("other path", b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n"),
+            ("POST", b"POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx"),
+            ("HEAD", b"HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\n"),
+            ("40 KB header", b"GET /metrics HTTP/1.1\r\nHost: a\r\nX: " + b"a" * 40000 +
+             b"\r\n\r\n"),
+            ("not HTTP", b"garbage\r\n\r\n"))}
+        print("    %s" % got)
+        check(got["other path"] == 404 and got["POST"] == 405 and got["HEAD"] == 200 and
+              got["40 KB header"] in (413, 431) and got["not HTTP"] in (0, 400),
+              "404, 405, HEAD, oversized headers refused, garbage closed or 400")
+        check('pid="%d"' % mine.pid in http_get("http://127.0.0.1:%d/metrics" % port),
+              "still serving after them")
         cfg = os.path.join(TMP, "prometheus.yml")
         with open(cfg, "w") as f:
             f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n"
