@@ -149,12 +149,18 @@ def cli(d, *args, user=None, timeout=30):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
+# the demos and truth targets started, so that run_file ends those a failed test left
+# running (a test that raised before its finally once left two busy demos on both CPUs)
+STARTED = []
+
+
 class Target:
     def __init__(self, mode, *args, user=None):
         cmd = [B + "/tests/targets/truth", mode] + [str(a) for a in args]
         if user:
             cmd = as_user(user, cmd)
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        STARTED.append(self.p)
         line = self.p.stdout.readline()
         assert line.startswith("ready "), line
         self.pid = int(line.split()[1])
@@ -210,7 +216,9 @@ def uprobe_links(pid):
 
 def demo():
     """The demo target, two threads, quiet."""
-    return subprocess.Popen([B + "/featprof-demo", "-t", "2", "-q"])
+    p = subprocess.Popen([B + "/featprof-demo", "-t", "2", "-q"])
+    STARTED.append(p)
+    return p
 
 
 def rss_kb(pid):
@@ -382,6 +390,10 @@ def run_file(name, tests, timed=(), daemon_args=(), stop_check=False):
             check(rc == 0, "featprofd stopped cleanly on SIGTERM (exit %s)" % rc)
     finally:
         d.stop()
+        for p in STARTED:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
         if FAILS:
             print("---- featprofd log ----\n" + d.logtext()[-3000:])
     print("%s: %d passed, %d failed (%d checks)" % (name, passed, failed, CHECKS[0]))
