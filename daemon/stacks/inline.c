@@ -8,7 +8,8 @@
  * each named by its abstract origin's DW_AT_name. dwarf_getscopes is not used: where the
  * innermost scope is an inlined call it goes on with the scopes of the inlined function's
  * abstract definition, not with the calls around it. Each address's answer is kept:
- * a session names the same return addresses over and over.
+ * a session names the same return addresses over and over; and an object's opened DWARF
+ * outlives the session for a minute (below, "kept"), for the next session to use.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -17,6 +18,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stacks_impl.h"
@@ -102,7 +105,102 @@ static Dwarf *open_dwarf(const char *path, int *fd)
 	return NULL;
 }
 
-struct fp_inlines *fp_inlines__open(const char *path, const char *debug_file)
+/* The file a DWARF was read from, by identity (a path differs between processes: their
+ * /proc/PID/root, map_files) */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+static bool file_id(const char *path, struct file_id *id)
+{
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	if (!path || stat(path, &st))
+		return false;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = st.st_size;
+	id->mtime = st.st_mtim;
+	return true;
+}
+
+/*
+ * Opened DWARF kept across sampling sessions. Opening is the dear part: libdw inflates
+ * every compressed .debug_* section of the file at once (libc6-dbg's libc: ~45 ms here,
+ * paid by every `sample --stacks` session that names a libc frame, and every drill and
+ * bench window, which are sessions of their own). An object's DWARF is shared by the
+ * sessions that name it (refs) and kept KEEP_IDLE_NS after the last one ends, at most
+ * KEEP_MAX of them idle; featprofd's one thread uses them.
+ */
+#define KEEP_MAX 8
+#define KEEP_IDLE_NS (60 * 1000000000ULL)
+
+struct kept {
+	struct fp_inlines *in;
+	struct file_id path_id, debug_id;
+	int refs;
+	uint64_t idle_since;
+};
+
+static struct kept kept[KEEP_MAX * 2];	/* in use (at most one per object) and idle */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void destroy(struct fp_inlines *in)
+{
+	if (in->dw)
+		dwarf_end(in->dw);
+	if (in->fd >= 0)
+		close(in->fd);
+	free(in->units);
+	free(in->cache);
+	free(in);
+}
+
+/* Idle entries past KEEP_IDLE_NS freed, and the oldest idle ones past KEEP_MAX. */
+static void sweep(void)
+{
+	uint64_t now = mono_ns();
+	int i, idle = 0, oldest;
+
+	for (i = 0; i < KEEP_MAX * 2; i++)
+		if (kept[i].in && !kept[i].refs) {
+			if (now - kept[i].idle_since > KEEP_IDLE_NS) {
+				destroy(kept[i].in);
+				kept[i].in = NULL;
+			} else {
+				idle++;
+			}
+		}
+	while (idle > KEEP_MAX) {
+		oldest = -1;
+		for (i = 0; i < KEEP_MAX * 2; i++)
+			if (kept[i].in && !kept[i].refs &&
+			    (oldest < 0 || kept[i].idle_since < kept[oldest].idle_since))
+				oldest = i;
+		destroy(kept[oldest].in);
+		kept[oldest].in = NULL;
+		idle--;
+	}
+}
+
+static bool same_id(const struct file_id *a, const struct file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+static struct fp_inlines *open_new(const char *path, const char *debug_file)
 {
 	struct fp_inlines *in = calloc(1, sizeof(*in));
 
@@ -112,23 +210,52 @@ struct fp_inlines *fp_inlines__open(const char *path, const char *debug_file)
 	if (!in->dw)
 		in->dw = open_dwarf(debug_file, &in->fd);
 	if (!in->dw || read_units(in) || !in->nunits) {
-		fp_inlines__free(in);
+		destroy(in);
 		return NULL;
 	}
 	return in;
 }
 
+struct fp_inlines *fp_inlines__open(const char *path, const char *debug_file)
+{
+	struct file_id pid, did;
+	struct fp_inlines *in;
+	int i, free_slot = -1;
+
+	sweep();
+	if (!file_id(path, &pid))
+		return NULL;
+	file_id(debug_file, &did);
+	for (i = 0; i < KEEP_MAX * 2; i++) {
+		if (!kept[i].in) {
+			free_slot = free_slot < 0 ? i : free_slot;
+			continue;
+		}
+		if (same_id(&kept[i].path_id, &pid) && same_id(&kept[i].debug_id, &did)) {
+			kept[i].refs++;
+			return kept[i].in;
+		}
+	}
+	in = open_new(path, debug_file);
+	if (in && free_slot >= 0)
+		kept[free_slot] = (struct kept){ in, pid, did, 1, 0 };
+	return in;	/* not kept where every slot is in use: freed at its session's end */
+}
+
 void fp_inlines__free(struct fp_inlines *in)
 {
+	int i;
+
 	if (!in)
 		return;
-	if (in->dw)
-		dwarf_end(in->dw);
-	if (in->fd >= 0)
-		close(in->fd);
-	free(in->units);
-	free(in->cache);
-	free(in);
+	for (i = 0; i < KEEP_MAX * 2; i++)
+		if (kept[i].in == in) {
+			if (!--kept[i].refs)
+				kept[i].idle_since = mono_ns();
+			sweep();
+			return;
+		}
+	destroy(in);
 }
 
 /* The DIE of the unit whose ranges hold addr. */
