@@ -12,6 +12,7 @@
  *    "[no region]" outside every region), as flamegraph.pl and speedscope read them.
  */
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,29 @@
 #include "cli/core/core.h"
 #include "writers.h"
 
+static bool inlined(struct json_object *f)
+{
+	struct json_object *il;
+
+	return json_object_object_get_ex(f, "inlined", &il) && json_object_get_boolean(il);
+}
+
+/* A function's own figure (what: "share", "stderr", "samples"): an inlined function's is
+ * the samples in its inlined code (inline_self_*, which its caller's self holds too), so
+ * that it shows where the time is spent, as a region around that code does */
+static double own(struct json_object *f, const char *what)
+{
+	char k[40];
+
+	snprintf(k, sizeof(k), "%s_%s", inlined(f) ? "inline_self" : "self", what);
+	return getd(f, k);
+}
+
 static int by_self_then_total(const void *a, const void *b)
 {
 	struct json_object *x = *(struct json_object *const *)a;
 	struct json_object *y = *(struct json_object *const *)b;
-	double sx = getd(x, "self_share"), sy = getd(y, "self_share");
+	double sx = own(x, "share"), sy = own(y, "share");
 
 	if (sx != sy)
 		return sx > sy ? -1 : 1;
@@ -37,10 +56,11 @@ static int by_self_then_total(const void *a, const void *b)
  * every sample passes through without time of their own (main, the thread's start) are
  * folded into one line after them.
  */
-static void fn_rows(struct json_object *x, long top)
+static int fn_rows(struct json_object *x, long top)
 {
 	struct json_object *a = geta(x, "functions"), **v;
 	size_t n = a ? json_object_array_length(a) : 0, k, shown = 0, common = 0;
+	int inl = 0;
 
 	v = calloc(n + 1, sizeof(*v));
 	for (k = 0; v && k < n; k++)
@@ -48,9 +68,9 @@ static void fn_rows(struct json_object *x, long top)
 	if (v)
 		qsort(v, n, sizeof(*v), by_self_then_total);
 	for (k = 0; v && k < n; k++) {
-		struct json_object *f = v[k], *il;
+		struct json_object *f = v[k];
 
-		if (getd(f, "total_share") >= 0.999 && !geti(f, "self_samples")) {
+		if (getd(f, "total_share") >= 0.999 && !own(f, "samples")) {
 			common++;	/* in every sample, nothing of its own */
 			continue;
 		}
@@ -59,16 +79,15 @@ static void fn_rows(struct json_object *x, long top)
 		shown++;
 		printf("    %6.1f%% ±%4.1f  %6.1f%% ±%4.1f  %s (%s%s)\n",
 		       100 * getd(f, "total_share"), 100 * getd(f, "total_stderr"),
-		       100 * getd(f, "self_share"), 100 * getd(f, "self_stderr"),
-		       gets_(f, "name"), gets_(f, "object"),
-		       json_object_object_get_ex(f, "inlined", &il) && json_object_get_boolean(il)
-			       ? ", inlined" : "");
+		       100 * own(f, "share"), 100 * own(f, "stderr"), gets_(f, "name"),
+		       gets_(f, "object"), inlined(f) ? ", inlined" : "");
+		inl += inlined(f);
 	}
 	if (common) {
 		printf("    100.0%%          0.0%%        %zu frames every sample passes through:",
 		       common);
 		for (k = 0; k < n; k++)
-			if (getd(v[k], "total_share") >= 0.999 && !geti(v[k], "self_samples"))
+			if (getd(v[k], "total_share") >= 0.999 && !own(v[k], "samples"))
 				printf(" %s", gets_(v[k], "name"));
 		printf("\n");
 	}
@@ -76,34 +95,41 @@ static void fn_rows(struct json_object *x, long top)
 		printf("    ... %lld more functions\n",
 		       (long long)(n - common - shown) + geti(x, "functions_more"));
 	free(v);
+	return inl;
 }
 
-static void block(const char *kind, const char *name, struct json_object *x, long top)
+/* A region's, a feature's or the base's functions; how many inlined ones it showed. */
+static int block(const char *kind, const char *name, struct json_object *x, long top)
 {
 	if (!x || !geti(x, "samples"))
-		return;
+		return 0;
 	printf("%s %s: %lld samples (%.1f%% of all)\n", kind, name, (long long)geti(x, "samples"),
 	       100 * getd(x, "share"));
 	printf("    %-13s  %-13s  %s\n", "total ± SE", "self ± SE", "function (object)");
-	fn_rows(x, top);
+	return fn_rows(x, top);
 }
 
 void cli_write_stacks_table(struct json_object *sm, long top)
 {
 	struct json_object *a, *s = json_object_object_get(sm, "stacks");
 	size_t k;
+	int inl = 0;
 
 	for (a = geta(sm, "features"), k = 0; a && k < json_object_array_length(a); k++) {
 		struct json_object *x = json_object_array_get_idx(a, k);
 
-		block("feature", gets_(x, "name"), x, top);
+		inl += block("feature", gets_(x, "name"), x, top);
 	}
 	for (a = geta(sm, "regions"), k = 0; a && k < json_object_array_length(a); k++) {
 		struct json_object *x = json_object_array_get_idx(a, k);
 
-		block("region", gets_(x, "name"), x, top);
+		inl += block("region", gets_(x, "name"), x, top);
 	}
-	block("outside", "regions", json_object_object_get(sm, "base"), top);
+	inl += block("outside", "regions", json_object_object_get(sm, "base"), top);
+	if (inl)
+		printf("inlined: a function the compiler inlined; its self is the samples in its "
+		       "code,\nwhich its caller's self holds too (perf report --no-inline's "
+		       "view of the caller)\n");
 	printf("call stacks: %s, %lld of %lld samples with one; %lld lost, %lld cut at %lld "
 	       "frames\n", gets_(s, "unwind"), (long long)geti(s, "with_stack"),
 	       (long long)geti(sm, "samples"), (long long)geti(s, "lost"),

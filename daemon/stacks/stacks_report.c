@@ -75,13 +75,15 @@ enum { PS_LOST, PS_TRUNC, PS_N };
 
 struct tallies {
 	uint64_t *self, *total;
+	uint64_t *iself;	/* an inlined function's: the samples in its inlined code */
 	uint32_t *stamp, now;	/* a function's total counted once per sample key */
 	int nf;
 };
 
 /* Self: the innermost function the compiler did not inline (what perf report --no-inline
  * and a symbol table say), so that a function's self time does not move when the
- * compiler inlines more or less into it; an inlined call has total time only. */
+ * compiler inlines more or less into it; an inlined call's own is apart (inline_self:
+ * the samples whose innermost frame it is, which its caller's self holds too). */
 static void add_key(const struct fp_stacks *s, struct tallies *t, const struct fp_stack *st,
 		    const int *ps, uint64_t c)
 {
@@ -95,6 +97,8 @@ static void add_key(const struct fp_stacks *s, struct tallies *t, const struct f
 	}
 	if (st->truncated)
 		t->total[ps[PS_TRUNC]] += c;
+	if (st->n && s->fns[st->fn[st->n - 1]].inlined)
+		t->iself[st->fn[st->n - 1]] += c;
 	for (k = st->n - 1; k >= 0 && s->fns[st->fn[k]].inlined; k--)
 		;
 	if (k >= 0)
@@ -153,6 +157,8 @@ static void functions_into(const struct fp_stacks *s, struct tallies *t, uint64_
 
 		share(t->self[idx[k]], n, "self", f);
 		share(t->total[idx[k]], n, "total", f);
+		if (s->fns[idx[k]].inlined)
+			share(t->iself[idx[k]], n, "inline_self", f);
 		json_object_array_add(a, f);
 	}
 	free(idx);
@@ -192,6 +198,7 @@ static void tally_into(const struct fp_stacks *s, struct tallies *t,
 	int i;
 
 	memset(t->self, 0, (size_t)t->nf * sizeof(*t->self));
+	memset(t->iself, 0, (size_t)t->nf * sizeof(*t->iself));
 	memset(t->total, 0, (size_t)t->nf * sizeof(*t->total));
 	for (i = 0; i < n; i++)
 		if (key_in(&v[i], which)) {
@@ -307,9 +314,10 @@ void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_pro
 					 : NULL;
 	t.nf = s->nfns;
 	t.self = calloc((size_t)t.nf, sizeof(*t.self));
+	t.iself = calloc((size_t)t.nf, sizeof(*t.iself));
 	t.total = calloc((size_t)t.nf, sizeof(*t.total));
 	t.stamp = calloc((size_t)t.nf, sizeof(*t.stamp));
-	if (!t.self || !t.total || !t.stamp)
+	if (!t.self || !t.iself || !t.total || !t.stamp)
 		goto out;
 	a = json_object_object_get(o, "regions");
 	for (i = 0; a && i < cat->nregions && i < (int)json_object_array_length(a); i++) {
@@ -325,6 +333,7 @@ void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_pro
 	json_object_object_add(o, "stacks", stacks_json(s, st, ps, cat, v, n));
 out:
 	free(t.self);
+	free(t.iself);
 	free(t.total);
 	free(t.stamp);
 	free(st);

@@ -144,6 +144,35 @@ def t_own_cost(d):
           "the probes' line and the in-process build in the table: %s" % r.stderr[-600:])
 
 
+def t_inline_self(d):
+    """An inlined function shows where the time is spent (issue 46, part 5): the demo's
+    seal region runs the code of encrypt, which gcc inlines into worker: sample --stacks
+    gives encrypt the region's samples as its own (inline_self, about the region's whole
+    time, as the report's exclusive time of seal says), where before it had 0 % self; the
+    table shows it and says what an inlined function's self is"""
+    p = h.demo()
+    try:
+        cli(d, "enable", p.pid, "--all")
+        r = cli(d, "sample", p.pid, "--stacks", "--duration", "2", "--json", timeout=60)
+        t = cli(d, "sample", p.pid, "--stacks", "--duration", "2", timeout=60).stdout
+    finally:
+        p.kill()
+        p.wait()
+    check(r.returncode == 0, "sample: %s" % r.stderr.strip())
+    sm = json.loads(r.stdout)["sampling"]
+    seal = next((x for x in sm["regions"] if x["name"] == "seal"), {})
+    enc = next((f for f in seal.get("functions", []) if f["name"] == "encrypt"), {})
+    own = enc.get("inline_self_share", 0) if enc.get("inlined") else enc.get("self_share", 0)
+    print("    region seal: %d samples; encrypt %s, its own %.1f%%" % (
+        seal.get("samples", 0), "inlined" if enc.get("inlined") else "not inlined", 100 * own))
+    check(seal.get("samples", 0) > 20 and own >= 0.9, "encrypt holds seal's samples")
+    row = [l for l in t.split("region seal:")[-1].splitlines() if " encrypt (" in l][:1]
+    check(row and float(row[0].split("%")[1].split()[-1]) >= 90.0,
+          "the table gives encrypt its self: %s" % row)
+    check(not enc.get("inlined") or "inlined: a function the compiler inlined" in t,
+          "the table says what an inlined function's self is")
+
+
 def t_progress(d):
     """A long command shows its progress on a terminal (sample: "1 of 2 s", rewritten in
     place and cleared before the result) and nothing of it in a pipe (issue 46, part 1)"""
