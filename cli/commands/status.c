@@ -134,7 +134,7 @@ int cmd_status(int argc, char **argv)
 			printf("\n");
 		}
 		if (json_object_object_get_ex(t, "anomalies", &an))
-			cli_write_anomalies("  anomalies:", an);
+			cli_write_anomalies("  anomalies:", an, NULL);
 		if (geti(t, "stray_breakpoints") > 0)
 			printf("  %lld probe sites hold a breakpoint featprofd did not put there "
 			       "(another tool's, or left behind: featprof repair %lld)\n",

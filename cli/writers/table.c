@@ -10,22 +10,40 @@
 #include "cli/core/core.h"
 #include "writers.h"
 
-/* " name=value" for each anomaly counter that is not zero ("none"), then a newline. */
-void cli_write_anomalies(const char *prefix, struct json_object *an)
+/* " name=value" for each anomaly counter that is not zero ("none"), then a newline; those
+ * that enabling or disabling explains (expected: the reply's "anomalies_expected", may be
+ * NULL) left out, and said on a line of their own. */
+void cli_write_anomalies(const char *prefix, struct json_object *an, struct json_object *expected)
 {
 	struct json_object_iterator it = json_object_iter_begin(an), end = json_object_iter_end(an);
-	int any = 0;
+	int any = 0, explained = 0;
 
 	printf("%s", prefix);
 	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *name = json_object_iter_peek_name(&it);
 		int64_t v = json_object_get_int64(json_object_iter_peek_value(&it));
 
-		if (v) {
-			printf(" %s=%lld", json_object_iter_peek_name(&it), (long long)v);
+		v -= expected ? geti(expected, name) : 0;
+		if (v > 0) {
+			printf(" %s=%lld", name, (long long)v);
 			any = 1;
 		}
 	}
 	printf("%s\n", any ? "" : " none");
+	if (!expected)
+		return;
+	it = json_object_iter_begin(expected);
+	end = json_object_iter_end(expected);
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		int64_t v = json_object_get_int64(json_object_iter_peek_value(&it));
+
+		if (v > 0 && !explained++)
+			printf("at enable and disable (expected: a thread was inside):");
+		if (v > 0)
+			printf(" %s=%lld", json_object_iter_peek_name(&it), (long long)v);
+	}
+	if (explained)
+		printf("\n");
 }
 
 static int cmp_excl(const void *a, const void *b)
@@ -296,6 +314,7 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 		       cli_fmt_ns((double)geti(r, "offcpu_ns"), b5, 40), mean_s, feats_s);
 	}
 	if (json_object_object_get_ex(st, "anomalies", &an))
-		cli_write_anomalies("\nanomalies:", an);
+		cli_write_anomalies("\nanomalies:", an,
+				    json_object_object_get(st, "anomalies_expected"));
 	print_legend(partials);
 }

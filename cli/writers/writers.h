@@ -13,9 +13,11 @@
 struct json_object;
 
 /* table.c: the stats table of a stats reply or push (pid and title head it); the
- * anomaly counters that are not zero after prefix, on one line. */
+ * anomaly counters that are not zero after prefix, on one line, less those expected
+ * (the reply's anomalies_expected, or NULL), which get a line of their own. */
 void cli_write_table(struct json_object *st, long pid, const char *title);
-void cli_write_anomalies(const char *prefix, struct json_object *an);
+void cli_write_anomalies(const char *prefix, struct json_object *an,
+			 struct json_object *expected);
 /* featprof's own cost in a stats reply: the probe time compensation took out of the
  * regions and out of the time between them (raw less compensated, summed); the reply's
  * "probes_ns" where it has one (featprof run's, whose outside time is the wall's). */

@@ -366,6 +366,26 @@ struct json_object *fp_report_enabled(const struct fp_target *t)
 	return o;
 }
 
+/*
+ * The anomalies that enabling and disabling cause, apart ("anomalies_expected", each at
+ * most its count in "anomalies"): an end without a begin, up to the threads x regions
+ * enabled while the process ran (it was inside when the sites were attached); every
+ * instance open at a disable.
+ */
+static void add_expected(struct json_object *o, const struct fp_target *t,
+			 const struct fp_snapshot *snap)
+{
+	struct json_object *x = json_object_new_object();
+	uint64_t unmatched = snap->anomalies[FP_AN_END_WITHOUT_BEGIN];
+	uint64_t allowed = fp_target__unmatched_allowed(t);
+
+	add(x, fp_anomaly_names[FP_AN_END_WITHOUT_BEGIN],
+	    u64(unmatched < allowed ? unmatched : allowed));
+	add(x, fp_anomaly_names[FP_AN_DISABLED_OPEN],
+	    u64(snap->anomalies[FP_AN_DISABLED_OPEN]));
+	add(o, "anomalies_expected", x);
+}
+
 void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
 			   const struct fp_snapshot *snap)
 {
@@ -377,6 +397,7 @@ void fp_report_target_keys(struct json_object *o, const struct fp_target *t,
 	add(o, "exited", json_object_new_boolean(fp_target__exited(t)));
 	add(o, "attach_points", json_object_new_string(pts[fp_target__attach_points(t)]));
 	add(o, "elapsed_ns", u64(since && snap->taken_ns > since ? snap->taken_ns - since : 0));
+	add_expected(o, t, snap);
 }
 
 /* One target of the status reply. */

@@ -80,6 +80,11 @@ const uint8_t *fp_target__enabled(const struct fp_target *t)
 	return t->enabled;
 }
 
+uint64_t fp_target__unmatched_allowed(const struct fp_target *t)
+{
+	return t->unmatched_allowed;
+}
+
 uint64_t fp_target__enabled_at_ns(const struct fp_target *t)
 {
 	return t->enabled_at_ns;

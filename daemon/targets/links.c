@@ -7,6 +7,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,9 +438,40 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
 	return 0;
 }
 
+/* Enabling n regions of a live process: its threads may be inside them (each thread
+ * once per region), whose ends then come without a begin (fp_target__unmatched_allowed). */
+static void allow_unmatched(struct fp_target *t, int n)
+{
+	char path[64];
+	struct dirent *de;
+	uint64_t threads = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	if (!n || !(dir = opendir(path)))
+		return;
+	while ((de = readdir(dir)))
+		threads += de->d_name[0] != '.';
+	closedir(dir);
+	t->unmatched_allowed += threads * (uint64_t)n;
+}
+
+static int newly_on(const struct fp_target *t, const uint8_t *sel)
+{
+	int i, n = 0;
+
+	for (i = 0; i < t->cat->nregions; i++)
+		n += sel[i] && !t->enabled[i];
+	return n;
+}
+
 int fp_target__set_regions(struct fp_target *t, const uint8_t *sel, int on, struct fp_err *e)
 {
-	return fp_target__links_set(t, sel, on, 0, e);
+	int n = on ? newly_on(t, sel) : 0, ret = fp_target__links_set(t, sel, on, 0, e);
+
+	if (!ret)
+		allow_unmatched(t, n);
+	return ret;
 }
 
 /* The per-site path (no multi-uprobe link): the region's own links. */
@@ -498,6 +530,8 @@ int fp_target__set_region(struct fp_target *t, int region, int on, struct fp_err
 	fp_journal__begin(t);
 	ret = set_region_links(t, region, on, e);
 	fp_journal__end();
+	if (!ret && on)
+		allow_unmatched(t, 1);
 	return ret;
 }
 

@@ -39,6 +39,9 @@ int fp_target__attached_sites(const struct fp_target *t);
 int fp_target__ip_regions(const struct fp_target *t);	/* timed in the process now */
 const uint8_t *fp_target__enabled(const struct fp_target *t);	/* per region, or NULL */
 uint64_t fp_target__enabled_at_ns(const struct fp_target *t);	/* 0: never enabled */
+/* How many ends without a begin enabling explains (threads x regions enabled at each
+ * enable of the live process) */
+uint64_t fp_target__unmatched_allowed(const struct fp_target *t);
 bool fp_target__shielded(const struct fp_target *t);	/* attached at the shielded nop5 */
 bool fp_target__recording(const struct fp_target *t);
 /* Its in-process timing (daemon/inproc/inproc.h), NULL: none. */

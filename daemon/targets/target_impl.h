@@ -61,6 +61,10 @@ struct fp_target {
 	int points_kept;		/* fp_target__attach_points() when released */
 	uint32_t enable_gen;		/* region_enabled values: generation of each enable */
 	uint64_t enabled_at_ns;		/* CLOCK_MONOTONIC of the first enable */
+	/* ends without a begin that enabling explains: at each enable of a live process, its
+	 * threads x the regions enabled (a thread inside one when its sites were attached
+	 * ends it without having begun it) */
+	uint64_t unmatched_allowed;
 	struct fp_snapshot *last;	/* figures kept after exit or detach */
 	/* featprof record: the ring swapped into the object, drained by the daemon */
 	struct fp_rec *rec;		/* its recording (targets/read.c), NULL: none */

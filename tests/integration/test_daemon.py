@@ -40,15 +40,22 @@ def t_redzone(d):
 
 
 def t_enable_inside(d):
-    """Enabled while a thread is inside: end without begin, counted, not attributed."""
+    """Enabled while a thread is inside: end without begin, counted, not attributed, and
+    said apart as an event of the enable, not an anomaly (issue 46, part 5)."""
     t = Target("inside")
     t.go()
     time.sleep(0.5)
     check(cli(d, "enable", t.pid, "--all").returncode == 0, "enable")
     t.result()
     st = stats(d, t.pid)
+    table = cli(d, "stats", t.pid).stdout
     check(st["anomalies"]["end_without_begin"] == 1, "end_without_begin %d" %
           st["anomalies"]["end_without_begin"])
+    check(st.get("anomalies_expected", {}).get("end_without_begin") == 1,
+          "expected at the enable: %s" % st.get("anomalies_expected"))
+    check("anomalies: none" in table and "at enable and disable (expected: a thread was "
+          "inside): end_without_begin=1" in table, "the table says it apart: %s" %
+          [l for l in table.splitlines() if "anomal" in l or "expected" in l])
     check(region(st, "long_region")["count"] == 0, "long_region not attributed")
     check(region(st, "tick")["count"] == 1, "tick measured after enable")
 
@@ -69,6 +76,8 @@ def t_disable_open(d):
     check(st["anomalies"]["disabled_while_open"] == 1, "disabled_while_open %d" %
           st["anomalies"]["disabled_while_open"])
     check(st["anomalies"]["thread_exit_inside"] == 0, "no exit inside")
+    check(st.get("anomalies_expected", {}).get("disabled_while_open") == 1,
+          "expected at the disable: %s" % st.get("anomalies_expected"))
 
 
 def t_thread_exit(d):
