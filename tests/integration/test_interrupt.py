@@ -62,8 +62,11 @@ def settled(d, pid, want, timeout=1.0):
 def interrupt(d, argv, at, sig=signal.SIGINT):
     """featprof argv started, sig sent at (s) after: seconds it took to end after the
     signal (None: it ended before), its stderr."""
+    # SIGINT as at a terminal: a shell that starts the suite in the background (`cmd &`
+    # without job control) hands its children SIGINT ignored, which a command rightly keeps
     c = subprocess.Popen([h.B + "/featprof", "--socket", d.sock] + [str(a) for a in argv],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         c.wait(at)
         return None, c.stderr.read()
