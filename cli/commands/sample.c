@@ -68,11 +68,14 @@ static struct json_object *call(const char *verb, long pid, long hz, int on)
 
 static void row(const char *kind, const char *name, struct json_object *x, double traced)
 {
-	char t[32] = "";
+	char t[32] = "", nm[32];
 
 	if (traced >= 0)
 		snprintf(t, sizeof(t), "%12.3f", traced / 1e6);
-	printf("%-8s %-24.24s %8lld %12.3f %10.3f %6.1f%% %12s\n", kind, name,
+	snprintf(nm, sizeof(nm), "%s", name);
+	if (strlen(name) > 24)
+		strcpy(nm + 23, "~");	/* shortened, and marked so */
+	printf("%-8s %-24s %8lld %12.3f %10.3f %6.1f%% %12s\n", kind, nm,
 	       (long long)geti(x, "samples"), getd(x, "sampled_ns") / 1e6,
 	       getd(x, "sampled_stderr_ns") / 1e6, 100 * getd(x, "share"), t);
 }
