@@ -42,7 +42,7 @@ unsigned long long fp_procfs_start_time(pid_t pid)
 int fp_procfs_status(pid_t pid, struct fp_procfs_status *st)
 {
 	char path[64], line[256];
-	int tgid = 0, have_uid = 0;
+	int tgid = 0, threads = 0, have_uid = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -62,6 +62,8 @@ int fp_procfs_status(pid_t pid, struct fp_procfs_status *st)
 			}
 		} else if (sscanf(line, "Tgid: %d", &tgid) == 1)
 			st->tgid = (pid_t)tgid;
+		else if (sscanf(line, "Threads: %d", &threads) == 1)
+			st->threads = threads;
 		else if (sscanf(line, "Uid: %u %u %u", &st->ruid, &st->euid, &st->suid) == 3)
 			have_uid = 1;
 		else if (sscanf(line, "CapEff: %llx", &st->cap_eff) == 1)

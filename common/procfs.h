@@ -27,9 +27,10 @@ unsigned long long fp_procfs_start_time(pid_t pid);
 
 /* Of /proc/PID/status: the thread group, the real, effective and saved uids, the
  * effective capabilities (have_cap: the line was there) and the process's pid in its own
- * pid namespace (the last NSpid field; pid where the kernel shows none). */
+ * pid namespace (the last NSpid field; pid where the kernel shows none), its threads. */
 struct fp_procfs_status {
 	pid_t tgid, nspid;
+	int threads;		/* its Threads line: how many the process has now */
 	unsigned ruid, euid, suid;
 	unsigned long long cap_eff;
 	int have_cap;

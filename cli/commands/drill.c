@@ -64,16 +64,6 @@ static void pause_s(long secs, const char *doing)
 	cli_progress_done();
 }
 
-static struct json_object *by_name(struct json_object *a, const char *name)
-{
-	size_t k;
-
-	for (k = 0; a && k < json_object_array_length(a); k++)
-		if (!strcmp(gets_(json_object_array_get_idx(a, k), "name"), name))
-			return json_object_array_get_idx(a, k);
-	return NULL;
-}
-
 static int has_str(struct json_object *a, const char *s)
 {
 	size_t k;
@@ -162,7 +152,7 @@ static int pick(struct json_object *fns, size_t nf, const uint64_t *cnt, uint64_
  */
 static int candidates(struct json_object *sm, const char *region, struct fnc *f, int n)
 {
-	struct json_object *reg = by_name(json_object_object_get(sm, "regions"), region);
+	struct json_object *reg = getn(json_object_object_get(sm, "regions"), region);
 	struct json_object *sk = json_object_object_get(sm, "stacks");
 	struct json_object *home = geta(reg, "begins_in");
 	struct json_object *fns = geta(sk, "functions"), *a = geta(sk, "samples");
@@ -183,7 +173,7 @@ static int candidates(struct json_object *sm, const char *region, struct fnc *f,
 
 			if (id >= 0 && (size_t)id < nf)
 				fn = json_object_array_get_idx(fns, (size_t)id);
-			if (fn && by_name(home, gets_(fn, "name"))) {
+			if (fn && getn(home, gets_(fn, "name"))) {
 				from = k + 1;
 				break;
 			}
@@ -401,8 +391,8 @@ region:
 static double delta(struct json_object *a, struct json_object *b, const char *name,
 		    const char *key)
 {
-	struct json_object *x = by_name(geta(a, "regions"), name);
-	struct json_object *y = by_name(geta(b, "regions"), name);
+	struct json_object *x = getn(geta(a, "regions"), name);
+	struct json_object *y = getn(geta(b, "regions"), name);
 
 	return y ? getd(y, key) - (x ? getd(x, key) : 0) : 0;
 }
@@ -603,7 +593,7 @@ static double raw_mean(struct json_object *a, struct json_object *b, const char 
  * fewer than 3 ended. */
 static double inst_ns(struct json_object *st, const char *region)
 {
-	struct json_object *r = by_name(geta(st, "regions"), region);
+	struct json_object *r = getn(geta(st, "regions"), region);
 
 	return r && getd(r, "count") >= 3 ? getd(r, "inclusive_ns") / getd(r, "count") : 0;
 }
@@ -675,7 +665,7 @@ static struct json_object *check_region(long pid, const char *region, int *trace
 	a = a ? client_request("drill", "stats", pid, NULL) : NULL;
 	if (!a)
 		return NULL;
-	reg = by_name(geta(a, "regions"), region);
+	reg = getn(geta(a, "regions"), region);
 	*traced = reg && json_object_get_boolean(json_object_object_get(reg, "enabled"));
 	if (!reg || !strcmp(gets_(reg, "measured"), "in-process")) {
 		/* function regions are traps: their paths nest only under traced regions */
@@ -723,14 +713,14 @@ int cmd_drill(int argc, char **argv)
 		return 1;
 	s0 = client_request("drill", "stats", pid, NULL);
 	sm = sample(pid, d.secs, o.unwind, &s1);
-	reg = sm ? by_name(json_object_object_get(sm, "regions"), o.pos[1]) : NULL;
+	reg = sm ? getn(json_object_object_get(sm, "regions"), o.pos[1]) : NULL;
 	d.reg_samples = (uint64_t)geti(reg, "samples");
 	n = reg ? candidates(sm, o.pos[1], f, (int)top) : 0;
 	json_object_put(sm);
 	/* the sampling's raw time per instance, against which the timing's slowdown is said */
-	if (s0 && s1 && by_name(geta(s1, "regions"), o.pos[1])) {
-		struct json_object *x = by_name(geta(s0, "regions"), o.pos[1]);
-		struct json_object *y = by_name(geta(s1, "regions"), o.pos[1]);
+	if (s0 && s1 && getn(geta(s1, "regions"), o.pos[1])) {
+		struct json_object *x = getn(geta(s0, "regions"), o.pos[1]);
+		struct json_object *y = getn(geta(s1, "regions"), o.pos[1]);
 
 		json_object_object_add(y, "count", json_object_new_double(getd(y, "count") -
 									   getd(x, "count")));

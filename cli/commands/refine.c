@@ -128,13 +128,7 @@ static int hard_functions(struct json_object *o, char *buf, size_t len)
 
 static struct json_object *fn_of(struct json_object *o, const char *name)
 {
-	struct json_object *fa = geta(o, "functions");
-	size_t i;
-
-	for (i = 0; fa && i < json_object_array_length(fa); i++)
-		if (!strcmp(gets_(json_object_array_get_idx(fa, i), "name"), name))
-			return json_object_array_get_idx(fa, i);
-	return NULL;
+	return getn(geta(o, "functions"), name);
 }
 
 /* Per hard function of the coarse report c, its error before and after (refined r), into
@@ -171,13 +165,7 @@ static void before_after(struct json_object *c, struct json_object *r)
 /* The region of run file p named name, or NULL. */
 static struct json_object *region_of(struct json_object *p, const char *name)
 {
-	struct json_object *a = geta(p, "regions");
-	size_t k;
-
-	for (k = 0; a && k < json_object_array_length(a); k++)
-		if (!strcmp(gets_(json_object_array_get_idx(a, k), "name"), name))
-			return json_object_array_get_idx(a, k);
-	return NULL;
+	return getn(geta(p, "regions"), name);
 }
 
 /*

@@ -80,16 +80,6 @@ static void row(const char *kind, const char *name, struct json_object *x, doubl
 	       getd(x, "sampled_stderr_ns") / 1e6, 100 * getd(x, "share"), t);
 }
 
-static struct json_object *by_name(struct json_object *a, const char *name)
-{
-	size_t k;
-
-	for (k = 0; a && k < json_object_array_length(a); k++)
-		if (!strcmp(gets_(json_object_array_get_idx(a, k), "name"), name))
-			return json_object_array_get_idx(a, k);
-	return NULL;
-}
-
 /*
  * The traced CPU time over the sampled window, beside the sampled: each traced region's
  * and feature's cpu_ns at the window's end less at its start (before), into its
@@ -105,7 +95,7 @@ static void traced_window(struct json_object *st, struct json_object *before)
 
 		for (k = 0; a && k < json_object_array_length(a); k++) {
 			struct json_object *x = json_object_array_get_idx(a, k);
-			struct json_object *b = by_name(geta(before, arrs[i]), gets_(x, "name"));
+			struct json_object *b = getn(geta(before, arrs[i]), gets_(x, "name"));
 
 			if (strstr(gets_(x, "measured"), "traced"))
 				json_object_object_add(x, "window_cpu_ns", json_object_new_double(
@@ -118,7 +108,7 @@ static void traced_window(struct json_object *st, struct json_object *before)
  * traced. */
 static double traced_cpu(struct json_object *st, const char *arr, const char *name)
 {
-	struct json_object *x = by_name(geta(st, arr), name), *v;
+	struct json_object *x = getn(geta(st, arr), name), *v;
 
 	return x && json_object_object_get_ex(x, "window_cpu_ns", &v)
 		       ? json_object_get_double(v) : -1;

@@ -75,6 +75,8 @@ int64_t geti(struct json_object *o, const char *k);
 double getd(struct json_object *o, const char *k);
 const char *gets_(struct json_object *o, const char *k);
 struct json_object *geta(struct json_object *o, const char *k);
+/* The element of array a whose "name" is name; NULL where none is (or a is NULL). */
+struct json_object *getn(struct json_object *a, const char *name);
 /* The command being run ("stats"; main.c sets it). */
 extern const char *cli_command;
 /* What the CLI's JSON output is: "format": "featprof-COMMAND" and "format_version"

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A reply's keys read with a default where one is absent (core.h geti, getd, gets_, geta). */
+/* A reply's keys read with a default where one is absent (core.h geti, getd, gets_, geta),
+ * and an array's element by its "name" (getn). */
 #include <json-c/json.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core.h"
 
@@ -48,4 +50,14 @@ void cli_json_stamp(struct json_object *o)
 	snprintf(name, sizeof(name), "featprof-%s", cli_command);
 	json_object_object_add(o, "format", json_object_new_string(name));
 	json_object_object_add(o, "format_version", json_object_new_int(FP_CLI_JSON_VERSION));
+}
+
+struct json_object *getn(struct json_object *a, const char *name)
+{
+	size_t k;
+
+	for (k = 0; a && k < json_object_array_length(a); k++)
+		if (!strcmp(gets_(json_object_array_get_idx(a, k), "name"), name))
+			return json_object_array_get_idx(a, k);
+	return NULL;
 }

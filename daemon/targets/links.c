@@ -7,7 +7,6 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "util/clock.h"
 #include "util/closer.h"
 #include "common/err.h"
+#include "common/procfs.h"
 #include "featprof.skel.h"
 #include "inproc/inproc.h"
 #include "target_impl.h"
@@ -442,18 +442,10 @@ static int change_regions(struct fp_target *t, const uint8_t *sel, int on, int f
  * once per region), whose ends then come without a begin (fp_target__unmatched_allowed). */
 static void allow_unmatched(struct fp_target *t, int n)
 {
-	char path[64];
-	struct dirent *de;
-	uint64_t threads = 0;
-	DIR *dir;
+	struct fp_procfs_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-	if (!n || !(dir = opendir(path)))
-		return;
-	while ((de = readdir(dir)))
-		threads += de->d_name[0] != '.';
-	closedir(dir);
-	t->unmatched_allowed += threads * (uint64_t)n;
+	if (n && !fp_procfs_status(t->pid, &st) && st.threads > 0)
+		t->unmatched_allowed += (uint64_t)st.threads * (uint64_t)n;
 }
 
 static int newly_on(const struct fp_target *t, const uint8_t *sel)
