@@ -73,7 +73,7 @@ HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program
 # an object's notes (notes.c), its ELF file (elf.c), a process's objects (proc.c)
 NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/elfread.o $(O)/common/proc.o \
 	$(O)/common/maps.o \
-	$(O)/common/symbols.o
+	$(O)/common/symbols.o $(O)/common/demangle.o
 COMMON_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/proc.o $(O)/common/catalog.o $(O)/common/regdefs.o \
 	$(O)/common/strays.o $(O)/common/request.o $(O)/common/maps.o $(O)/common/symbols.o \
 	$(O)/common/procfs.o $(O)/common/elfread.o $(O)/common/demangle.o
@@ -419,12 +419,12 @@ $(O)/tests/unit/test_model: $(O)/tests/unit/test_model.o \
 
 $(O)/tests/unit/fuzz_notes: tests/unit/fuzz_notes.c common/notes.c common/elf.c common/proc.c \
 	common/notes.h common/err.h common/maps.c common/maps.h common/symbols.c \
-	common/symbols.h common/elfread.c common/elfread.h
+	common/symbols.h common/elfread.c common/elfread.h common/demangle.c
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-D_GNU_SOURCE -I. tests/unit/fuzz_notes.c common/notes.c common/elf.c \
-		common/elfread.c common/proc.c common/maps.c common/symbols.c \
+		common/elfread.c common/proc.c common/maps.c common/symbols.c common/demangle.c \
 		-o $@ $(LIBS_NOTES)
 
 $(O)/tests/unit/fuzz_regdefs: tests/unit/fuzz_regdefs.c common/regdefs.c common/regdefs.h common/err.h

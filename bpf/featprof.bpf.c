@@ -991,6 +991,36 @@ static __always_inline bool not_our_turn(__u32 group)
 	return *hand == HAND_SKIP;	/* not the group's, or the other object's turn */
 }
 
+/*
+ * A calls-only function's entry (FP_COOKIE_CALLS): the call counted. Where regions are
+ * open on the thread, its probe's cost (by the gap since the thread's last event) goes
+ * into the thread's totals, so that they subtract it as they do their own probes'; no
+ * interval ends here (the thread's paths and events are as they were).
+ */
+static __always_inline int on_call(__u32 slot, __u32 region, __u32 opt, int ts)
+{
+	struct fp_region_stats *rs = bpf_map_lookup_elem(&region_stats, &region);
+	struct fp_tstate *st;
+	__u64 b, o = opt;
+
+	if (rs)
+		rs->count++;
+	st = get_state(ts, slot);
+	if (!st || !st->depth)
+		return 0;
+	b = gap_log2(st, bpf_ktime_get_ns());
+	barrier_var(b);	/* clamped and masked right before use, as in close_set */
+	if (b == 64)
+		b = FP_GAP_COLD;
+	else if (b > FP_GAP_STEPS - 1)
+		b = FP_GAP_STEPS - 1;
+	barrier_var(o);
+	o &= 3;
+	st->ctot += gap_cost[o][b][FP_PART_BEGIN_PRE] + gap_cost[o][b][FP_PART_BEGIN_PRE + 1];
+	st->utot += gap_sd[o][b][FP_PART_BEGIN_PRE] + gap_sd[o][b][FP_PART_BEGIN_PRE + 1];
+	return 0;
+}
+
 static __always_inline int on_site(struct pt_regs *ctx, int ts)
 {
 	__u64 cookie = site_cookie_of(ctx);
@@ -1008,6 +1038,8 @@ static __always_inline int on_site(struct pt_regs *ctx, int ts)
 	 * tables of close_set: 2 or 3 for a function's (by its entry's first instruction) */
 	sp = PT_REGS_SP(ctx) & -(__u64)FP_COOKIE_IS_FUNC(cookie);
 	opt = FP_COOKIE_OPT(cookie) | (__u32)FP_COOKIE_IS_FUNC(cookie) << 1;
+	if (FP_COOKIE_IS_CALLS(cookie))
+		return on_call(slot, region, opt, ts);
 	if (FP_COOKIE_IS_END(cookie))
 		return on_end(slot, region, opt, ts, sp);
 	return on_begin(slot, region, *en, opt, ts, sp);
@@ -1056,6 +1088,10 @@ int fp_site_session(struct pt_regs *ctx)
 	en = bpf_map_lookup_elem(&region_enabled, &region);
 	if (!en || !*en)
 		return 1;
+	if (FP_COOKIE_IS_CALLS(cookie)) {	/* counted: no return probe wanted */
+		on_call(slot, region, opt, TS_STORAGE);
+		return 1;
+	}
 	on_begin(slot, region, *en, opt, TS_STORAGE, sp);
 	return 0;
 }

@@ -33,6 +33,10 @@
  * calibration of the two for functions) */
 #define FP_COOKIE_FUNC (1ULL << 35)
 #define FP_COOKIE_IS_FUNC(c) (((c) >> 35) & 1)
+/* A function region that counts calls at the entry, without a return probe (C++: an
+ * exception must not meet the return trampoline; common/symbols.h) */
+#define FP_COOKIE_CALLS (1ULL << 36)
+#define FP_COOKIE_IS_CALLS(c) (((c) >> 36) & 1)
 
 #define FP_RI_NONEST 1	/* may not be open twice on a thread (a definition's pair) */
 

@@ -273,6 +273,20 @@ static int func_site(struct fp_object *o, const struct fp_func *f)
 	return o->nfuncs++;
 }
 
+/* r counts its functions' calls from now on: its return probes, if any, dropped (a
+ * region of functions from C and C++ objects is counted in all of them). */
+static void calls_only(struct fp_region *r)
+{
+	int i, k = 0;
+
+	r->calls_only = 1;
+	for (i = 0; i < r->nsites; i++)
+		if (r->sites[i].kind == FP_KIND_BEGIN)
+			r->sites[k++] = r->sites[i];
+	r->nsites = k;
+	r->nend = 0;
+}
+
 /*
  * A function definition: its region (d->name), or one region per function matched
  * ("*": named after the function, "OBJECT:function" where another object's function of
@@ -320,8 +334,10 @@ static int add_func_def(struct fp_catalog *cat, const struct fp_regdef *d, int *
 			ret = s;
 			break;
 		}
+		if (fp_symbols__calls_only(fp_object__symbols(cat->objs[hits[i].obj])))
+			calls_only(r);
 		b = add_ref(r, hits[i].obj, s, FP_KIND_BEGIN, 1);
-		ret = b < 0 ? b : add_ref(r, hits[i].obj, s, FP_KIND_END, 1);
+		ret = b < 0 || r->calls_only ? b : add_ref(r, hits[i].obj, s, FP_KIND_END, 1);
 		if (ret >= 0) {
 			*added += b + ret;
 			ret = add_features(cat, r, d->features, d->nfeatures);
@@ -577,7 +593,8 @@ struct json_object *fp_catalog__to_json(const struct fp_catalog *cat)
 			json_object_object_add(jr, "definition", json_object_new_string(r->origin));
 		json_object_object_add(jr, "nests", json_object_new_boolean(r->nests));
 		if (r->function)
-			json_object_object_add(jr, "measured", json_object_new_string("function"));
+			json_object_object_add(jr, "measured", json_object_new_string(
+						       r->calls_only ? "calls" : "function"));
 		for (j = 0; j < r->nsites; j++) {
 			const struct fp_object *ob = cat->objs[r->sites[j].obj];
 			const struct fp_site *s = fp_ref_site(cat->objs, &r->sites[j]);

@@ -35,6 +35,9 @@ struct fp_region {
 	int nests;		/* may be open twice on a thread (featprof regions: yes) */
 	char *origin;		/* "FILE:LINE" of its definition; NULL: featprof notes */
 	int function;		/* from a function's entry to its return */
+	/* a function region whose calls are counted at their entries, not timed
+	 * (fp_symbols__calls_only: no return probes) */
+	int calls_only;
 };
 
 struct fp_catalog {

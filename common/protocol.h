@@ -112,7 +112,8 @@
  *     Function regions (docs/REGIONS.md "Functions"): definitions may hold "region NAME
  *     function [OBJECT:]SYMBOL[,...]" lines, and "definitions" may be an array of 1-4
  *     {name, text} (a file's and --function's), also in exe_enable and run_start (kept
- *     for each member, applied where they match); stats "measured": "function"; anomaly
+ *     for each member, applied where they match); stats "measured": "function" ("calls":
+ *     C++ code's, counted at the entry, not timed: no return probe); anomaly
  *     no_return; list sites of provider "function"; status attach.function (the cost of
  *     a function's entry and return probes), pair_ns_function and
  *     kernel.mechanisms.function_regions.

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "demangle.h"
 #include "elfread.h"
 #include "err.h"
 #include "symbols.h"
@@ -54,15 +55,25 @@ const char *fp_func__unmeasurable(const struct fp_symbols *s, const struct fp_fu
 	if (s->go)
 		return "a Go binary: the kernel's return probe rewrites return addresses on "
 		       "stacks that Go moves";
-	if (s->unwinds)
-		return "C++ code: an exception unwinding through a function whose return "
-		       "address the kernel's return probe replaced aborts the program (the "
-		       "trampoline has no unwind information)";
+	/* a return probe there would take whatever the function keeps at the top of its
+	 * frame for a return address, and overwrite it */
+	if (strstr(f->name + fp_clone_base(f->name), ".cold"))
+		return "the cold part of a function, entered by a jump, not called (its time "
+		       "is the function's: measure that)";
 	if (!f->size)
 		return "its symbol has size 0 (an alias or an assembler label)";
 	if (!f->off)
 		return "its address is in no executable segment of the file";
 	return NULL;
+}
+
+const char *fp_symbols__calls_only(const struct fp_symbols *s)
+{
+	return s && s->unwinds ? "C++ code: its calls are counted, not timed (an exception that "
+			    "unwinds through a function whose return address the kernel's "
+			    "return probe replaced aborts the program: the trampoline has no "
+			    "unwind information)"
+			  : NULL;
 }
 
 void fp_symbols__free(struct fp_symbols *s)

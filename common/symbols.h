@@ -76,5 +76,8 @@ const struct fp_func *fp_symbols__at(struct fp_symbols *s, uint64_t off);
 const char *fp_symbols__source_name(int source);
 /* Why f cannot be measured, or NULL when it can. */
 const char *fp_func__unmeasurable(const struct fp_symbols *s, const struct fp_func *f);
+/* Why s's functions are measured by their calls alone (a function region with an entry
+ * probe, no return probe), or NULL when they are timed. */
+const char *fp_symbols__calls_only(const struct fp_symbols *s);
 
 #endif

@@ -42,7 +42,8 @@ struct fnc {
 	 * traps would cost REGION; sampled: over the bound, given sampled figures */
 	double rate, pair_ns, overhead;	/* rate: calls a second of REGION's time */
 	int sampled;		/* 1: its traps would cost too much; 2: its timing's stated
-				 * uncertainty would exceed its time (short calls) */
+				 * uncertainty would exceed its time (short calls); 3: C++,
+				 * its calls counted, not timed (fp_symbols__calls_only) */
 	/* timed */
 	double incl, excl, unc, incl_cpu;
 	uint64_t calls;
@@ -462,6 +463,11 @@ static int probe(long pid, const char *region, const char *feature, struct fnc *
 		f[j].pair_ns = calls > 0 && comp > 0 ? comp / calls : 0;
 		f[j].overhead = f[j].rate * f[j].pair_ns / 1e9;
 		f[j].sampled = f[j].overhead > max ? 1 : g[j].unc >= g[j].incl ? 2 : 0;
+		if (!strcmp(gets_(getn(geta(b, "regions"), f[j].sym), "measured"), "calls")) {
+			/* counted in the whole process, over REGION's time */
+			f[j].rate = reg_ns > 0 ? calls / reg_ns * 1e9 : 0;
+			f[j].sampled = 3;
+		}
 	}
 	json_object_put(a);
 	json_object_put(b);
@@ -571,6 +577,12 @@ static void print(long pid, const char *region, const struct fnc *f, int n,
 			       "each too short to time by traps (its stated uncertainty would "
 			       "exceed its time): its share of the region's samples, calls "
 			       "estimated\n",
+			       f[j].name, f[j].rate);
+		else if (f[j].sampled == 3)
+			printf("  sampled, not timed: %s, C++ code: its calls counted (~%.0f a "
+			       "second of the region, in the whole process), not timed (an "
+			       "exception must not meet a return probe): its share of the "
+			       "region's samples\n",
 			       f[j].name, f[j].rate);
 	if (d->slowdown >= -1)
 		printf("  the target's slowdown while timing: %+.1f%% (the region's instances' "

@@ -138,10 +138,14 @@ static void print_object(const struct fp_object *ob, const struct fp_symbols *sy
 			 "unstripped build shows the others)"
 	       : sy->source == FP_SYM_NONE ? " (no symbols: nothing to measure)"
 					   : "");
+	if (fp_symbols__calls_only(sy))
+		printf("  %s\n", fp_symbols__calls_only(sy));
 }
 
-/* A function of list --functions --json (why: why it cannot be measured, NULL: it can). */
-static struct json_object *func_json(const struct fp_func *f, const char *why)
+/* A function of list --functions --json (why: why it cannot be measured, NULL: it can;
+ * calls: why its calls are counted, not timed, NULL: it is timed). */
+static struct json_object *func_json(const struct fp_func *f, const char *why,
+				     const char *calls)
 {
 	struct json_object *e = json_object_new_object();
 	char buf[1024];
@@ -161,6 +165,11 @@ static struct json_object *func_json(const struct fp_func *f, const char *why)
 	json_object_object_add(e, "measurable", json_object_new_boolean(!why));
 	if (why)
 		json_object_object_add(e, "why", json_object_new_string(why));
+	else
+		json_object_object_add(e, "measured", json_object_new_string(calls ? "calls"
+										   : "timed"));
+	if (!why && calls)
+		json_object_object_add(e, "calls_only", json_object_new_string(calls));
 	return e;
 }
 
@@ -207,6 +216,7 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 		for (k = 0; sy && k < sy->n; k++) {
 			const struct fp_func *f = &sy->f[k];
 			const char *why = fp_func__unmeasurable(sy, f);
+			const char *calls = fp_symbols__calls_only(sy);
 			char buf[1024];
 
 			const char *name = fp_demangle(f->name, buf, sizeof(buf));
@@ -223,10 +233,11 @@ static int list_functions(struct fp_object **objs, int nobjs, const char *patter
 				       name, (unsigned long long)f->addr,
 				       (unsigned long long)f->size, (unsigned long long)f->off,
 				       f->stepped ? "stepped" : "push",
-				       why ? "  cannot be measured: " : "", why ? why : "");
+				       why ? "  cannot be measured: " : calls ? "  calls only" : "",
+				       why ? why : "");
 				continue;
 			}
-			json_object_array_add(jf, func_json(f, why));
+			json_object_array_add(jf, func_json(f, why, calls));
 		}
 		json_object_object_add(jo, "functions", jf);
 		json_object_array_add(ja, jo);

@@ -292,9 +292,15 @@ static void print_refined(struct json_object *o)
 	for (i = 0; fa && i < json_object_array_length(fa); i++) {
 		struct json_object *x = json_object_array_get_idx(fa, i);
 
-		printf("  %s (%s): not refined: its traps cost a run %.0f%% of its CPU time "
-		       "(%lld calls; over 5%%)\n", gets_(x, "name"), gets_(x, "object"),
-		       getd(x, "trap_cost_pct"), (long long)geti(x, "calls"));
+		if (!strcmp(gets_(x, "why"), "calls only"))
+			printf("  %s (%s): not refined: C++ code, its calls counted (%lld), not "
+			       "timed (an exception must not meet a return probe)\n",
+			       gets_(x, "name"), gets_(x, "object"), (long long)geti(x, "calls"));
+		else
+			printf("  %s (%s): not refined: its traps cost a run %.0f%% of its CPU "
+			       "time (%lld calls; over 5%%)\n", gets_(x, "name"),
+			       gets_(x, "object"), getd(x, "trap_cost_pct"),
+			       (long long)geti(x, "calls"));
 	}
 }
 

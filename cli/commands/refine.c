@@ -198,12 +198,15 @@ static int probe_cost(struct json_object *c, char **files, const char *fns, cons
 	for (i = 0; fa && i < json_object_array_length(fa); i++) {
 		struct json_object *f = json_object_array_get_idx(fa, i), *h, *r, *x;
 		double cost;
+		int calls_only;
 
 		if (!json_object_object_get_ex(f, "hard", &h) || !json_object_get_boolean(h))
 			continue;
 		r = region_of(p, *gets_(f, "symbol") ? gets_(f, "symbol") : gets_(f, "name"));
 		cost = r ? getd(r, "raw_inclusive_ns") - getd(r, "inclusive_ns") : 0;
-		if (!(cpu > 0 && cost > REFINE_MAX_COST * cpu))
+		/* C++: counted, not timed (fp_symbols__calls_only) */
+		calls_only = !strcmp(gets_(r, "measured"), "calls");
+		if (!calls_only && !(cpu > 0 && cost > REFINE_MAX_COST * cpu))
 			continue;
 		json_object_object_add(f, "hard", json_object_new_boolean(0));
 		x = json_object_new_object();
@@ -212,6 +215,8 @@ static int probe_cost(struct json_object *c, char **files, const char *fns, cons
 		json_object_object_add(x, "trap_cost_pct",
 				       json_object_new_double(100 * cost / cpu));
 		json_object_object_add(x, "calls", json_object_new_int64(geti(r, "count")));
+		json_object_object_add(x, "why", json_object_new_string(
+					       calls_only ? "calls only" : "trap cost"));
 		json_object_array_add(nr, x);
 	}
 	json_object_put(p);

@@ -116,5 +116,8 @@ void cli_progress_done(void);
 /* cli/core/format.c: a time in ns for people, in the unit that fits it ("812 ns",
  * "3.25 us", "41.07 ms", "1.205 s"; negative times too), into buf. */
 const char *cli_fmt_ns(double ns, char *buf, size_t len);
+/* A region's name as people read it: a function region named after a C++ or Rust symbol
+ * ([OBJECT:]SYMBOL) demangled into buf; name itself otherwise (JSON keeps the symbol). */
+const char *cli_fmt_region(const char *name, char *buf, size_t len);
 
 #endif

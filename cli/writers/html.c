@@ -305,7 +305,7 @@ static void histograms(FILE *f, struct json_object *st)
 {
 	struct json_object *regs = geta(st, "regions");
 	size_t k, b;
-	char b1[32], b2[32];
+	char b1[32], b2[32], dn[1024];
 
 	fputs("<section id=\"histograms\"><h2>Instance time per region</h2>\n<p>The kernel's "
 	      "log2 buckets of each instance's raw inclusive time.</p>\n<div class=\"hists\">",
@@ -322,7 +322,7 @@ static void histograms(FILE *f, struct json_object *st)
 			if (geti(json_object_array_get_idx(h, b), "count") > max)
 				max = geti(json_object_array_get_idx(h, b), "count");
 		fputs("<figure class=\"hist\"><figcaption>", f);
-		esc(f, gets_(r, "name"));
+		esc(f, cli_fmt_region(gets_(r, "name"), dn, sizeof(dn)));
 		fprintf(f, "</figcaption><svg width=\"%zu\" height=\"84\" role=\"img\">",
 			n * 34 + 4);
 		for (b = 0; b < n; b++) {
@@ -348,7 +348,7 @@ static void regions(FILE *f, struct json_object *st)
 {
 	struct json_object *regs = geta(st, "regions");
 	size_t k;
-	char b[6][32];
+	char b[6][32], dn[1024];
 
 	fputs("<section id=\"regions\"><h2>Regions</h2>\n<table class=\"t\"><tr><th>region"
 	      "</th><th>features</th><th>count</th><th>inclusive</th><th>exclusive</th>"
@@ -359,7 +359,7 @@ static void regions(FILE *f, struct json_object *st)
 		size_t j;
 
 		fputs("<tr class=\"region\"><td>", f);
-		esc(f, gets_(r, "name"));
+		esc(f, cli_fmt_region(gets_(r, "name"), dn, sizeof(dn)));
 		fputs("</td><td>", f);
 		for (j = 0; fl && j < json_object_array_length(fl); j++) {
 			fputs(j ? ", " : "", f);

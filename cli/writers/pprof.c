@@ -149,7 +149,7 @@ static void value_type(struct pb *p, struct pb *m, struct strtab *t, int field,
 static void functions(struct pb *p, struct pb *m, struct pb *l, struct strtab *t,
 		      struct json_object *regions)
 {
-	char name[512];
+	char name[512], dn[1024];
 	size_t r, k;
 
 	for (r = 0; regions && r < json_object_array_length(regions); r++) {
@@ -158,7 +158,8 @@ static void functions(struct pb *p, struct pb *m, struct pb *l, struct strtab *t
 		struct json_object *site = NULL;
 		size_t len;
 
-		snprintf(name, sizeof(name), "%s [", gets_(reg, "name"));
+		snprintf(name, sizeof(name), "%s [",
+			 cli_fmt_region(gets_(reg, "name"), dn, sizeof(dn)));
 		for (k = 0; fl && k < json_object_array_length(fl); k++) {
 			len = strlen(name);
 			snprintf(name + len, sizeof(name) - len, "%s%s", k ? "," : "",

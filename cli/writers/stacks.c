@@ -112,6 +112,7 @@ static int block(const char *kind, const char *name, struct json_object *x, long
 void cli_write_stacks_table(struct json_object *sm, long top)
 {
 	struct json_object *a, *s = json_object_object_get(sm, "stacks");
+	char dn[1024];
 	size_t k;
 	int inl = 0;
 
@@ -123,7 +124,7 @@ void cli_write_stacks_table(struct json_object *sm, long top)
 	for (a = geta(sm, "regions"), k = 0; a && k < json_object_array_length(a); k++) {
 		struct json_object *x = json_object_array_get_idx(a, k);
 
-		inl += block("region", gets_(x, "name"), x, top);
+		inl += block("region", cli_fmt_region(gets_(x, "name"), dn, sizeof(dn)), x, top);
 	}
 	inl += block("outside", "regions", json_object_object_get(sm, "base"), top);
 	if (inl)

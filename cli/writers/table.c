@@ -212,7 +212,7 @@ static void print_outside(struct json_object *st, struct json_object *regs)
 		       "featprof-inprocess)\n");
 }
 
-static void print_legend(int partials)
+static void print_legend(int partials, int calls)
 {
 	printf("\n±: the uncertainty, %% of the time beside it (about one standard error)\n"
 	       "?: the probes cost more than the time, <U: it is below U\n"
@@ -221,6 +221,9 @@ static void print_legend(int partials)
 	if (partials)
 		printf("*: a feature some of whose regions are not enabled (its figure: those "
 		       "on)\n");
+	if (calls)
+		printf("calls only: C++ functions' calls counted at their entries, not timed "
+		       "(an\nexception must not meet a return probe)\n");
 }
 
 /* The table's first lines: what it is of (a process, or an executable's processes). */
@@ -253,9 +256,9 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 	struct json_object *sets = geta(st, "feature_sets"), *arr[4096];
 	size_t i, n = 0;
 	int wide = term_width() >= 122, mean = term_width() >= 88;
-	char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], nb[80], fname[80];
+	char b1[40], b2[40], b3[40], b4[40], b5[40], b6[40], nb[80], fname[80], dn[1024];
 	double total = (double)geti(st, "base_ns");
-	int partials = 0;
+	int partials = 0, calls = 0;
 
 	print_title(st, pid, title);
 	/* the measured threads' time: outside regions plus every set (sets do not overlap) */
@@ -295,6 +298,7 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 		size_t k;
 		/* a region not enabled (its figures kept) says "off" where its ± would be */
 		int on = json_object_get_boolean(json_object_object_get(r, "enabled"));
+		const char *rn = cli_fmt_region(gets_(r, "name"), dn, sizeof(dn));
 
 		for (k = 0; wide && fl && k < json_object_array_length(fl); k++) {
 			strncat(feats_s, k ? "," : "  ", sizeof(feats_s) - strlen(feats_s) - 1);
@@ -304,8 +308,16 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 		if (mean)
 			snprintf(mean_s, sizeof(mean_s), " %9s",
 				 cli_fmt_ns((double)geti(r, "mean_ns"), b6, 40));
+		if (!strcmp(gets_(r, "measured"), "calls")) {	/* counted, not timed */
+			calls++;
+			printf("%-24s %8lld %9s %4s %9s %9s %9s%s%s\n",
+			       cut(rn, 24, nb, sizeof(nb)), (long long)geti(r, "count"), "calls",
+			       on ? "only" : "off", "-", "-", "-", mean ? "         -" : "",
+			       feats_s);
+			continue;
+		}
 		printf("%-24s %8lld %9s %4s %9s %9s %9s%s%s\n",
-		       cut(gets_(r, "name"), 24, nb, sizeof(nb)), (long long)geti(r, "count"),
+		       cut(rn, 24, nb, sizeof(nb)), (long long)geti(r, "count"),
 		       fmt_comp(r, "exclusive_", ex, b1, 40),
 		       !on ? "off" : dominated(r, "exclusive_") ? "?"
 			   : unc_pct(ex, (double)geti(r, "exclusive_uncertainty_ns"), b2, 40),
@@ -316,5 +328,5 @@ void cli_write_table(struct json_object *st, long pid, const char *title)
 	if (json_object_object_get_ex(st, "anomalies", &an))
 		cli_write_anomalies("\nanomalies:", an,
 				    json_object_object_get(st, "anomalies_expected"));
-	print_legend(partials);
+	print_legend(partials, calls);
 }

@@ -165,10 +165,12 @@ static struct json_object *region_json(const struct fp_catalog *cat, int r,
 	add(o, "features", fl);
 	add(o, "enabled", json_object_new_boolean(enabled && enabled[r]));
 	/* in-process: the runtime times the region itself (wall time only: no off-CPU);
-	 * function: a uprobe at a function's entry and a return probe */
-	add(o, "measured", json_object_new_string(inproc && inproc[r]	     ? "in-process"
-						  : cat->regions[r].function ? "function"
-									     : "trap"));
+	 * function: a uprobe at a function's entry and a return probe; calls: an entry
+	 * probe that counts (its times are 0) */
+	add(o, "measured", json_object_new_string(inproc && inproc[r]		? "in-process"
+						  : cat->regions[r].calls_only	? "calls"
+						  : cat->regions[r].function	? "function"
+										: "trap"));
 	add(o, "count", u64(g->count));
 	add(o, "inclusive_ns", dbl_ns(incl));
 	add(o, "exclusive_ns", dbl_ns(excl));

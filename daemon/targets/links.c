@@ -146,7 +146,8 @@ static int attach_per_site(struct fp_target *t, int region, struct fp_rlinks *l,
 		opts.bpf_cookie = FP_COOKIE(t->slot, t->rbase + region,
 					    reg->sites[s].kind == FP_KIND_END, 0,
 					    off != site->loc_off || site->stepped) |
-				  (reg->sites[s].func ? FP_COOKIE_FUNC : 0);
+				  (reg->sites[s].func ? FP_COOKIE_FUNC : 0) |
+				  (reg->calls_only ? FP_COOKIE_CALLS : 0);
 		opts.ref_ctr_offset = site->sem_off;
 		/* a function's end: the return probe of the function at its entry */
 		opts.retprobe = reg->sites[s].func && reg->sites[s].kind == FP_KIND_END;
@@ -237,7 +238,8 @@ static int build_set(struct fp_target *t, const uint8_t *want, unsigned gen, int
 				cookies[k] = FP_COOKIE(t->slot, t->rbase + r,
 						       reg->sites[s].kind == FP_KIND_END, gen,
 						       offs[k] != site->loc_off || site->stepped) |
-					     (reg->sites[s].func ? FP_COOKIE_FUNC : 0);
+					     (reg->sites[s].func ? FP_COOKIE_FUNC : 0) |
+					     (reg->calls_only ? FP_COOKIE_CALLS : 0);
 				k++;
 			}
 		}

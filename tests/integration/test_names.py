@@ -326,6 +326,37 @@ def t_shipped_five_ways(d):
             os.remove(f)
 
 
+def t_cxx_member_calls(d):
+    """A --function region on a static C++ member function of a stripped program (its
+    symbols from its .gnu_debuglink file) counts every call: the program's own count. So
+    does one on a function an exception unwinds through, every 64th call, and the program
+    lives (a return probe there would end it in std::terminate); both named as people
+    read them in the table, the symbol in JSON."""
+    path, _ = install("g++", "shipped.cc", "debuglink", [])
+    out = os.path.join(h.TMP, "member.json")
+    r = cli(d, "run", "--function", "K=shipped::Kernel<2>::run*", "--function",
+            "F=shipped::fail*", "-o", out, "--", path, "2", timeout=60)
+    if not check(r.returncode == 0, "run: exit %d: %s" % (r.returncode, r.stderr.strip())):
+        return
+    truth = json.loads(next(l for l in r.stdout.splitlines() if l.startswith("{")))
+    regs = {x["name"]: x for x in json.load(open(out))["regions"]}
+    k = regs.get("_ZN7shipped6KernelILi2EE3runEm", {})
+    f = regs.get("_ZN7shipped4failEm", {})
+    print("    %d calls of Kernel<2>::run counted (the program: %d), %d of fail (%d, %d "
+          "thrown)" % (k.get("count", -1), truth["run_calls"], f.get("count", -1),
+                       truth["run_calls"], truth["throws"]))
+    check(k.get("count") == truth["run_calls"] and k.get("measured") == "calls",
+          "Kernel<2>::run: every call counted: %s" % k)
+    check(f.get("count") == truth["run_calls"] and truth["throws"] > 0,
+          "fail: every call counted, %d exceptions through it: %s" % (truth["throws"], f))
+    r = cli(d, "run", "--function", "K=shipped::Kernel<2>::run*", "--function",
+            "F=shipped::fail*", "--", path, "1", timeout=60)
+    table = r.stderr    # the program's own output is stdout
+    check(re.search(r"^shipped::Kernel<2>::run~ +[0-9]+ +calls", table, re.M) and
+          re.search(r"^shipped::fail\(unsigned ~ +[0-9]+ +calls", table, re.M),
+          "the table names them demangled:\n%s" % table)
+
+
 def unparam(name):
     """A C++ function's name without its parameter list, as perf script prints it."""
     return re.sub(r"\(.*\)( const)?$", "", name)

@@ -229,6 +229,30 @@ print("ok" if not bad and nr == t["jumps"] and got.get("work_jump") == 0 else "F
 	wait "$fn_co" 2>/dev/null
 done
 
+# C++ functions counted at their entries (no return probe: an exception must not meet
+# the kernel's trampoline): every call, and the program catches its 5 exceptions
+coproc CX { "$B/tests/targets/throws"; }
+cx_co=$CX_PID
+read -r -u "${CX[0]}" line
+cx_pid=${line#ready }
+if fp enable $cx_pid --function 'E=middle,thrower' > /dev/null 2> "$tmp/err"; then
+	echo go >&"${CX[1]}"
+	read -r -u "${CX[0]}" out
+	r=$(fp stats $cx_pid --json | python3 -c '
+import json, sys
+got = {r["name"]: (r["count"], r["measured"]) for r in json.load(sys.stdin)["regions"]}
+ok = got.get("middle") == (10, "calls") and got.get("thrower") == (10, "calls")
+print("ok" if ok and sys.argv[1] == "caught 5" else "FAIL", got, sys.argv[1])' "$out")
+	case $r in
+	ok*) say functions/cxx_calls "$r" ;;
+	*) say functions/cxx_calls "FAIL $r" ;;
+	esac
+else
+	say functions/cxx_calls "FAIL $(cat "$tmp/err")"
+	kill "$cx_pid" 2>/dev/null
+fi
+wait "$cx_co" 2>/dev/null
+
 # sample --stacks: under a traced region by frame pointers (clang's build) and by DWARF
 # CFI (GCC -O2, none), and in a FEATPROF_SAMPLING build (its TLS region stack) by DWARF:
 # region work's samples in f1 and lib_f2, every one under worker
