@@ -198,12 +198,13 @@ static void symbols_of(struct obj *g, const struct fp_symbols *syms)
  * no memory. */
 static int object_of(struct fp_stacks *s, const struct fp_vma *v, const struct fp_symbols *syms)
 {
+	const char *path = v->path[0] ? v->path : "[anon]";	/* every anonymous map one */
 	struct obj *g;
 	int i;
 
 	for (i = 0; i < s->nobjs; i++)
 		if (s->objs[i].dev == v->dev && s->objs[i].ino == v->ino &&
-		    !strcmp(s->objs[i].path, v->path))
+		    !strcmp(s->objs[i].path, path))
 			return i;
 	g = realloc(s->objs, (size_t)(s->nobjs + 1) * sizeof(*g));
 	if (!g)
@@ -211,7 +212,7 @@ static int object_of(struct fp_stacks *s, const struct fp_vma *v, const struct f
 	s->objs = g;
 	g = &s->objs[s->nobjs];
 	memset(g, 0, sizeof(*g));
-	g->path = strdup(v->path[0] ? v->path : "[anon]");
+	g->path = strdup(path);
 	if (!g->path)
 		return -1;
 	symbols_of(g, syms);
