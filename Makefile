@@ -483,6 +483,7 @@ bench:
 	$(Q)$(MAKE) --no-print-directory $(O)/tests/targets/stacks_sampled
 	$(Q)python3 tests/bench/stacks_bench.py $(O) --out docs/BENCHMARKS.md
 	$(Q)python3 tests/bench/run_stacks_cost.py $(O) --out docs/BENCHMARKS.md
+	$(Q)python3 tests/bench/idle_ab.py $(O) --out docs/BENCHMARKS.md
 
 # The main job on the built-in demo target (see README).
 demo: demo-deps

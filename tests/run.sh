@@ -33,6 +33,7 @@ TESTS+=(
 	"bench/regress:$RETRY python3 tests/bench/regress_eval.py $B --repeats 1 --duration 2 --check"
 	"bench/smoke:python3 tests/bench/run_bench.py $B --smoke --out /dev/null"
 	"bench/run_stacks:python3 tests/bench/run_stacks_cost.py $B --pairs 1 --unit 200000"
+	"bench/idle_ab:python3 tests/bench/idle_ab.py $B --pairs 1 --iters 1000000"
 	"bench/coverage:$RETRY python3 tests/bench/coverage.py $B --quick --min 0.75"
 	# regions back to back (issue 30, part 4): three daemon starts, one beside a busy process
 	"bench/chain:python3 tests/bench/coverage.py $B --chain-check"
