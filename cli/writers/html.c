@@ -17,6 +17,10 @@
  *   #anomalies    events counted and never attributed
  *   #calibration  the probe cost the figures were compensated with
  * Figures are compensated like stats'; histograms and min/max are raw per instance.
+ * featprof report A... --to B... (run files of run --stacks) writes another page:
+ *   #diffgraph    B's call stacks (each side a mean run, B's speed factor taken out) as
+ *                 an icicle graph, each frame coloured by the change of its inclusive time
+ *                 from A's frame of the same path: red slower, blue faster, grey within 1%
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -55,6 +59,22 @@ static void colour(FILE *f, const char *name)
 		h = (h ^ (unsigned char)*name) * 16777619u;
 	fprintf(f, "hsl(%u,%u%%,%u%%)", 10 + h % 40, 70 + (h >> 8) % 20, 55 + (h >> 16) % 10);
 }
+
+static const char css[] =
+	"body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}"
+	"h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}"
+	".n{white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums;padding:0 8px}"
+	"table.t{border-collapse:collapse}table.t td,table.t th{padding:2px 8px;"
+	"border-bottom:1px solid #eee;text-align:left}"
+	".bars th{text-align:left;padding-right:8px;font-weight:600}"
+	".cpu{fill:#d9534f;background:#d9534f}.pre{fill:#f0ad4e;background:#f0ad4e}"
+	".blk{fill:#5bc0de;background:#5bc0de}.k{padding:0 6px;color:#fff}"
+	".flame text{font:11px sans-serif;fill:#000;pointer-events:none}"
+	".flame rect{stroke:#fff;stroke-width:.5}"
+	".hists{display:flex;flex-wrap:wrap;gap:12px}.hist{margin:0}"
+	".hist rect{fill:#6f8fcf}.hist text{font:8px sans-serif}"
+	"figcaption{font-weight:600}.d{font-size:12px;color:#555}"
+	".k.slower{background:rgb(255,80,80)}.k.faster{background:rgb(80,80,255)}";
 
 static void features(FILE *f, struct json_object *st)
 {
@@ -208,36 +228,194 @@ static void icicle(FILE *f, struct tree *t, int root)
 	fputs("</svg>\n", f);
 }
 
+/* Sample x of a sampling's stacks (fns: its functions, nf of them) into t under root:
+ * its open regions, outermost first, then its stack; its samples x w into the frame. */
+static void add_sample(struct tree *t, int root, struct json_object *x,
+		       struct json_object *fns, size_t nf, double w)
+{
+	struct json_object *rl = geta(x, "regions"), *stk = geta(x, "stack"), *fn;
+	int at = root;
+	size_t j;
+
+	for (j = 0; rl && at >= 0 && j < json_object_array_length(rl); j++)
+		at = child_of(t, at, name_at(rl, j));
+	for (j = 0; stk && at >= 0 && j < json_object_array_length(stk); j++) {
+		int64_t id = json_object_get_int64(json_object_array_get_idx(stk, j));
+
+		fn = id >= 0 && (size_t)id < nf ? json_object_array_get_idx(fns, (size_t)id)
+						: NULL;
+		at = child_of(t, at, fn ? gets_(fn, "name") : "[unknown]");
+	}
+	if (at >= 0)
+		t->n[at].self += (double)geti(x, "samples") * w;
+}
+
 /* A feature's sampled stacks: its regions, then its functions, into t under root. */
 static void feature_stacks(struct tree *t, int root, struct json_object *sm, const char *feat)
 {
 	struct json_object *sk = json_object_object_get(sm, "stacks");
 	struct json_object *fns = geta(sk, "functions"), *a = geta(sk, "samples");
-	double period = getd(sm, "period_ns");
 	size_t k, j, nf = fns ? json_object_array_length(fns) : 0;
 
 	for (k = 0; a && k < json_object_array_length(a); k++) {
 		struct json_object *x = json_object_array_get_idx(a, k), *fl = geta(x, "features");
-		struct json_object *rl = geta(x, "regions"), *stk = geta(x, "stack");
-		int at = root, in = 0;
+		int in = 0;
 
 		for (j = 0; fl && j < json_object_array_length(fl); j++)
 			in |= !strcmp(name_at(fl, j), feat);
-		if (!in)
-			continue;
-		for (j = 0; rl && at >= 0 && j < json_object_array_length(rl); j++)
-			at = child_of(t, at, name_at(rl, j));
-		for (j = 0; stk && at >= 0 && j < json_object_array_length(stk); j++) {
-			int64_t id = json_object_get_int64(json_object_array_get_idx(stk, j));
-			struct json_object *fn = NULL;
-
-			if (id >= 0 && (size_t)id < nf)
-				fn = json_object_array_get_idx(fns, (size_t)id);
-			at = child_of(t, at, fn ? gets_(fn, "name") : "[unknown]");
-		}
-		if (at >= 0)
-			t->n[at].self += (double)geti(x, "samples") * period;
+		if (in)
+			add_sample(t, root, x, fns, nf, getd(sm, "period_ns"));
 	}
+}
+
+/* --- differential flame graph (featprof report A... --to B...) --------------------- */
+
+/* Every sample of run doc into t under root, weighted by w (over the side's runs: a mean
+ * run). */
+static void run_stacks(struct tree *t, int root, struct json_object *doc, double w)
+{
+	struct json_object *sm = json_object_object_get(doc, "sampling");
+	struct json_object *sk = json_object_object_get(sm, "stacks");
+	struct json_object *fns = geta(sk, "functions"), *a = geta(sk, "samples");
+	size_t k, nf = fns ? json_object_array_length(fns) : 0;
+
+	for (k = 0; a && k < json_object_array_length(a); k++)
+		add_sample(t, root, json_object_array_get_idx(a, k), fns, nf,
+			   w * getd(sm, "period_ns"));
+}
+
+/* The child of node i named name in t, or -1 (nothing made). */
+static int find_child(const struct tree *t, int i, const char *name)
+{
+	int c;
+
+	for (c = i >= 0 ? t->n[i].child : -1; c >= 0; c = t->n[c].next)
+		if (!strcmp(t->n[c].name, name))
+			return c;
+	return -1;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The ratios B/A of the self times of the call paths (frames) below node ib of B and ia
+ * of A that hold 1% of A's time (all) or more, into r (at most max; *n of them). */
+static void path_ratios(const struct tree *tb, int ib, const struct tree *ta, int ia,
+			double all, double *r, int *n, int max)
+{
+	int c;
+
+	if (ia < 0)
+		return;
+	if (ta->n[ia].self >= 0.01 * all && tb->n[ib].self > 0 && *n < max)
+		r[(*n)++] = tb->n[ib].self / ta->n[ia].self;
+	for (c = tb->n[ib].child; c >= 0; c = tb->n[c].next)
+		path_ratios(tb, c, ta, find_child(ta, ia, tb->n[c].name), all, r, n, max);
+}
+
+/* B's speed against A: the median ratio B/A of the self times of the call paths with 1%
+ * of A's time or more (1 where none). Runs of one build differ by a few % in every
+ * function here (the machine's speed), which is not a change of the code; a path, not a
+ * function, so that a change of one caller's work in a leaf they share (a memcpy) does
+ * not move every caller's. */
+static double speed_factor(const struct tree *ta, const struct tree *tb)
+{
+	static double r[4096];
+	int n = 0;
+
+	path_ratios(tb, 0, ta, 0, ta->n[0].total, r, &n, 4096);
+	if (!n)
+		return 1;
+	qsort(r, (size_t)n, sizeof(r[0]), cmp_dbl);
+	return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+}
+
+/* Frame i of B's tree (its A counterpart ia, -1: none) and its children, coloured by the
+ * change of its inclusive time: red slower in B, blue faster, grey within 1%; new in B
+ * dark red. B's times are divided by its speed factor sf before. */
+static void draw_diff(FILE *f, const struct tree *tb, int i, const struct tree *ta, int ia,
+		      double x, int y, double scale, double sf)
+{
+	const struct node *n = &tb->n[i];
+	double w = n->total * scale, cx = x, b = n->total / sf, a = ia >= 0 ? ta->n[ia].total : 0;
+	double r = (b - a) / (a > b ? a : b);
+	int c, g = (int)(230 - 180 * (r < 0 ? -r : r));
+	char b1[32], b2[32], b3[32];
+
+	if (w < 0.5)
+		return;
+	fputs("<g class=\"frame\"><title>", f);
+	esc(f, n->name);
+	fprintf(f, ": A %s, B %s, %s%s (%+.1f%%)</title><rect x=\"%.1f\" y=\"%d\" "
+		"width=\"%.1f\" height=\"%d\" fill=\"", cli_fmt_ns(a, b1, sizeof(b1)),
+		cli_fmt_ns(b, b2, sizeof(b2)), b >= a ? "+" : "", cli_fmt_ns(b - a, b3, sizeof(b3)),
+		a > 0 ? 100 * (b - a) / a : 100.0, x, y, w, ROW - 1);
+	if (ia < 0)
+		fputs("rgb(160,0,0)", f);
+	else if (r > -0.01 && r < 0.01)
+		fputs("rgb(221,221,221)", f);
+	else
+		fprintf(f, r > 0 ? "rgb(255,%d,%d)" : "rgb(%d,%d,255)", g, g);
+	fprintf(f, "\" class=\"%s\"/>", ia < 0 ? "new" : r >= 0.01 ? "slower"
+					: r <= -0.01 ? "faster" : "same");
+	if (w > 40) {
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\">", x + 3, y + ROW - 5);
+		esc(f, n->name);
+		fputs("</text>", f);
+	}
+	fputs("</g>\n", f);
+	for (c = n->child; c >= 0; c = tb->n[c].next) {
+		draw_diff(f, tb, c, ta, find_child(ta, ia, tb->n[c].name), cx, y + ROW, scale, sf);
+		cx += tb->n[c].total * scale;
+	}
+}
+
+int cli_write_html_diff(FILE *f, struct json_object **a, int na, struct json_object **b,
+			int nb)
+{
+	struct tree ta = { 0 }, tb = { 0 };
+	int ra = node_new(&ta, "all"), rb = node_new(&tb, "all"), k;
+	double sf;
+	char b1[32], b2[32];
+
+	for (k = 0; ra >= 0 && k < na; k++)
+		run_stacks(&ta, ra, a[k], 1.0 / na);
+	for (k = 0; rb >= 0 && k < nb; k++)
+		run_stacks(&tb, rb, b[k], 1.0 / nb);
+	if (ra < 0 || rb < 0 || totals(&ta, ra) <= 0 || totals(&tb, rb) <= 0) {
+		free(ta.n);
+		free(tb.n);
+		return -EINVAL;
+	}
+	sf = speed_factor(&ta, &tb);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	      "<title>featprof differential report</title><style>", f);
+	fputs(css, f);
+	fprintf(f, "</style></head><body>\n<h1>featprof: B against A, by call stack</h1>\n"
+		"<p id=\"summary\">A: %d run%s, %s of sampled CPU time a run; B: %d run%s, %s a "
+		"run; B's speed factor %.3f (the median ratio B/A of the call paths' self times "
+		"with 1%% of A's or more: the machine's speed between the runs, taken out of B's "
+		"figures below).</p>\n<section id=\"diffgraph\"><h2>Differential flame graph"
+		"</h2>\n<p>B's call stacks (open regions first, then functions, outermost on top; "
+		"width: B's sampled CPU time), each frame coloured by the change of its inclusive "
+		"time from A: <span class=\"k slower\">slower in B</span> <span class=\"k "
+		"faster\">faster in B</span> (the deeper, the larger the change), grey within "
+		"1%%, dark red: not in A. Hover for A, B and the change. The change of one "
+		"function with its interval and significance: featprof diff --functions.</p>\n",
+		na, na == 1 ? "" : "s", cli_fmt_ns(ta.n[ra].total, b1, sizeof(b1)), nb,
+		nb == 1 ? "" : "s", cli_fmt_ns(tb.n[rb].total, b2, sizeof(b2)), sf);
+	fprintf(f, "<svg class=\"flame\" width=\"%d\" height=\"%d\" role=\"img\">\n", W,
+		depth_of(&tb, rb) * ROW);
+	draw_diff(f, &tb, rb, &ta, ra, 0, 0, W / tb.n[rb].total, sf);
+	fputs("</svg>\n</section>\n<p><small>featprof " FEATPROF_VERSION
+	      "</small></p></body></html>\n", f);
+	free(ta.n);
+	free(tb.n);
+	return ferror(f) ? -EIO : 0;
 }
 
 static void drilldown(FILE *f, struct json_object *st)
@@ -435,21 +613,6 @@ static void calibration(FILE *f, struct json_object *st)
 		cli_fmt_ns(getd(c, "bias_ns"), b[2], 32),
 		cli_fmt_ns(getd(c, "bias_sd_ns"), b[3], 32), (long long)geti(c, "rounds"));
 }
-
-static const char css[] =
-	"body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}"
-	"h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ddd}"
-	".n{white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums;padding:0 8px}"
-	"table.t{border-collapse:collapse}table.t td,table.t th{padding:2px 8px;"
-	"border-bottom:1px solid #eee;text-align:left}"
-	".bars th{text-align:left;padding-right:8px;font-weight:600}"
-	".cpu{fill:#d9534f;background:#d9534f}.pre{fill:#f0ad4e;background:#f0ad4e}"
-	".blk{fill:#5bc0de;background:#5bc0de}.k{padding:0 6px;color:#fff}"
-	".flame text{font:11px sans-serif;fill:#000;pointer-events:none}"
-	".flame rect{stroke:#fff;stroke-width:.5}"
-	".hists{display:flex;flex-wrap:wrap;gap:12px}.hist{margin:0}"
-	".hist rect{fill:#6f8fcf}.hist text{font:8px sans-serif}"
-	"figcaption{font-weight:600}.d{font-size:12px;color:#555}";
 
 int cli_write_html(FILE *f, struct json_object *st, const char *source)
 {

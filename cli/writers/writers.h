@@ -45,6 +45,11 @@ int cli_write_folded(FILE *f, struct json_object *st, const char *key);
 /* html.c: featprof report's page of stats (a stats reply) from source (what it was
  * read from, shown): one self-contained HTML file. 0 or -errno. */
 int cli_write_html(FILE *f, struct json_object *st, const char *source);
+/* html.c: featprof report A... --to B...: a page with the differential flame graph of
+ * run files b (nb, of featprof run --stacks) against a (na), each side a mean run, B's
+ * speed factor taken out. 0, -EINVAL (a side without samples) or -EIO. */
+int cli_write_html_diff(FILE *f, struct json_object **a, int na, struct json_object **b,
+			int nb);
 
 /* trace.c: a recording's instances (the record pushes' "events" arrays, added as they
  * come: 0 or -ENOMEM) written as a Chrome trace once it is done (done: its last push;

@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -352,6 +353,23 @@ def t_diff_functions(d):
     check(set(k for k in flagged if k[0] != "function") <=
           {("region", "checksum"), ("feature", "Checksum")},
           "no figure but crc_block's region and feature: %s" % flagged)
+    # the differential flame graph of the same runs: crc_block the most slowed function
+    html = os.path.join(TMP, "diff.html")
+    r = cli(d, "report", *a[:5], "--to", *b, "-o", html)
+    frames = re.findall(r'<title>([^<:]+): A [^,]+, B [^,]+, [^(]+\(([-+][0-9.]+)%\)</title>'
+                        r'<rect [^>]*class="(\w+)"', open(html).read()) if r.returncode == 0 \
+        else []
+    work = {}
+    for name, pct, cls in frames:
+        if name in ("parse_input", "window_init", "match_find", "crc_block", "emit_output"):
+            work[name] = (float(pct), cls)
+    print("    report --to: %s" % ", ".join("%s %+.1f%% %s" % (k, v[0], v[1])
+                                          for k, v in sorted(work.items())))
+    check(r.returncode == 0 and work.get("crc_block", (0, ""))[1] == "slower" and
+          abs(work["crc_block"][0] - 15) <= 3 and
+          all(abs(v[0]) <= 3 for k, v in work.items() if k != "crc_block"),
+          "report --to: crc_block +15%% (+-3) in red, the others within 3%%: %s %s" % (
+              r.stderr.strip(), work))
     # one build against itself: 20 splits of its 10 runs into 5 and 5
     rng = random.Random(44)
     noisy = 0
