@@ -191,7 +191,7 @@ struct fp_sample_key {
 	__u32 deeper;		/* the thread had more regions open than stored */
 	__u64 ids[FP_TLS_SLOTS];
 	__s32 ustack;		/* its id in ustacks (frame pointers), or FP_USTACK_* */
-	__u32 pad;
+	__u32 tid;		/* the sampled thread (its figures apart: per thread) */
 };
 
 /* FP_SRC_KERNEL's id of a frame: its enable generation, its region's at the sample (open

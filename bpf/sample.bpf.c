@@ -83,7 +83,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 8192);	/* (regions, stack, thread): per thread since tid */
 	__type(key, struct fp_sample_key);
 	__type(value, __u64);
 } samples SEC(".maps");
@@ -219,6 +219,7 @@ static __always_inline void user_stack(struct bpf_perf_event_data *ctx,
 static __always_inline int count_sample(struct bpf_perf_event_data *ctx,
 					struct fp_sample_key *key)
 {
+	key->tid = (__u32)bpf_get_current_pid_tgid();	/* the interrupted thread */
 	if (key->ustack == FP_USTACK_DWARF && copy_stack(ctx, key))
 		sample_count(FP_SA_STACK_LOST);
 	return count_key(key);
@@ -526,5 +527,6 @@ int fp_sample_remote(struct bpf_iter__task *ctx)
 		sample_count(FP_SA_READ_FAILED);
 		return 0;
 	}
+	key.tid = (__u32)task->pid;
 	return sample_stack(NULL, (__u32)task->pid, &tls, &key, 0);
 }

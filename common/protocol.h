@@ -128,7 +128,9 @@
  *     enable's and sample's "temporary" (the CLI's drill and sample hold their changes
  *     to their connection); sampling.stacks.objects[].symbols and debug_file (where the
  *     names came from: symtab, build-id, debuglink, debuginfod, minidebuginfo, dynsym,
- *     perf-map for the [jit] object).
+ *     perf-map for the [jit] object). sampling.threads (with stacks): per thread
+ *     sampled, the most sampled first (64 at most), name ("comm (tid N)"), tid, comm,
+ *     samples and its top 20 "functions" (shares of its own samples).
  */
 #ifndef FP_PROTOCOL_H
 #define FP_PROTOCOL_H

@@ -109,6 +109,31 @@ static int block(const char *kind, const char *name, struct json_object *x, long
 	return fn_rows(x, top);
 }
 
+#define THREADS_SHOWN 8
+
+/* Per thread sampled (where there are several), the most sampled first: its functions;
+ * how many inlined ones it showed. */
+static int threads_block(struct json_object *sm, long top)
+{
+	struct json_object *a = geta(sm, "threads");
+	size_t n = a ? json_object_array_length(a) : 0, k;
+	double all = (double)geti(sm, "samples");
+	int inl = 0;
+
+	for (k = 0; n > 1 && k < n && k < THREADS_SHOWN; k++) {
+		struct json_object *x = json_object_array_get_idx(a, k);
+
+		printf("thread %s: %lld samples (%.1f%% of all)\n", gets_(x, "name"),
+		       (long long)geti(x, "samples"),
+		       all > 0 ? 100 * (double)geti(x, "samples") / all : 0);
+		printf("    %-13s  %-13s  %s\n", "total ± SE", "self ± SE", "function (object)");
+		inl += fn_rows(x, top);
+	}
+	if (n > THREADS_SHOWN)
+		printf("... %zu more threads (--json has them)\n", n - THREADS_SHOWN);
+	return inl;
+}
+
 void cli_write_stacks_table(struct json_object *sm, long top)
 {
 	struct json_object *a, *s = json_object_object_get(sm, "stacks");
@@ -127,6 +152,7 @@ void cli_write_stacks_table(struct json_object *sm, long top)
 		inl += block("region", cli_fmt_region(gets_(x, "name"), dn, sizeof(dn)), x, top);
 	}
 	inl += block("outside", "regions", json_object_object_get(sm, "base"), top);
+	inl += threads_block(sm, top);
 	if (inl)
 		printf("inlined: a function the compiler inlined; its self is the samples in its "
 		       "code,\nwhich its caller's self holds too (perf report --no-inline's "
@@ -178,6 +204,11 @@ void cli_write_run_functions(struct json_object *sm, long top)
 		       100 * getd(f, "total_share"), gets_(f, "name"), gets_(f, "object"));
 	}
 	free(v);
+	a = geta(sm, "threads");
+	if (a && json_object_array_length(a) > 1) {
+		printf("\nper thread:\n");
+		threads_block(sm, top < 5 ? top : 5);
+	}
 }
 
 static void put_name(FILE *f, const char *s)

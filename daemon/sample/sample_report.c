@@ -99,6 +99,7 @@ static void on_unwound(void *arg, const struct fp_sample_key *key, const uint64_
 	int32_t id;
 
 	drop_gone(t, &k);
+	fp_stacks__thread(sm->stacks, fp_target__pid(t), k.tid);	/* named while it lives */
 	id =
 	    n ? fp_stacks__add(sm->stacks, fp_target__pid(t), fp_target__proc(t), ips, n, truncated)
 	      : FP_USTACK_LOST;
@@ -128,6 +129,8 @@ void fp_sample_name(struct fp_target *t)
 	     prev = key, have = !bpf_map_get_next_key(mfd, &prev, &key)) {
 		for (k = 0; k < (int)key.depth && k < FP_TLS_SLOTS; k++)
 			region_of(t, key.ids[k]);
+		if (sm->stacks)	/* the thread named while it lives */
+			fp_stacks__thread(sm->stacks, fp_target__pid(t), key.tid);
 		if (sm->stacks && key.ustack >= 0)
 			fp_stacks__get(sm->stacks, bpf_map__fd(sm->skel->maps.ustacks),
 				       key.ustack, fp_target__pid(t), fp_target__proc(t));
@@ -187,14 +190,14 @@ static void functions_refigure(struct json_object *x, double period)
 /* functions_refigure of every figure of sampling report sm. */
 static void all_functions_refigure(struct json_object *sm)
 {
-	static const char *const arrs[] = { "regions", "features" };
+	static const char *const arrs[] = { "regions", "features", "threads" };
 	double period = json_object_get_double(json_object_object_get(sm, "period_ns"));
 	struct json_object *a;
 	size_t i, k;
 
 	functions_refigure(sm, period);
 	functions_refigure(json_object_object_get(sm, "base"), period);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 3; i++)
 		if (json_object_object_get_ex(sm, arrs[i], &a))
 			for (k = 0; k < json_object_array_length(a); k++)
 				functions_refigure(json_object_array_get_idx(a, k), period);
@@ -418,6 +421,7 @@ static void sampled_of(struct fp_target *t, const struct fp_sample_key *k, uint6
 	memset(v, 0, sizeof(*v));
 	v->c = c;
 	v->ustack = k->ustack;
+	v->tid = k->tid;
 	for (i = 0; i < (int)k->depth && i < FP_TLS_SLOTS; i++) {
 		r = region_of(t, k->ids[i]);
 		if (r < 0 || r >= fp_target__catalog(t)->nregions) {
@@ -634,7 +638,8 @@ struct json_object *fp_sample_report_brief(struct fp_target *t)
 		return r;
 	o = json_object_new_object();
 	json_object_object_foreach(r, k, v) {
-		if (!strcmp(k, "stacks") || !strcmp(k, "functions") || !strcmp(k, "functions_more"))
+		if (!strcmp(k, "stacks") || !strcmp(k, "functions") ||
+		    !strcmp(k, "functions_more") || !strcmp(k, "threads"))
 			continue;
 		if (!strcmp(k, "base")) {
 			json_object_object_add(o, k, without_stacks(v));

@@ -81,6 +81,7 @@ void fp_stacks__free(struct fp_stacks *s)
 		fp_symbols__free(s->objs[i].syms);
 	}
 	fp_jitmap__free(s->jit);
+	free(s->thr);
 	free(s->by_id);
 	free(s->stack_hash);
 	free(s->aggs);
@@ -505,6 +506,36 @@ int32_t fp_stacks__add(struct fp_stacks *s, pid_t pid, struct fp_proc *proc,
 	s->by_id[s->max_id] = st;
 	s->stack_hash[k] = ++s->max_id;
 	return s->max_id - 1;
+}
+
+const char *fp_stacks__thread(struct fp_stacks *s, pid_t pid, uint32_t tid)
+{
+	struct thr *g;
+	char path[64];
+	ssize_t n = 0;
+	int i, fd;
+
+	for (i = 0; i < s->nthr; i++)
+		if (s->thr[i].tid == tid)
+			return s->thr[i].comm;
+	if (s->nthr % 32 == 0) {
+		g = realloc(s->thr, (size_t)(s->nthr + 32) * sizeof(*g));
+		if (!g)
+			return NULL;
+		s->thr = g;
+	}
+	g = &s->thr[s->nthr++];
+	memset(g, 0, sizeof(*g));
+	g->tid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, g->comm, sizeof(g->comm) - 1);
+		close(fd);
+	}
+	g->comm[n > 0 ? n : 0] = 0;
+	g->comm[strcspn(g->comm, "\n")] = 0;
+	return g->comm;
 }
 
 int fp_stacks__count(struct fp_stacks *s, const struct fp_sample_key *key, int32_t id)

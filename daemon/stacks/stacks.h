@@ -66,6 +66,7 @@ struct fp_sampled {
 	int bad;		/* an id named no region of the catalog */
 	uint64_t fmask;		/* the features of its regions */
 	int32_t ustack;		/* its stack id, or FP_USTACK_* */
+	uint32_t tid;		/* the thread sampled */
 };
 
 /* A session's stacks: of a stack map with max_id entries (the kernel's frame-pointer
@@ -93,6 +94,9 @@ struct fp_sample_key;
  * stack's id, or FP_USTACK_LOST (no memory). */
 int32_t fp_stacks__add(struct fp_stacks *s, pid_t pid, struct fp_proc *proc,
 		       const uint64_t *ips, int n, int truncated);
+/* Thread tid of process pid by its name (its comm, read once, while it lives: "" when
+ * it was gone before its first sample was named); NULL: no memory. */
+const char *fp_stacks__thread(struct fp_stacks *s, pid_t pid, uint32_t tid);
 /* One sample of key's regions with stack id, counted here. 0 or -ENOMEM. */
 int fp_stacks__count(struct fp_stacks *s, const struct fp_sample_key *key, int32_t id);
 /* The pairs counted: how many, and pair i (its key, ustack the stack's id; *c its

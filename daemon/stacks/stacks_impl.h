@@ -104,6 +104,8 @@ struct fp_stacks {
 	struct fp_jitmap *jit;		/* the process's perf map (made on first need) */
 	bool split_clones;		/* a compiler's clones named apart from their function */
 	int jit_obj;			/* the [jit] object's index + 1, 0 none yet */
+	struct thr { uint32_t tid; char comm[16]; } *thr;	/* the threads sampled, named */
+	int nthr;
 };
 
 /* The function (name, obj, inlined or not), interned: its index, or -1 (no memory). */

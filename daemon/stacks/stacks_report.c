@@ -140,9 +140,9 @@ static int cmp_total(const void *a, const void *b, void *tl)
 
 #define FP_TOP_FUNCTIONS 100
 
-/* The functions of n samples, the FP_TOP_FUNCTIONS first by total samples, into x. */
+/* The functions of n samples, the top first by total samples, into x. */
 static void functions_into(const struct fp_stacks *s, struct tallies *t, uint64_t n,
-			   struct json_object *x)
+			   struct json_object *x, int top)
 {
 	struct json_object *a = json_object_new_array();
 	int *idx = malloc((size_t)t->nf * sizeof(*idx)), m = 0, k;
@@ -152,7 +152,7 @@ static void functions_into(const struct fp_stacks *s, struct tallies *t, uint64_
 			idx[m++] = k;
 	if (idx)
 		qsort_r(idx, (size_t)m, sizeof(*idx), cmp_total, t);
-	for (k = 0; k < m && k < FP_TOP_FUNCTIONS; k++) {
+	for (k = 0; k < m && k < top; k++) {
 		struct json_object *f = func_json(s, idx[k]);
 
 		share(t->self[idx[k]], n, "self", f);
@@ -163,8 +163,7 @@ static void functions_into(const struct fp_stacks *s, struct tallies *t, uint64_
 	}
 	free(idx);
 	json_object_object_add(x, "functions", a);
-	json_object_object_add(x, "functions_more", json_object_new_int(
-				       m > FP_TOP_FUNCTIONS ? m - FP_TOP_FUNCTIONS : 0));
+	json_object_object_add(x, "functions_more", json_object_new_int(m > top ? m - top : 0));
 }
 
 static bool has_region(const struct fp_sampled *v, int r)
@@ -190,9 +189,11 @@ static bool key_in(const struct fp_sampled *v, int which)
 	return (v->fmask >> (-1 - which)) & 1;
 }
 
-static void tally_into(const struct fp_stacks *s, struct tallies *t,
-		       const struct fp_stack **st, const int *ps, const struct fp_sampled *v,
-		       int n, int which, struct json_object *x)
+/* The functions of the n keys v that key_in(which) and, tid not 0, of thread tid, into
+ * x ("functions", the top first): their samples. */
+static uint64_t tally_into(const struct fp_stacks *s, struct tallies *t,
+			   const struct fp_stack **st, const int *ps, const struct fp_sampled *v,
+			   int n, int which, uint32_t tid, struct json_object *x, int top)
 {
 	uint64_t total = 0;
 	int i;
@@ -201,12 +202,62 @@ static void tally_into(const struct fp_stacks *s, struct tallies *t,
 	memset(t->iself, 0, (size_t)t->nf * sizeof(*t->iself));
 	memset(t->total, 0, (size_t)t->nf * sizeof(*t->total));
 	for (i = 0; i < n; i++)
-		if (key_in(&v[i], which)) {
+		if (key_in(&v[i], which) && (!tid || v[i].tid == tid)) {
 			add_key(s, t, st[i], ps, v[i].c);
 			total += v[i].c;
 		}
 	if (x)
-		functions_into(s, t, total, x);
+		functions_into(s, t, total, x, top);
+	return total;
+}
+
+#define FP_TOP_THREADS 64
+#define FP_TOP_THREAD_FUNCTIONS 20
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;	/* {samples, tid} */
+
+	return x[0] != y[0] ? (x[0] > y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* "threads": per thread sampled, the most sampled first (at most FP_TOP_THREADS), its
+ * name ("comm (tid N)", unique in a sum over processes), tid, comm, samples and top
+ * functions by total samples, shares of its own samples. */
+static struct json_object *threads_json(struct fp_stacks *s, pid_t pid, struct tallies *t,
+					const struct fp_stack **st, const int *ps,
+					const struct fp_sampled *v, int n)
+{
+	struct json_object *a = json_object_new_array();
+	uint64_t (*th)[2] = calloc((size_t)n + 1, sizeof(*th));
+	int i, k, m = 0;
+
+	for (i = 0; th && i < n; i++) {
+		for (k = 0; k < m && th[k][1] != v[i].tid; k++)
+			;
+		if (k == m)
+			th[m++][1] = v[i].tid;
+		th[k][0] += v[i].c;
+	}
+	if (th)
+		qsort(th, (size_t)m, sizeof(*th), cmp_thread);
+	for (k = 0; th && k < m && k < FP_TOP_THREADS; k++) {
+		struct json_object *x = json_object_new_object();
+		const char *comm = fp_stacks__thread(s, pid, (uint32_t)th[k][1]);
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s (tid %u)", comm && *comm ? comm : "?",
+			 (unsigned)th[k][1]);
+		json_object_object_add(x, "name", json_object_new_string(name));
+		json_object_object_add(x, "tid", json_object_new_int64((int64_t)th[k][1]));
+		json_object_object_add(x, "comm", json_object_new_string(comm ? comm : ""));
+		json_object_object_add(x, "samples", json_object_new_int64((int64_t)th[k][0]));
+		tally_into(s, t, st, ps, v, n, INT32_MAX, (uint32_t)th[k][1], x,
+			   FP_TOP_THREAD_FUNCTIONS);
+		json_object_array_add(a, x);
+	}
+	free(th);
+	return a;
 }
 
 /* "stacks": the functions, the objects, each distinct (regions, stack) and its samples. */
@@ -239,6 +290,7 @@ static struct json_object *stacks_json(const struct fp_stacks *s, const struct f
 			json_object_array_add(y, json_object_new_int(ps[PS_LOST]));
 		json_object_object_add(x, "stack", y);
 		json_object_object_add(x, "samples", json_object_new_int64((int64_t)v[i].c));
+		json_object_object_add(x, "tid", json_object_new_int64((int64_t)v[i].tid));
 		json_object_array_add(a, x);
 		lost += st[i] ? 0 : v[i].c;
 		trunc += st[i] && st[i]->truncated ? v[i].c : 0;
@@ -321,15 +373,19 @@ void fp_stacks__report(struct fp_stacks *s, int map_fd, pid_t pid, struct fp_pro
 		goto out;
 	a = json_object_object_get(o, "regions");
 	for (i = 0; a && i < cat->nregions && i < (int)json_object_array_length(a); i++) {
-		tally_into(s, &t, st, ps, v, n, i, json_object_array_get_idx(a, i));
+		tally_into(s, &t, st, ps, v, n, i, 0, json_object_array_get_idx(a, i),
+			   FP_TOP_FUNCTIONS);
 		json_object_object_add(json_object_array_get_idx(a, i), "begins_in",
 				       begins_in(cat, i));
 	}
 	a = json_object_object_get(o, "features");
 	for (i = 0; a && i < (int)json_object_array_length(a) && i < 64; i++)
-		tally_into(s, &t, st, ps, v, n, -1 - i, json_object_array_get_idx(a, i));
-	tally_into(s, &t, st, ps, v, n, INT32_MIN, json_object_object_get(o, "base"));
-	tally_into(s, &t, st, ps, v, n, INT32_MAX, o);	/* the whole session's */
+		tally_into(s, &t, st, ps, v, n, -1 - i, 0, json_object_array_get_idx(a, i),
+			   FP_TOP_FUNCTIONS);
+	tally_into(s, &t, st, ps, v, n, INT32_MIN, 0, json_object_object_get(o, "base"),
+		   FP_TOP_FUNCTIONS);
+	tally_into(s, &t, st, ps, v, n, INT32_MAX, 0, o, FP_TOP_FUNCTIONS);	/* all */
+	json_object_object_add(o, "threads", threads_json(s, pid, &t, st, ps, v, n));
 	json_object_object_add(o, "stacks", stacks_json(s, st, ps, cat, v, n));
 out:
 	free(t.self);

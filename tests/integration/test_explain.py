@@ -312,6 +312,39 @@ def diff(d, a, b):
     return json.loads(r.stdout) if r.returncode in (0, 1) else {"figures": []}
 
 
+def t_run_stacks_threads(d):
+    """Per thread: run --stacks of a program whose two threads each spend all their time
+    in a function of their own (tests/targets/threads.c) gives each thread, named by its
+    comm, its own function at ~100% of its samples and none of the other's; the threads'
+    samples add up to the run's; the table has a block per thread"""
+    exe = os.path.join(TMP, "threads")
+    subprocess.run(["gcc", "-O2", "-g", "-pthread", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "targets", "threads.c"), "-o",
+        exe], check=True)
+    out = os.path.join(TMP, "threads.json")
+    r = cli(d, "run", "--stacks", "-o", out, "--", exe, "2", timeout=60)
+    if not check(r.returncode == 0, "run --stacks: %s" % r.stderr.strip()):
+        return
+    sm = json.load(open(out))["sampling"]
+    th = {t["comm"]: t for t in sm.get("threads", [])}
+    print("    %s" % ", ".join("%s: %d samples, %s" % (
+        t["name"], t["samples"], ", ".join("%s %.1f%%" % (f["name"], 100 * f["total_share"])
+                                           for f in t["functions"][:4]))
+        for t in sm.get("threads", [])))
+    for me, other in (("a", "b"), ("b", "a")):
+        t = th.get("spin-" + me, {})
+        tot = {f["name"]: f["total_share"] for f in t.get("functions", [])}
+        check(tot.get("spin_" + me, 0) >= 0.95 and "spin_" + other not in tot,
+              "thread spin-%s: spin_%s %.1f%% of its samples, spin_%s absent: %s" % (
+                  me, me, 100 * tot.get("spin_" + me, 0), other, sorted(tot)))
+    check(sum(t["samples"] for t in sm.get("threads", [])) == sm["samples"] and
+          len(th) == 2, "the threads' samples add up to the run's %d: %s" % (
+              sm["samples"], [(t["name"], t["samples"]) for t in sm.get("threads", [])]))
+    check(re.search(r"^thread spin-a \(tid [0-9]+\): [0-9]+ samples", r.stderr, re.M) and
+          re.search(r"^thread spin-b \(tid [0-9]+\)", r.stderr, re.M),
+          "the table has a block per thread:\n%s" % r.stderr[-1500:])
+
+
 def t_diff_functions(d):
     """diff --functions: a build whose crc_block is slower by ~2.5% of the run is found in
     crc_block and its feature (5 runs a side), and nothing else; 20 comparisons of 5 runs
@@ -439,8 +472,8 @@ def t_drill_hot(d):
           % m.get("slowdown"))
 
 
-TESTS = [t_run_stacks, t_model_functions, t_model_refine, t_refine_costly, t_diff_functions,
-         t_drill_hot]
+TESTS = [t_run_stacks, t_run_stacks_threads, t_model_functions, t_model_refine,
+         t_refine_costly, t_diff_functions, t_drill_hot]
 
 if __name__ == "__main__":
     # every test here compares figures against the program's own clock or the design:
