@@ -106,6 +106,14 @@ struct fp_stacks {
 	int jit_obj;			/* the [jit] object's index + 1, 0 none yet */
 	struct thr { uint32_t tid; char comm[16]; } *thr;	/* the threads sampled, named */
 	int nthr;
+	/* user: the addresses of copies unwound before, by hash, and their stack ids */
+	struct ips_entry {
+		uint64_t *ips;		/* NULL: an empty slot */
+		unsigned h;
+		int n, truncated;
+		int32_t id;
+	} *ips;
+	int nips, nipsu;		/* slots (a power of two), used */
 };
 
 /* The function (name, obj, inlined or not), interned: its index, or -1 (no memory). */
