@@ -13,12 +13,14 @@ usage: idle_ab.py BUILD_DIR [--pairs N] [--iters N] [--out FILE]   (make bench r
 --out puts its section, "## Idle in-process sites", into FILE in place of an earlier one)"""
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sections import sign_interval, write_section  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
@@ -35,19 +37,6 @@ def ns_per_iter(variant):
     r = subprocess.run([B + "/bench/busyloop_" + variant, str(A.iters), str(BODY)],
                        capture_output=True, text=True, check=True)
     return json.loads(r.stdout)["ns_per_iteration"]
-
-
-def sign_interval(xs):
-    """The 95% interval of the median of xs from their order statistics."""
-    s, n = sorted(xs), len(xs)
-    k, acc = 0, 0.0
-    while True:
-        p = math.comb(n, k) / 2 ** n
-        if acc + p > 0.025:
-            break
-        acc += p
-        k += 1
-    return s[max(k - 1, 0)], s[min(n - k, n - 1)]
 
 
 def instructions():
@@ -89,11 +78,7 @@ def main():
         "| instructions (callgrind) | %s |" % instructions(), ""])
     print(text)
     if A.out:
-        doc = open(A.out).read() if os.path.exists(A.out) else ""
-        head, _, rest = doc.partition(SECTION)
-        tail = rest[rest.index("\n## ") + 1:] if "\n## " in rest else ""
-        doc = head.rstrip("\n") + "\n\n" + text + ("\n" + tail if tail else "")
-        open(A.out, "w").write(doc)
+        write_section(A.out, SECTION, text)
     return 0
 
 

@@ -12,7 +12,6 @@ usage: run_stacks_cost.py BUILD_DIR [--pairs N] [--unit N] [--out FILE]   (root;
 runs it: --out puts its section, "## run --stacks", into FILE in place of an earlier one)"""
 import argparse
 import json
-import math
 import os
 import signal
 import statistics
@@ -20,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sections import sign_interval, write_section  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
@@ -45,20 +47,6 @@ def one(stacks):
                    stderr=subprocess.DEVNULL)
     doc = json.load(open(out))
     return doc["run"]["cpu_ns"] / 1e9, (doc.get("sampling") or {}).get("samples", 0)
-
-
-def sign_interval(xs):
-    """The 95% interval of the median of xs from their order statistics: the k-th
-    smallest and largest, k the largest with P(Binomial(n, 1/2) < k) <= 2.5%."""
-    s, n = sorted(xs), len(xs)
-    k, acc = 0, 0.0
-    while True:
-        p = math.comb(n, k) / 2 ** n
-        if acc + p > 0.025:
-            break
-        acc += p
-        k += 1
-    return s[max(k - 1, 0)], s[min(n - k, n - 1)]
 
 
 def main():
@@ -111,11 +99,7 @@ def main():
         ""])
     print(text)
     if A.out:
-        doc = open(A.out).read() if os.path.exists(A.out) else ""
-        head, _, rest = doc.partition(SECTION)
-        tail = rest[rest.index("\n## ") + 1:] if "\n## " in rest else ""
-        doc = head.rstrip("\n") + "\n\n" + text + ("\n" + tail if tail else "")
-        open(A.out, "w").write(doc)
+        write_section(A.out, SECTION, text)
     return 0
 
 

@@ -26,6 +26,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sections import write_section  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
 ap.add_argument("--rounds", type=int, default=31)
@@ -297,11 +300,7 @@ def measure():
     text = "\n".join(L)
     print("\n" + text)
     if A.out:
-        doc = open(A.out).read() if os.path.exists(A.out) else ""
-        head, _, rest = doc.partition("## Call stacks\n")
-        tail = rest[rest.index("\n## ") + 1:] if "\n## " in rest else ""
-        doc = head.rstrip("\n") + "\n\n" + text + ("\n" + tail if tail else "")
-        open(A.out, "w").write(doc)
+        write_section(A.out, "## Call stacks\n", text)
     return 0
 
 
