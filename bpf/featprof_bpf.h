@@ -222,6 +222,9 @@ struct fp_stack_copy {
 	struct fp_sample_key key;	/* the open regions, as counted in samples */
 	__u32 tid;
 	__u32 size;			/* bytes of stack copied */
+	__u32 limited;			/* the copy ended at sample_copy_chunks, not at the
+					 * stack's end (daemon/stacks/dwarf.c adapts it) */
+	__u32 pad;
 	__u64 regs[FP_PT_REGS_WORDS];	/* the thread's user registers */
 	__u8 stack[FP_STACK_COPY];
 };

@@ -41,6 +41,9 @@ __u32 sampler_tid = 0;		/* --remote: the daemon's sampler thread */
 __u64 sample_cpus[4] = {};
 /* sample --stacks: how each sample's user call stack is taken (FP_UNWIND_*) */
 __u32 sample_stacks = 0;
+/* FP_UNWIND_DWARF: how many FP_STACK_CHUNKs of the stack a copy takes at most (what the
+ * unwinds use, set by featprofd: daemon/stacks/dwarf.c; at first all of them) */
+__u32 sample_copy_chunks = FP_STACK_COPY / FP_STACK_CHUNK;
 /* FP_SRC_KERNEL: the target's slot, occupant and first region entry in its BPF object */
 __u32 sample_slot = 0, sample_owner = 0, sample_rbase = 0;
 
@@ -184,7 +187,12 @@ static __always_inline int copy_stack(struct bpf_perf_event_data *ctx,
 	r->tid = (__u32)bpf_get_current_pid_tgid();
 	sp = r->regs[__builtin_offsetof(struct pt_regs, sp) / 8];
 	r->size = 0;
+	r->limited = 0;
 	for (i = 0; i < FP_STACK_COPY / FP_STACK_CHUNK; i++) {
+		if (i >= sample_copy_chunks) {
+			r->limited = 1;
+			break;
+		}
 		if (bpf_probe_read_user(r->stack + i * FP_STACK_CHUNK, FP_STACK_CHUNK,
 					(void *)(sp + i * FP_STACK_CHUNK)))
 			break;

@@ -111,8 +111,11 @@ static void drain(struct fp_target *t)
 {
 	struct fp_sampling *sm = fp_sample_state(t);
 
-	if (sm->dwarf && sm->stacks)
+	if (sm->dwarf && sm->stacks) {
 		fp_dwarf__drain(sm->dwarf, on_unwound, t);
+		if (sm->skel)	/* the copies' size: what the unwinds use */
+			sm->skel->data->sample_copy_chunks = fp_dwarf__chunks(sm->dwarf);
+	}
 }
 
 void fp_sample_name(struct fp_target *t)
@@ -438,7 +441,7 @@ static void report_unwinding(struct fp_target *t, struct json_object *o)
 {
 	struct fp_sampling *sm = fp_sample_state(t);
 	struct json_object *s = json_object_object_get(o, "stacks");
-	uint64_t copies, truncated, cpu_ns, frames;
+	uint64_t copies, truncated, cpu_ns, frames, cut;
 
 	if (!s)
 		return;
@@ -446,8 +449,12 @@ static void report_unwinding(struct fp_target *t, struct json_object *o)
 				       sm->dwarf ? "dwarf" : "frame pointers"));
 	if (!sm->dwarf)
 		return;
-	fp_dwarf__counts(sm->dwarf, &copies, &truncated, &cpu_ns, &frames);
-	json_object_object_add(s, "copy_bytes", json_object_new_int(FP_STACK_COPY));
+	fp_dwarf__counts(sm->dwarf, &copies, &truncated, &cpu_ns, &frames, &cut);
+	/* what a copy takes now (what the unwinds use), at most copy_bytes_max */
+	json_object_object_add(s, "copy_bytes", json_object_new_int(
+				       (int)fp_dwarf__chunks(sm->dwarf) * FP_STACK_CHUNK));
+	json_object_object_add(s, "copy_bytes_max", json_object_new_int(FP_STACK_COPY));
+	json_object_object_add(s, "copies_cut", json_object_new_int64((int64_t)cut));
 	json_object_object_add(s, "copies_unwound", json_object_new_int64((int64_t)copies));
 	json_object_object_add(s, "unwind_cpu_ns", json_object_new_int64((int64_t)cpu_ns));
 	json_object_object_add(s, "unwind_frames", json_object_new_int64((int64_t)frames));

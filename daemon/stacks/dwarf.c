@@ -14,6 +14,15 @@
  * attached once whose callbacks read the copy being unwound: its registers at the start,
  * stack words inside the copy, nothing else (memory outside it is not read: the process
  * has moved on since the sample). The CFI tables libdwfl reads stay cached in it.
+ *
+ * What a copy takes is what the unwinds use: each copy unwound to its outermost frame
+ * says how far above sp it read; over a window of copies the most of that, doubled and
+ * rounded up to FP_STACK_CHUNKs (2 at least), is what the sampler copies next
+ * (fp_dwarf__chunks), and a copy that wanted more than it was given (cut by that limit,
+ * not by the stack's end) puts it back to all FP_STACK_COPY bytes for good: a program
+ * whose stacks deepen later loses at most the copies until the next drain (every 200
+ * ms), once (copies_cut). The copy is most of what a DWARF sample costs the target
+ * (docs/BENCHMARKS.md "Call stacks").
  */
 #include <bpf/libbpf.h>
 #include <elfutils/libdwfl.h>
@@ -46,7 +55,38 @@ struct fp_dwarf {
 	fp_dwarf_fn fn;
 	void *arg;
 	uint64_t copies, truncated, cpu_ns, frames;
+	unsigned chunks;		/* what the sampler copies now, in FP_STACK_CHUNKs */
+	uint64_t used;			/* the copy being unwound: bytes above sp it read */
+	bool wanted_more;		/* ... it wanted more than its limit gave */
+	uint64_t win_copies, win_used, win_cut;	/* this window: copies, most used, cut */
+	uint64_t cut;			/* copies cut by the limit, in all */
+	bool stuck;			/* a copy was cut: all of the stack from then on */
 };
+
+#define WINDOW 256	/* copies between two lowerings of the limit */
+
+static void adapt(struct fp_dwarf *d)
+{
+	unsigned want;
+
+	if (d->win_cut) {	/* too little for some: all of it, for good */
+		d->chunks = FP_STACK_COPY / FP_STACK_CHUNK;
+		d->stuck = true;
+	} else if (d->win_copies >= WINDOW && !d->stuck) {
+		want = (unsigned)((2 * d->win_used + FP_STACK_CHUNK - 1) / FP_STACK_CHUNK);
+		want = want < 2 ? 2 : want;
+		if (want < d->chunks)
+			d->chunks = want;
+	} else {
+		return;
+	}
+	d->win_copies = d->win_used = d->win_cut = 0;
+}
+
+unsigned fp_dwarf__chunks(const struct fp_dwarf *d)
+{
+	return d->chunks;
+}
 
 static const Dwfl_Callbacks dwfl_cbs = {
 	.find_elf = dwfl_linux_proc_find_elf,
@@ -79,9 +119,16 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	uint64_t sp = d->cur->regs[REG(rsp)];
 
 	(void)dwfl;
-	if (addr < sp || addr - sp + sizeof(*result) > d->cur->size)
+	if (addr < sp)
 		return false;
+	if (addr - sp + sizeof(*result) > d->cur->size) {
+		/* past the copy: the stack's end, or the limit (then it wanted more) */
+		d->wanted_more |= d->cur->limited && addr - sp < FP_STACK_COPY;
+		return false;
+	}
 	memcpy(result, d->cur->stack + (addr - sp), sizeof(*result));
+	if (addr - sp + sizeof(*result) > d->used)
+		d->used = addr - sp + sizeof(*result);
 	return true;
 }
 
@@ -155,6 +202,8 @@ static int on_copy(void *ctx, void *data, size_t size)
 		return 0;	/* !fn: dropped unread (a reset) */
 	d->cur = data;
 	d->n = 0;
+	d->used = 0;
+	d->wanted_more = false;
 	if (!d->rereported &&
 	    !dwfl_addrmodule(d->dwfl, d->cur->regs[REG(rip)])) {
 		d->rereported = true;	/* a library loaded since: once a drain */
@@ -162,10 +211,18 @@ static int on_copy(void *ctx, void *data, size_t size)
 	}
 	ret = dwfl_getthread_frames(d->dwfl, (pid_t)d->cur->tid, frame_cb, d);
 	/* 0: the outermost frame reached; else it stopped early (the copy ended, an address
-	 * without CFI), unless the frames filled the array (cut, as the stack map cuts) */
-	truncated = ret != 0;
+	 * without CFI), unless the frames filled the array (cut, as the stack map cuts);
+	 * libdwfl ends quietly where the copy's limit cut it: truncated too */
+	truncated = ret != 0 || d->wanted_more;
 	d->copies++;
 	d->truncated += truncated;
+	d->win_copies++;
+	if (d->wanted_more) {
+		d->win_cut++;
+		d->cut++;
+	} else if (!truncated && d->used > d->win_used) {
+		d->win_used = d->used;	/* a whole unwind's need */
+	}
 	d->frames += (uint64_t)d->n;
 	d->fn(d->arg, &d->cur->key, d->ips, d->n, truncated);
 	return 0;
@@ -181,6 +238,7 @@ struct fp_dwarf *fp_dwarf__new(pid_t pid, int ring_fd, struct fp_err *e)
 		return NULL;
 	}
 	d->pid = pid;
+	d->chunks = FP_STACK_COPY / FP_STACK_CHUNK;
 	d->dwfl = dwfl_begin(&dwfl_cbs);
 	ret = d->dwfl ? report(d, false) : -ENOMEM;
 	if (ret) {
@@ -214,13 +272,15 @@ int fp_dwarf__drain(struct fp_dwarf *d, fp_dwarf_fn fn, void *arg)
 	d->arg = arg;
 	d->rereported = false;
 	n = ring_buffer__consume(d->rb);
+	adapt(d);
 	d->cpu_ns += thread_cpu_ns() - t0;
 	return n;
 }
 
 void fp_dwarf__counts(const struct fp_dwarf *d, uint64_t *copies, uint64_t *truncated,
-		      uint64_t *cpu_ns, uint64_t *frames)
+		      uint64_t *cpu_ns, uint64_t *frames, uint64_t *cut)
 {
+	*cut = d->cut;
 	*copies = d->copies;
 	*truncated = d->truncated;
 	*cpu_ns = d->cpu_ns;

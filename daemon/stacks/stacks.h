@@ -37,9 +37,12 @@ struct fp_dwarf *fp_dwarf__new(pid_t pid, int ring_fd, struct fp_err *e);
  * -errno. */
 int fp_dwarf__drain(struct fp_dwarf *d, fp_dwarf_fn fn, void *arg);
 /* Its work so far: copies unwound, those whose unwinding stopped early, the CPU time
- * spent (ns), and the frames found. */
+ * spent (ns), the frames found, and the copies cut short by the sampler's limit. */
 void fp_dwarf__counts(const struct fp_dwarf *d, uint64_t *copies, uint64_t *truncated,
-		      uint64_t *cpu_ns, uint64_t *frames);
+		      uint64_t *cpu_ns, uint64_t *frames, uint64_t *cut);
+/* How many FP_STACK_CHUNKs of stack the sampler should copy from now on (what the
+ * unwinds have used, doubled; all of them after a copy was cut short). */
+unsigned fp_dwarf__chunks(const struct fp_dwarf *d);
 void fp_dwarf__free(struct fp_dwarf *d);
 
 /*

@@ -135,6 +135,7 @@ def featprof(unwind):
         p, pid = start()
         args = dict(stacks=True, unwind=unwind) if unwind else {}
         extra = {"unwind_cpu_ns": 0, "copies_unwound": 0, "unwind_frames": 0}
+        copy = [0]
         live, bpf, snap = [False], [], [{}]
 
         def on():
@@ -147,13 +148,15 @@ def featprof(unwind):
                 st = d.call("stats", pid=pid)["sampling"].get("stacks", {})
                 for k in extra:
                     extra[k] += st.get(k, 0)
+                copy[0] = st.get("copy_bytes", 0)   # what a copy takes now
                 bpf.append(bpf_mean_ns(snap[0], bpf_progs()))
             d.call("sample", pid=pid, on=False)
             live[0] = False
 
         def finish():
             d.call("detach", pid=pid)
-            return dict(extra, bpf_ns=statistics.median(bpf) if bpf else 0)
+            return dict(extra, bpf_ns=statistics.median(bpf) if bpf else 0,
+                        copy_bytes=copy[0])
         return Sampler(p, on, off, finish)
     return make
 
@@ -284,8 +287,10 @@ def measure():
           "stacks)." % (dw["unwind_cpu_ns"] / 1e3 / copies, dw["unwind_frames"] / copies,
                         dw["unwind_cpu_ns"] / 1e3 / copies * HZ / 1e3, HZ, rss0, rss1),
           "- perf record --call-graph dwarf wrote %.1f MB in its %d windows, unwound later "
-          "by perf report (not counted here); featprof keeps only the named stacks." % (
-              pd["bytes"] / 1e6, A.rounds),
+          "by perf report (not counted here); featprof keeps only the named stacks. A "
+          "featprof copy took %d bytes of the stack at the end (what its unwinds use, "
+          "doubled: daemon/stacks/dwarf.c), perf's 8192." % (
+              pd["bytes"] / 1e6, A.rounds, dw.get("copy_bytes", 0)),
           "- The issue's targets (a sample <= 5 us with frame pointers, <= 20 us with a stack "
           "copy; the loop's slowdown at %d Hz <= 2%% and <= 5%%): what featprof adds to the "
           "timer's sample is %.1f us with frame pointers and %.1f us with the copy; with "

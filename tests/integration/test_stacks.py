@@ -226,6 +226,41 @@ def t_stacks_dwarf(d):
         t.kill()
 
 
+def t_stacks_copy_size(d):
+    """--unwind dwarf copies what the unwinds use: a program's shallow first seconds lower
+    the copy below 8 KiB; when its stacks deepen past that, the copies cut short (once,
+    until the next drain) are marked truncated and the copy is whole again; every other
+    sample reaches main"""
+    exe = os.path.join(TMP, "deepen")
+    subprocess.run(["gcc", "-O2", "-g", os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "targets", "deepen.c"), "-o", exe], check=True)
+    p = subprocess.Popen([exe, "6", "2"])
+    try:
+        time.sleep(0.2)
+        low = cli(d, "sample", p.pid, "--stacks", "--duration", "1", "--json", timeout=60)
+        r = cli(d, "sample", p.pid, "--stacks", "--duration", "4", "--json", timeout=60)
+    finally:
+        p.kill()
+        p.wait()
+    if not check(low.returncode == 0 and r.returncode == 0, "sample: %s %s" % (
+            low.stderr.strip(), r.stderr.strip())):
+        return
+    lk = json.loads(low.stdout)["sampling"]["stacks"]
+    sm = json.loads(r.stdout)["sampling"]
+    sk = sm["stacks"]
+    main = next((f["total_samples"] for f in sm["functions"] if f["name"] == "main"), 0)
+    print("    shallow: copy %d bytes; deepened: %d copies cut, %d truncated, copy %d bytes, "
+          "main in %d of %d samples" % (lk["copy_bytes"], sk["copies_cut"],
+                                        sk["copies_truncated"], sk["copy_bytes"], main,
+                                        sm["samples"]))
+    check(lk["copy_bytes"] < 8192, "shallow stacks: the copy lowered (%d bytes)" %
+          lk["copy_bytes"])
+    check(sk["copy_bytes"] == 8192 and sk["copies_truncated"] >= sk["copies_cut"] and
+          main >= sm["samples"] - sk["copies_truncated"] - 2,
+          "deepened: whole copies again, the cut ones truncated, the rest reach main: %s" % {
+              k: sk[k] for k in ("copy_bytes", "copies_cut", "copies_truncated")})
+
+
 def t_stacks_disable(d):
     """The traced region disabled while sampled: its frames stop counting from then (their
     enable generation is no longer the region's), the report stays whole."""
