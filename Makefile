@@ -69,7 +69,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # --- objects ---------------------------------------------------------------------------
-HDRS := usdt/featprof.h usdt/featprof_inprocess.h	# what an instrumented program includes
+HDRS := usdt/featprof.h usdt/featprof_inprocess.h usdt/featprof_ip_runtime.h	# what an instrumented program includes
 # an object's notes (notes.c), its ELF file (elf.c), a process's objects (proc.c)
 NOTES_OBJS := $(O)/common/notes.o $(O)/common/elf.o $(O)/common/elfread.o $(O)/common/proc.o \
 	$(O)/common/maps.o \
@@ -157,7 +157,7 @@ all: $(O)/featprof $(O)/featprofd $(O)/featprof-demo $(O)/man/featprof.1 $(O)/li
 # The in-process runtime as a static library (featprof-inprocess.pc, CMake's
 # featprof::inprocess): position-independent, its symbols hidden, so that each object
 # linking it keeps a copy of its own (usdt/featprof_ip.c)
-$(O)/libfeatprof_ip.a: usdt/featprof_ip.c usdt/featprof.h usdt/featprof_inprocess.h
+$(O)/libfeatprof_ip.a: usdt/featprof_ip.c $(HDRS)
 	$(call msg,AR,$@)
 	$(Q)mkdir -p $(O)/ip
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -Iusdt -c usdt/featprof_ip.c -o $(O)/ip/featprof_ip.o
@@ -198,7 +198,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws shipped)
 SAMPLED_TARGETS := $(addprefix $(O)/tests/targets/,truth_sampled demo_sampled)
 TEST_TARGETS := $(C_TARGETS) $(CXX_TARGETS) $(SAMPLED_TARGETS) $(O)/tests/targets/funcs_mini
-BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry sdt fp fp_nop1 static fp_sampling \
+BENCH_BINS := $(addprefix $(O)/bench/busyloop_,dry tsc sdt fp fp_nop1 static fp_sampling \
 	fp_gated fp_inproc) $(O)/bench/gap_cost $(O)/bench/event_cost
 # every C unit test tests/unit/test_*.c (tests/run.sh runs them), and notes_dump
 UNIT_BINS := $(O)/tests/unit/notes_dump \
@@ -353,6 +353,7 @@ $(filter $(O)/bench/busyloop_%,$(BENCH_BINS)): tests/bench/busyloop.c $(NOTES_OB
 $(O)/bench/busyloop_%: private TGT_OBJS := $(NOTES_OBJS) $(O)/daemon/kern/uprobe.o
 $(O)/bench/busyloop_%: private TGT_LIBS := -lpthread $(LIBS_NOTES) $(LIBS_BPF)
 $(O)/bench/busyloop_dry: private TGT_EXTRA := -DBL_DRY
+$(O)/bench/busyloop_tsc: private TGT_EXTRA := -DBL_TSC
 $(O)/bench/busyloop_sdt: private TGT_EXTRA := -DBL_SDT
 $(O)/bench/busyloop_fp_nop1: private TGT_EXTRA := -DFEATPROF_SITE_SHAPE=FEATPROF_SHAPE_NOP1
 $(O)/bench/busyloop_static: private TGT_EXTRA := -DBL_STATIC
@@ -403,6 +404,10 @@ $(O)/tests/unit/test_catalog $(O)/tests/unit/test_wants: $(O)/tests/unit/%: \
 $(O)/tests/unit/test_demangle: $(O)/tests/unit/test_demangle.o $(O)/common/demangle.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ -liberty
+# the in-process runtime's histogram alone (its code compiled into the test)
+$(O)/tests/unit/test_ip_buckets: $(O)/tests/unit/test_ip_buckets.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ -lpthread
 # region definitions alone
 $(O)/tests/unit/test_regdefs: $(O)/tests/unit/test_regdefs.o $(O)/common/regdefs.o
 	$(call msg,LINK,$@)
@@ -484,6 +489,7 @@ bench:
 	$(Q)python3 tests/bench/stacks_bench.py $(O) --out docs/BENCHMARKS.md
 	$(Q)python3 tests/bench/run_stacks_cost.py $(O) --out docs/BENCHMARKS.md
 	$(Q)python3 tests/bench/idle_ab.py $(O) --out docs/BENCHMARKS.md
+	$(Q)python3 tests/bench/inproc_event.py $(O) --out docs/BENCHMARKS.md
 
 # The main job on the built-in demo target (see README).
 demo: demo-deps
@@ -509,7 +515,8 @@ install: all
 	sed 's|@SBINDIR@|$(SBINDIR)|' systemd/featprofd.service > $(DESTDIR)$(UNITDIR)/featprofd.service
 	sed 's|@SOCKET_GROUP@|$(SOCKET_GROUP)|' systemd/featprofd.socket \
 		> $(DESTDIR)$(UNITDIR)/featprofd.socket
-	install -m 0644 usdt/featprof.h usdt/featprof_inprocess.h usdt/featprof_ip.c \
+	install -m 0644 usdt/featprof.h usdt/featprof_inprocess.h usdt/featprof_ip_runtime.h \
+		usdt/featprof_ip.c \
 		$(DESTDIR)$(INCLUDEDIR)/
 	install -m 0644 $(O)/libfeatprof_ip.a $(DESTDIR)$(LIBDIR)/
 	install -d $(DESTDIR)$(LIBDIR)/cmake/featprof

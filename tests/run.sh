@@ -34,6 +34,7 @@ TESTS+=(
 	"bench/smoke:python3 tests/bench/run_bench.py $B --smoke --out /dev/null"
 	"bench/run_stacks:python3 tests/bench/run_stacks_cost.py $B --pairs 1 --unit 200000"
 	"bench/idle_ab:python3 tests/bench/idle_ab.py $B --pairs 1 --iters 1000000"
+	"bench/inproc_event:python3 tests/bench/inproc_event.py $B --triples 1 --events 200000"
 	"bench/coverage:$RETRY python3 tests/bench/coverage.py $B --quick --min 0.75"
 	# regions back to back (issue 30, part 4): three daemon starts, one beside a busy process
 	"bench/chain:python3 tests/bench/coverage.py $B --chain-check"

@@ -449,7 +449,7 @@ __asm__(".pushsection .text.featprof_gate,\"axG\",\"progbits\",featprof_gate,com
  * where it reads the arena); a plain build does not see it.
  */
 #if defined(FEATPROF_INPROCESS) || defined(FEATPROF_IP_LAYOUT) || defined(FEATPROF_ABI)
-#define FP_IP_ABI_VERSION 2
+#define FP_IP_ABI_VERSION 3
 #define FP_IP_MAGIC 0x31504946	/* "FIP1": a control block and a thread block start so */
 #define FP_NOTE_TYPE_IP 3	/* owner "featprof": u32 version, u32 thread block size,
 				 * u64 control block address, u64 base (as the sites') */
@@ -490,9 +490,11 @@ struct featprof_ipr {
 	struct featprof_ip_ctl *owner;	/* its object's control block */
 };
 
+/* Times in the arena are in the clock's units (FP_IP_CLOCK_*: TSC ticks or ns), which
+ * featprofd converts: a site keeps the conversion out of its event. */
 struct featprof_ip_frame {
 	unsigned long long start;	/* clock at the begin */
-	unsigned long long child_ns;	/* inclusive ns of completed direct children */
+	unsigned long long child;	/* inclusive time of completed direct children */
 	unsigned int id, gen;		/* region id, its descriptor's gen at the begin */
 	unsigned int path;		/* this frame's path entry */
 	unsigned int nchild, ndesc;
@@ -500,19 +502,22 @@ struct featprof_ip_frame {
 					 * key, so the next begin at this depth reuses it) */
 };
 
-/* One region's figures on one thread (inclusive, exclusive: ns). */
+/* One region's figures on one thread (inclusive, exclusive, min, max: clock units; the
+ * histogram by log2 of ns). The last three fields are the sites' cache, not figures: an
+ * instance of hist_lo + [0, hist_span) clock units falls in bucket hist_k (0 0 0: none). */
 struct featprof_ip_fig {
-	unsigned long long count, incl_ns, excl_ns, min_ns, max_ns, nchild, ndesc, recursion;
+	unsigned long long count, incl, excl, min, max, nchild, ndesc, recursion;
 	unsigned long long hist[FP_IP_HIST];
+	unsigned long long hist_lo, hist_span, hist_k;
 };
 
 /* One region path on one thread: its parent entry and innermost region, and the
- * exclusive time (ns) of the instances of that region that ended on it, their count and
+ * exclusive time (clock units) of the instances of that region that ended on it, their count and
  * their direct children's. Entry 0, the base: the time between an outermost end and the
  * next outermost begin, the count of such intervals. */
 struct featprof_ip_path {
 	unsigned int parent, id;
-	unsigned long long ns, count, nchild;
+	unsigned long long time, count, nchild;
 };
 
 /* A thread's state and figures (its owner's; free blocks keep their figures). */
@@ -556,6 +561,13 @@ struct featprof_ip_arena {
 	volatile unsigned int pid;	/* the process that made it (a fork makes its own) */
 	volatile unsigned int id_lock;		/* held while an id is given */
 	char names[FP_IP_IDS][FP_IP_NAME];
+	/* the clock the times are in, as featprofd wrote it into the primary control block
+	 * before the arena was made (a reader converts with it) */
+	unsigned int clock, tsc_shift;
+	unsigned long long tsc_mult;
+	/* where log2(ns) bucket k begins, in clock units (the first with ns >= 2^k; 0 for
+	 * k = 0, all ones past the last): the sites' bucket cache is refilled from it */
+	unsigned long long bucket[FP_IP_HIST + 1];
 };
 
 /*

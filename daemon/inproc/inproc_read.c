@@ -126,6 +126,16 @@ static uint32_t ld32(const volatile unsigned int *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
+/* A time the runtime kept in its clock's units, in ns (usdt/featprof.h: the arena says
+ * which clock, and the multiplier featprofd gave the process, which a later featprofd
+ * did not necessarily give). */
+static uint64_t ns_of(const struct featprof_ip_arena *a, uint64_t v)
+{
+	if (a->clock != FP_IP_CLOCK_TSC)
+		return v;
+	return (uint64_t)(((unsigned __int128)v * a->tsc_mult) >> (a->tsc_shift & 63));
+}
+
 
 /*
  * Off-CPU time needs each thread's block known to the scheduler programs: the runtime's
@@ -263,8 +273,8 @@ int fp_inproc__region_of_id(struct fp_inproc *ip, uint64_t id)
 }
 
 /* Region figure f (of an id mapped to region r) into s, with its cost from cal. */
-static void add_fig(struct fp_snapshot *s, int r, const struct featprof_ip_fig *f,
-		    const struct fp_calibration *cal)
+static void add_fig(struct fp_snapshot *s, int r, const struct featprof_ip_arena *a,
+		    const struct featprof_ip_fig *f, const struct fp_calibration *cal)
 {
 	struct fp_region_fig *d = &s->regions[r];
 	uint64_t count = ld(&f->count), nchild = ld(&f->nchild), ndesc = ld(&f->ndesc);
@@ -275,13 +285,13 @@ static void add_fig(struct fp_snapshot *s, int r, const struct featprof_ip_fig *
 		d->recursion += ld(&f->recursion);
 		return;
 	}
-	if (!d->count || ld(&f->min_ns) < d->min_ns)
-		d->min_ns = ld(&f->min_ns);
-	if (ld(&f->max_ns) > d->max_ns)
-		d->max_ns = ld(&f->max_ns);
+	if (!d->count || ns_of(a, ld(&f->min)) < d->min_ns)
+		d->min_ns = ns_of(a, ld(&f->min));
+	if (ns_of(a, ld(&f->max)) > d->max_ns)
+		d->max_ns = ns_of(a, ld(&f->max));
 	d->count += count;
-	d->incl_ns += ld(&f->incl_ns);
-	d->excl_ns += ld(&f->excl_ns);
+	d->incl_ns += ns_of(a, ld(&f->incl));
+	d->excl_ns += ns_of(a, ld(&f->excl));
 	d->nchild += nchild;
 	d->ndesc += ndesc;
 	d->recursion += ld(&f->recursion);
@@ -380,7 +390,7 @@ static int add_paths(const struct fp_inproc *ip, struct fp_snapshot *s,
 		f->parent = e ? h[parent] : 0;
 		f->region = (uint32_t)reg[e];
 		f->depth = (uint32_t)depth[e];
-		f->ns = ld(&p->ns);
+		f->ns = ns_of((const struct featprof_ip_arena *)ip->arena, ld(&p->time));
 		f->events = ev;
 		f->opened_by_begin = ob;
 		f->closed_by_begin = cb;
@@ -439,7 +449,7 @@ static int read_all(struct fp_inproc *ip, const struct fp_calibration *cal,
 				int id = k * FP_IP_CHUNK + i + 1;
 
 				if (id <= nid && map[id] >= 0 && map[id] < s->nregions)
-					add_fig(s, map[id], &c[i], cal);
+					add_fig(s, map[id], a, &c[i], cal);
 			}
 		}
 		ret = add_paths(ip, s, t, p, map, nid, cal);

@@ -93,7 +93,7 @@ static void timed(const struct featprof_ip_ctl *p, double *part)
 	t2 = __fp_ip_now(p);
 	FP_END(featprof_ipcal_inner);
 	t3 = __fp_ip_now(p);
-	incl = (double)f[d - 1].child_ns;
+	incl = (double)__fp_ip_ns(p, f[d - 1].child);
 	part[0] = (double)__fp_ip_ns(p, kb - t0);
 	part[1] = (double)__fp_ip_ns(p, t1 - kb);
 	part[2] = incl - (double)__fp_ip_ns(p, t2 - kb);

@@ -4,6 +4,8 @@
  * loop, a busy-counting body. Built in variants from this one file:
  *   -DBL_DRY      no probes                       -DBL_SDT     sys/sdt.h probes (nop)
  *   (default)     featprof, shielded site          -DFEATPROF_SITE_SHAPE=FEATPROF_SHAPE_NOP1
+ *   -DBL_TSC      the floor of a timed event: each site one rdtsc, the end's minus the
+ *                 begin's summed per thread (what any in-process timer does at least)
  *   -DBL_STATIC   static in-process tracer: two timestamps per iteration into a
  *                 preallocated buffer, durations summed at the end
  *
@@ -33,6 +35,7 @@
  *                   default each starts afresh, and the CPU overlaps consecutive ones)
  *   --hold          after the result, wait for a line on stdin before exiting (the
  *                   threads have exited, the process lives)
+ *   --reads         (busyloop_tsc) time ITERATIONS timestamp reads back to back instead
  * Prints one JSON object: ns per iteration of the loop, and the truth in --truth mode.
  */
 #include <errno.h>
@@ -47,18 +50,45 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef BL_DRY
+#if defined(BL_DRY) || defined(BL_TSC)
 #define FEATPROF_DISABLE
+#define BL_NO_SITES
 #endif
 #include "featprof.h"
-#ifndef BL_DRY
+#ifndef BL_NO_SITES
 #include "common/notes.h"
 #include "common/symbols.h"
 #include "kern/uprobe.h"
 #include <linux/bpf.h>
 #endif
 
-#ifdef BL_SDT
+#if defined(BL_TSC)
+static __thread uint64_t tsc_begin, tsc_sum;
+static inline uint64_t tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+#define BEGIN_SITE() (tsc_begin = tsc())
+#define END_SITE() (tsc_sum += tsc() - tsc_begin)
+
+static long iters;
+static uint64_t now_ns(void);
+
+/* --reads: ITERATIONS timestamp reads back to back (the floor: one read) */
+static int reads(void)
+{
+	uint64_t t0 = now_ns(), sum = 0;
+
+	for (long i = 0; i < iters; i++)
+		sum += tsc();
+	printf("{\"reads\":%ld,\"ns_per_read\":%.3f,\"sum_low_bit\":%d}\n", iters,
+	       (double)(now_ns() - t0) / (double)iters, (int)(sum & 1));
+	return 0;
+}
+#elif defined(BL_SDT)
 #include <sys/sdt.h>
 #define BEGIN_SITE() DTRACE_PROBE(busyloop, busy__begin)
 #define END_SITE() DTRACE_PROBE(busyloop, busy__end)
@@ -67,7 +97,10 @@
 #define END_SITE() FP_END(busy)
 #endif
 
-static long iters, body;
+#ifndef BL_TSC
+static long iters;
+#endif
+static long body;
 static long truth_ns;
 static int nested, carried, chain;
 static __thread uint64_t carry = 1;	/* --carried: the chain goes on from here */
@@ -98,14 +131,22 @@ static inline __attribute__((always_inline)) void spin(long n)
 }
 
 struct res {
-	uint64_t loop_ns;
+	uint64_t loop_ns, cpu_ns, ticks;
 	uint64_t truth_outer, truth_inner, truth_flat;
 };
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static void *loop(void *arg)
 {
 	struct res *r = arg;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), c0 = cpu_ns();
 
 	for (long i = 0; i < iters; i++) {
 #ifdef BL_STATIC
@@ -119,6 +160,10 @@ static void *loop(void *arg)
 #endif
 	}
 	r->loop_ns = now_ns() - t0;
+	r->cpu_ns = cpu_ns() - c0;
+#ifdef BL_TSC
+	r->ticks = tsc_sum;
+#endif
 	return NULL;
 }
 
@@ -205,7 +250,7 @@ static void *truth_loop(void *arg)
 	return NULL;
 }
 
-#ifndef BL_DRY
+#ifndef BL_NO_SITES
 /* An empty program (r0 = 0; exit) for the multi-uprobe link. */
 static int empty_prog(void)
 {
@@ -336,7 +381,7 @@ int main(int argc, char **argv)
 	struct res r[64];
 	pthread_t tid[64];
 	long long nsites = 0;
-	uint64_t loop_max = 0, to = 0, ti = 0, tf = 0;
+	uint64_t loop_max = 0, to = 0, ti = 0, tf = 0, cpu = 0, ticks = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: busyloop ITERATIONS BODY [--wait] [--threads T] "
@@ -356,6 +401,10 @@ int main(int argc, char **argv)
 			bare = argv[++i], floor = 1;
 		else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
 			truth_ns = atol(argv[++i]);
+#ifdef BL_TSC
+		else if (!strcmp(argv[i], "--reads"))
+			return reads();
+#endif
 		else if (!strcmp(argv[i], "--carried"))
 			carried = 1;
 		else if (!strcmp(argv[i], "--nested"))
@@ -379,7 +428,7 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	if (bare) {
-#ifdef BL_DRY
+#ifdef BL_NO_SITES
 		(void)floor;
 		return 2;
 #else
@@ -410,12 +459,19 @@ int main(int argc, char **argv)
 	for (i = 0; i < threads; i++) {
 		if (r[i].loop_ns > loop_max)
 			loop_max = r[i].loop_ns;
+		cpu += r[i].cpu_ns;
+		ticks += r[i].ticks;
 		to += r[i].truth_outer;
 		ti += r[i].truth_inner;
 		tf += r[i].truth_flat;
 	}
 	printf("{\"iterations\":%ld,\"threads\":%d,\"loop_ns\":%llu,\"ns_per_iteration\":%.2f",
 	       iters, threads, (unsigned long long)loop_max, (double)loop_max / (double)iters);
+	if (cpu)	/* the loop's own threads' CPU time (threads may outnumber CPUs) */
+		printf(",\"cpu_ns_per_iteration\":%.3f",
+		       (double)cpu / ((double)iters * (double)threads));
+	if (ticks)
+		printf(",\"tsc_ticks\":%llu", (unsigned long long)ticks);
 	if (bare)
 		printf(",\"bare_sites\":%lld", nsites);
 	if (truth_ns)
