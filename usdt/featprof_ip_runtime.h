@@ -496,6 +496,19 @@ __attribute__((weak, visibility("hidden"), destructor, unused)) void __fp_ip_unl
 	__atomic_store_n(&a->id_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* Frame f at depth d opened at time now (read last: what came before is outside). */
+static inline void __fp_ip_open(struct featprof_ip_thread *t, struct featprof_ip_frame *f,
+				unsigned int d, unsigned long long now)
+{
+	if (!d && t->last) {	/* the base: since the thread's last outermost end */
+		t->paths[0].time += now - t->last;
+		t->paths[0].count++;
+	}
+	f->start = now;
+	t->depth = d + 1;
+	t->cur = f->path;
+}
+
 /* A begin its fast path declined. */
 __attribute__((weak, visibility("hidden"), noinline, cold, unused)) void
 __fp_ip_begin_slow(struct featprof_ipr *r)
@@ -539,13 +552,22 @@ __fp_ip_begin_slow(struct featprof_ipr *r)
 	f->child = 0;
 	f->nchild = f->ndesc = 0;
 	now = __fp_ip_now(p);	/* late: the work above is outside the region */
-	if (!d && t->last) {	/* the base: since the thread's last outermost end */
-		t->paths[0].time += now - t->last;
-		t->paths[0].count++;
-	}
-	f->start = now;
-	t->depth = d + 1;
-	t->cur = f->path;
+	__fp_ip_open(t, f, d, now);
+}
+
+/* An instance of frame f into its region's figures g (clock units), but its histogram. */
+static inline void __fp_ip_add(struct featprof_ip_fig *g, const struct featprof_ip_frame *f,
+			       unsigned long long incl, unsigned long long excl)
+{
+	if (!g->count || incl < g->min)
+		g->min = incl;
+	if (incl > g->max)
+		g->max = incl;
+	g->count++;
+	g->incl += incl;
+	g->excl += excl;
+	g->nchild += f->nchild;
+	g->ndesc += f->ndesc;
 }
 
 /* An end its fast path declined, with the timestamp it took. */
@@ -613,15 +635,7 @@ featprof_ip_end_at(struct featprof_ipr *r, unsigned long long now)
 		t->anomalies[FP_IP_AN_NO_STATE]++;
 		return;
 	}
-	if (!g->count || incl < g->min)
-		g->min = incl;
-	if (incl > g->max)
-		g->max = incl;
-	g->count++;
-	g->incl += incl;
-	g->excl += excl;
-	g->nchild += f->nchild;
-	g->ndesc += f->ndesc;
+	__fp_ip_add(g, f, incl, excl);
 	k = __fp_ip_log2(__fp_ip_ns(p, incl));
 	g->hist[k < FP_IP_HIST ? k : FP_IP_HIST - 1]++;
 }
@@ -697,13 +711,7 @@ featprof_ip_begin(struct featprof_ipr *r)
 	f->child = 0;
 	f->nchild = f->ndesc = 0;
 	now = __fp_ip_tsc();
-	if (!d && t->last) {	/* the base: since the thread's last outermost end */
-		t->paths[0].time += now - t->last;
-		t->paths[0].count++;
-	}
-	f->start = now;
-	t->depth = d + 1;
-	t->cur = f->path;
+	__fp_ip_open(t, f, d, now);
 	return;
 slow:
 	__fp_ip_begin_slow(r);
@@ -758,15 +766,7 @@ featprof_ip_end(struct featprof_ipr *r)
 		t->cur = 0;
 		t->last = now;
 	}
-	if (!g->count || incl < g->min)
-		g->min = incl;
-	if (incl > g->max)
-		g->max = incl;
-	g->count++;
-	g->incl += incl;
-	g->excl += excl;
-	g->nchild += f->nchild;
-	g->ndesc += f->ndesc;
+	__fp_ip_add(g, f, incl, excl);
 	__fp_ip_hist(p, g, incl);
 	return;
 slow:
