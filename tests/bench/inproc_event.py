@@ -105,9 +105,11 @@ def measure(name, body, threads):
     over = [e - r for e, r in zip(ev, rd)]
     rlo, rhi = sign_interval(over)
     row = (name, threads, statistics.median(rd), statistics.median(fl), statistics.median(ev),
-           statistics.median(over), rlo, rhi, statistics.median(diff), lo, hi)
+           statistics.median(over), rlo, rhi, statistics.median(diff), lo, hi,
+           statistics.median(ev) / statistics.median(rd))
     print("%s, %d thread(s): read %.2f ns, same-loop rdtsc %.2f ns, event %.2f ns; event - "
-          "read %+.2f [%+.2f, %+.2f]; event - same-loop rdtsc %+.2f [%+.2f, %+.2f]" % row,
+          "read %+.2f [%+.2f, %+.2f]; event - same-loop rdtsc %+.2f [%+.2f, %+.2f]; event / "
+          "read %.2f" % row,
           flush=True)
     return row
 
@@ -139,11 +141,11 @@ def main():
          "(3.2 us a body) cannot resolve 2 ns; the tight loop stands for it." % (
              time.strftime("%Y-%m-%d"), os.cpu_count(), A.triples, A.events), "",
          "| loop | threads | one read (ns) | same-loop rdtsc (ns) | in-process event (ns) "
-         "| event - read (ns) [95%] | event - same-loop rdtsc (ns) [95%] |",
-         "|---|---|---|---|---|---|---|"]
+         "| event - read (ns) [95%] | event - same-loop rdtsc (ns) [95%] | event / read |",
+         "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        L.append("| %s | %d | %.2f | %.2f | %.2f | %+.2f [%+.2f, %+.2f] | %+.2f [%+.2f, %+.2f] |"
-                 % r)
+        L.append("| %s | %d | %.2f | %.2f | %.2f | %+.2f [%+.2f, %+.2f] | %+.2f [%+.2f, %+.2f] "
+                 "| %.2f |" % r)
     text = "\n".join(L) + "\n"
     print(text)
     if A.out:

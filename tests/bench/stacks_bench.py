@@ -282,10 +282,13 @@ def measure():
     pd = extra["perf record --call-graph dwarf"]
     L += ["", "- featprofd's unwinding (`--unwind dwarf`, libdwfl): %.1f us of its CPU a copy, "
           "%.1f frames a copy: %.1f ms of its CPU a second at %d Hz on one thread (it "
-          "scales with the threads sampled and the rate); featprofd's resident memory %d KiB "
-          "before the sessions, %d KiB after (the objects' CFI libdwfl keeps, and the named "
-          "stacks)." % (dw["unwind_cpu_ns"] / 1e3 / copies, dw["unwind_frames"] / copies,
-                        dw["unwind_cpu_ns"] / 1e3 / copies * HZ / 1e3, HZ, rss0, rss1),
+          "scales with the threads sampled and the rate: 8 threads at %d Hz, computed from "
+          "this per-copy cost, %.1f%% of one CPU; the issue's bound 3%%); featprofd's resident "
+          "memory %d KiB before the sessions, %d KiB after (the objects' CFI libdwfl keeps, "
+          "and the named stacks)." % (
+              dw["unwind_cpu_ns"] / 1e3 / copies, dw["unwind_frames"] / copies,
+              dw["unwind_cpu_ns"] / 1e3 / copies * HZ / 1e3, HZ, HZ,
+              100 * dw["unwind_cpu_ns"] / 1e9 / copies * HZ * 8, rss0, rss1),
           "- perf record --call-graph dwarf wrote %.1f MB in its %d windows, unwound later "
           "by perf report (not counted here); featprof keeps only the named stacks. A "
           "featprof copy took %d bytes of the stack at the end (what its unwinds use, "
