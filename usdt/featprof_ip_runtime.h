@@ -27,14 +27,18 @@ static inline struct featprof_ip_ctl *__fp_ip_primary(void)
 	return featprof_ip_ctl.primary;
 }
 
+static inline unsigned long long __fp_ip_tsc(void)
+{
+	unsigned int lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return (unsigned long long)hi << 32 | lo;
+}
+
 static inline unsigned long long __fp_ip_now(const struct featprof_ip_ctl *p)
 {
-	if (p->clock == FP_IP_CLOCK_TSC) {
-		unsigned int lo, hi;
-
-		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-		return (unsigned long long)hi << 32 | lo;
-	}
+	if (p->clock == FP_IP_CLOCK_TSC)
+		return __fp_ip_tsc();
 #ifdef CLOCK_MONOTONIC
 	{
 		struct timespec ts;
@@ -664,14 +668,6 @@ static inline void __fp_ip_hist(struct featprof_ip_ctl *p, struct featprof_ip_fi
 		g->hist[g->hist_k]++;
 	else
 		__fp_ip_bucket(p, g, incl);
-}
-
-static inline unsigned long long __fp_ip_tsc(void)
-{
-	unsigned int lo, hi;
-
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return (unsigned long long)hi << 32 | lo;
 }
 
 /*

@@ -74,20 +74,6 @@ static inline uint64_t tsc(void)
 #define BEGIN_SITE() (tsc_begin = tsc())
 #define END_SITE() (tsc_sum += tsc() - tsc_begin)
 
-static long iters;
-static uint64_t now_ns(void);
-
-/* --reads: ITERATIONS timestamp reads back to back (the floor: one read) */
-static int reads(void)
-{
-	uint64_t t0 = now_ns(), sum = 0;
-
-	for (long i = 0; i < iters; i++)
-		sum += tsc();
-	printf("{\"reads\":%ld,\"ns_per_read\":%.3f,\"sum_low_bit\":%d}\n", iters,
-	       (double)(now_ns() - t0) / (double)iters, (int)(sum & 1));
-	return 0;
-}
 #elif defined(BL_SDT)
 #include <sys/sdt.h>
 #define BEGIN_SITE() DTRACE_PROBE(busyloop, busy__begin)
@@ -97,10 +83,7 @@ static int reads(void)
 #define END_SITE() FP_END(busy)
 #endif
 
-#ifndef BL_TSC
-static long iters;
-#endif
-static long body;
+static long iters, body;
 static long truth_ns;
 static int nested, carried, chain;
 static __thread uint64_t carry = 1;	/* --carried: the chain goes on from here */
@@ -115,6 +98,20 @@ static uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+#ifdef BL_TSC
+/* --reads: ITERATIONS timestamp reads back to back (the floor: one read) */
+static int reads(void)
+{
+	uint64_t t0 = now_ns(), sum = 0;
+
+	for (long i = 0; i < iters; i++)
+		sum += tsc();
+	printf("{\"reads\":%ld,\"ns_per_read\":%.3f,\"sum_low_bit\":%d}\n", iters,
+	       (double)(now_ns() - t0) / (double)iters, (int)(sum & 1));
+	return 0;
+}
+#endif
 
 /* The busy body: a register-only dependency chain, so its speed does not depend on
  * where the compiler put a counter in memory (a volatile counter's did, by 2x). */
