@@ -192,7 +192,7 @@ C_TARGETS := $(addprefix $(O)/tests/targets/,site_c libsite.so site_shlib site_n
 	inproc service_ip libsite_ip.so site_shlib_ip configurable configurable_ip \
 	libcodec.so codec libcodec_ip.so codec_ip libcodec_sampled.so codec_sampled \
 	libcodec_local.so codec_local libcodec_iplocal.so codec_iplocal codec_plainexe \
-	pipeline_ip libfuncs.so funcs funcs_dyn \
+	pipeline_ip libfuncs.so funcs funcs_dyn nested \
 	libstacks.so libstacks_fp.so stacks stacks_fp stacks_sampled stacks_ip \
 	funcmodel funcmodel_slow funcmodel_plain hotleaf)
 CXX_TARGETS := $(addprefix $(O)/tests/targets/,site_cxx truth throws shipped)
@@ -236,6 +236,8 @@ $(O)/tests/targets/service: private TGT_LIBS := -ldl -lpthread
 $(O)/tests/targets/inproc: tests/targets/inproc.c
 $(O)/tests/targets/inproc: private TGT_EXTRA := -DFEATPROF_INPROCESS
 $(O)/tests/targets/inproc: private TGT_LIBS := -lpthread
+$(O)/tests/targets/nested: tests/targets/nested.c
+$(O)/tests/targets/nested: private TGT_LIBS := -lpthread
 $(O)/tests/targets/service_ip: tests/targets/service.c
 $(O)/tests/targets/service_ip: private TGT_EXTRA := -DFEATPROF_INPROCESS
 $(O)/tests/targets/service_ip: private TGT_LIBS := -ldl -lpthread
