@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,37 @@ static void print_plan(struct json_object *o)
 		       "apart\n", (long long)geti(o, "rank"), (long long)geti(o, "terms"));
 }
 
+/* featprof model --plan --next N's answer. */
+static void print_next(struct json_object *o)
+{
+	struct json_object *next = geta(o, "next");
+	size_t n = next ? json_object_array_length(next) : 0, i;
+	char line[4096];
+
+	printf("featprof model --plan --next %zu: the runs that most reduce the uncertainty "
+	       "of the chosen wall model (%s), of %lld configurations%s:\n", n,
+	       gets_(o, "chosen"), (long long)geti(o, "candidates"),
+	       json_object_get_boolean(json_object_object_get(o, "sampled"))
+		       ? " drawn at random" : "");
+	for (i = 0; i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(next, i);
+		double se = getd(x, "se_ns");
+
+		conf_line(json_object_object_get(x, "config"), line, sizeof(line));
+		if (json_object_get_boolean(json_object_object_get(x, "identifies")))
+			printf("  %s  predicted %.1f ms, a term not yet identified\n", line,
+			       getd(x, "predicted_wall_ns") / 1e6);
+		else
+			printf("  %s  predicted %.1f ms +- %.1f (SE)\n", line,
+			       getd(x, "predicted_wall_ns") / 1e6, se / 1e6);
+	}
+	printf("the chosen model's standard error, mean over the configurations: %.2f ms now, "
+	       "%.2f ms with these runs (at the runs' noise); not predictable: %lld now, "
+	       "%lld then\n", getd(o, "mean_se_ns_before") / 1e6,
+	       getd(o, "mean_se_ns_after") / 1e6, (long long)geti(o, "unpredictable_before"),
+	       (long long)geti(o, "unpredictable_after"));
+}
+
 /* What the answer says besides, on stderr (with --json too): the model's warnings, the
  * plan's configurations dropped for a constraint. */
 static void print_remarks(struct json_object *o)
@@ -379,18 +411,34 @@ static int usage(int rc)
 		"[--refine DIR | --predict NAME=VALUE,...] [--choices NAME=V1|V2|...]... "
 		"[--json]\n"
 		"       featprof model --plan FILE... [--choices NAME=V1|V2|...]... "
-		"[--constraint NAME=V&...[->NAME=V]]... [--parallel NAME]... [--json]\n");
+		"[--constraint NAME=V&...[->NAME=V]]... [--parallel NAME]... [--next N] "
+		"[--json]\n");
 	return rc;
 }
 
 struct model_args {
 	char **files;
 	int n, json, plan, functions;
+	int next;		/* --plan --next N */
 	double min_share;	/* --functions: % of a run's CPU time */
 	const char *refine;	/* --functions --refine DIR */
 	struct fpm_spec *spec;
 	struct json_object *given;
 };
+
+/* A number over lo and up to hi (whole: an integer) from s into *out: 0, or 2 after
+ * the line what. */
+static int num_arg(const char *what, const char *s, double lo, double hi, int whole,
+		   double *out)
+{
+	char *end;
+
+	*out = strtod(s, &end);
+	if (*s && !*end && *out > lo && *out <= hi && (!whole || *out == floor(*out)))
+		return 0;
+	fprintf(stderr, "featprof model: %s: '%s'\n", what, s);
+	return 2;
+}
 
 /* The arguments into a: 0, or the exit status after a line (-1: --help). */
 static int parse_args(int argc, char **argv, struct model_args *a)
@@ -405,19 +453,20 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 			a->json = 1;
 		} else if (!strcmp(argv[i], "--plan")) {
 			a->plan = 1;
+		} else if (!strcmp(argv[i], "--next") && v) {
+			double d;
+
+			if (num_arg("--next takes 1 to 100", argv[++i], 0, 100, 1, &d))
+				return 2;
+			a->next = (int)d;
 		} else if (!strcmp(argv[i], "--functions")) {
 			a->functions = 1;
 		} else if (!strcmp(argv[i], "--refine") && v) {
 			a->refine = argv[++i];
 		} else if (!strcmp(argv[i], "--min-share") && v) {
-			char *end;
-
-			a->min_share = strtod(argv[++i], &end);
-			if (*end || !(a->min_share > 0 && a->min_share <= 100)) {
-				fprintf(stderr, "featprof model: --min-share takes a percentage "
-					"over 0 and up to 100: '%s'\n", argv[i]);
+			if (num_arg("--min-share takes a percentage over 0 and up to 100",
+				    argv[++i], 0, 100, 0, &a->min_share))
 				return 2;
-			}
 		} else if (!strcmp(argv[i], "--choices") && v) {
 			if (fpm_spec__add_choices(a->spec, argv[++i], &e))
 				break;
@@ -444,6 +493,11 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 	}
 	if (e.code) {
 		fprintf(stderr, "featprof model: %s\n", e.msg);
+		return 2;
+	}
+	if (a->next && (!a->plan || a->n < 2)) {
+		fprintf(stderr, "featprof model: --next goes with --plan and two run files at "
+			"least (the model whose uncertainty it reduces)\n");
 		return 2;
 	}
 	if (a->refine && !a->functions) {
@@ -480,6 +534,9 @@ int cmd_model(int argc, char **argv)
 	rc = a.files && a.spec ? parse_args(argc, argv, &a) : 1;
 	if (rc) {
 		rc = rc < 0 ? 0 : rc;
+	} else if (a.plan && a.next) {
+		o = fpm_plan_next(a.files, a.n, a.spec, a.next, &e);
+		rc = o ? 0 : e.code == EINVAL ? 2 : 1;
 	} else if (a.plan) {
 		o = fpm_plan(a.files, a.n, a.spec, &e);
 		rc = o ? 0 : e.code == EINVAL ? 2 : 1;
@@ -505,6 +562,8 @@ int cmd_model(int argc, char **argv)
 		cli_cmd_print_json(o);
 	else if (o && a.functions)
 		print_functions(o);
+	else if (o && a.next)
+		print_next(o);
 	else if (o)
 		a.plan ? print_plan(o) : print_model(o);
 	json_object_put(o);

@@ -118,7 +118,7 @@ static const struct { int ch; unsigned bit; } need[] = {
 	{ 1000, O_CONFIG }, { 1001, O_MODEL | O_PLAN | O_MODEL_FUNCTIONS },
 	{ 1002, O_MODEL | O_PLAN }, { 1003, O_MODEL | O_MODEL_FUNCTIONS },
 	{ 1004, O_MODEL_FUNCTIONS }, { 1005, O_MODEL_FUNCTIONS }, { 1006, O_PLAN },
-	{ 1007, O_MODEL | O_PLAN | O_MODEL_FUNCTIONS },
+	{ 1007, O_MODEL | O_PLAN | O_MODEL_FUNCTIONS }, { 1008, O_PLAN },
 };
 
 /*
@@ -174,6 +174,8 @@ static const struct { int ch; const char *flags, *text; } descs[] = {
 	  "keep to; repeatable" },
 	{ 1007, "--functions", "a model per function from the runs' call stacks "
 	  "(featprof run --stacks)" },
+	{ 1008, "--next N", "with runs: the N configurations that most reduce the chosen "
+	  "wall model's uncertainty, 1 to 100" },
 };
 static unsigned help_allowed;
 static int help_asked;

@@ -24,7 +24,7 @@ double fpm_term_value(const double *x, const int *opts, uint64_t mask)
 }
 
 /* Inverts the p x p matrix a in place (Gauss-Jordan, partial pivoting); -1 if singular. */
-static int invert(double a[MAXP][MAXP], int p)
+int fpm_invert(double a[MAXP][MAXP], int p)
 {
 	static double inv[MAXP][MAXP];
 	int i, j, k;
@@ -140,7 +140,7 @@ void fpm_fit(const struct fpm_model *m, const int *opts, const uint64_t *cand, i
 	}
 	f->h = calloc((size_t)f->p * (size_t)n + 1, sizeof(double));
 	f->u = calloc((size_t)n + 1, sizeof(double));
-	if (!f->p || !f->h || !f->u || invert(a, f->p)) {
+	if (!f->p || !f->h || !f->u || fpm_invert(a, f->p)) {
 		f->p = 0;
 		return;
 	}

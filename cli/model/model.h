@@ -71,6 +71,16 @@ struct json_object *fpm_functions_report(struct fpm_model *m);
  * "options", "rank", "terms", "regions", "region_options"; NULL with e filled.
  */
 struct json_object *fpm_plan(char **files, int n, const struct fpm_spec *s, struct fp_err *e);
+/*
+ * featprof model --plan --next N: from run files files[0..n) (two at least), the N
+ * configurations whose runs would most reduce the uncertainty of the wall model
+ * fpm_model__report chooses, within the options' values, groups and constraints. A new
+ * reference: "chosen", "next" (each "config", "predicted_wall_ns", "se_ns",
+ * "identifies"), "candidates", "sampled", "mean_se_ns_before", "mean_se_ns_after",
+ * "unpredictable_before", "unpredictable_after"; NULL with e filled.
+ */
+struct json_object *fpm_plan_next(char **files, int n, const struct fpm_spec *s, int next,
+				  struct fp_err *e);
 
 /* Student's t (tdist.c): P(|T| > t) with df degrees of freedom; the t with that
  * probability p; the two-sided 95% point (1.96 for dof <= 0: a normal). */

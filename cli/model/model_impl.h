@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The model library's private header (cli/model/: model.c the models, fit.c least
  * squares, wall.c the wall and CPU predictions, check.c lack of fit, opts.c the options,
- * plan.c --plan): what its files share. */
+ * plan.c --plan, next.c --plan --next): what its files share. */
 #ifndef FP_CLI_MODEL_IMPL_H
 #define FP_CLI_MODEL_IMPL_H
 
@@ -149,6 +149,8 @@ double fpm_systematic(const struct fpm_fit *f, const double *w);
 double fpm_predict(const struct fpm_fit *f, const int *opts, const double *x, double *var,
 		      double *sys);
 void fpm_fit_free(struct fpm_fit *f);
+/* Inverts the p x p matrix a in place (Gauss-Jordan, partial pivoting); -1 if singular. */
+int fpm_invert(double a[MAXP][MAXP], int p);
 /* Every product of a unit's options (all of them up to 6 options; beyond, pairs at most),
  * main effects first. */
 int fpm_candidates(int nopts, uint64_t *cand);
@@ -170,6 +172,9 @@ bool fpm_opt_number(const char *v, double *d);
 /* model_wall.c: the fits and what they predict (never below zero): the wall time, the
  * CPU time, each with its random variance, systematic bound and dof; LOO MAPE (%). */
 int fpm_fits_alloc(const struct fpm_model *m, struct fpm_fits *F);
+/* The outside model's terms (opts, cand as fpm_linear_terms'): those and each
+ * interaction a region names. */
+int fpm_outside_terms(const struct fpm_model *m, int *opts, uint64_t *cand);
 void fpm_fit_all(const struct fpm_model *m, const bool *use, struct fpm_fits *F);
 void fpm_fits_free(const struct fpm_model *m, struct fpm_fits *F);
 double fpm_predict_wall(const struct fpm_model *m, const struct fpm_fits *F, const double *x,

@@ -71,7 +71,7 @@ uint64_t fpm_global_mask(uint64_t local, const int *opts)
 /* The outside model's terms: the intercept, each option, and each interaction a region
  * names (what interacts in a region's code may interact around it: its set-up, its
  * allocations), so that such time does not lean on the main effects. */
-static int outside_terms(const struct fpm_model *m, int *opts, uint64_t *cand)
+int fpm_outside_terms(const struct fpm_model *m, int *opts, uint64_t *cand)
 {
 	int n = fpm_linear_terms(m, opts, cand), nlin = n - 1, i, j, k, b, nc;
 	uint64_t c[MAXP];
@@ -259,7 +259,7 @@ void fpm_fit_all(const struct fpm_model *m, const bool *use, struct fpm_fits *F)
 			fpm_fit(m, m->units[i].opts, cand, nc, m->units[i].yc, m->units[i].u2, use,
 			    &F->unit_cpu[i]);
 	}
-	nc = outside_terms(m, F->lin_opts, cand);
+	nc = fpm_outside_terms(m, F->lin_opts, cand);
 	fpm_fit(m, F->lin_opts, cand, nc, m->out, m->out_u2, use, &F->out);
 	if (m->has_cpu)
 		fpm_fit(m, F->lin_opts, cand, nc, m->outc, m->out_u2, use, &F->outc);

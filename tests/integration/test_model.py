@@ -302,6 +302,17 @@ def t_model(d):
           "D acts outside regions")
     print("    leave-one-out MAPE: white-box %.2f%%, black-box linear %.2f%%" % (
         m["loo_mape_pct"]["white_box"], m["loo_mape_pct"]["black_box_linear"]))
+    # the next runs for the chosen model: configurations of the 32, the error falling
+    r = cli(d, "model", "--plan", "--next", "3", *files, "--json")
+    nx = json.loads(r.stdout) if r.returncode == 0 else {"next": []}
+    print("    plan --next 3 (%s): %s; mean SE %.3f -> %.3f ms" % (
+        nx.get("chosen"), [config([int(x["config"][o]) for o in OPTS]) for x in nx["next"]],
+        nx.get("mean_se_ns_before", 0) / 1e6, nx.get("mean_se_ns_after", 0) / 1e6))
+    check(r.returncode == 0 and len(nx["next"]) == 3 and nx["candidates"] == 32 and
+          nx["chosen"] == m["model_choice"]["chosen"] and
+          0 < nx["mean_se_ns_after"] < nx["mean_se_ns_before"],
+          "plan --next: three runs of the 32 configurations for the chosen model, its "
+          "error falling: %s" % r.stderr)
     held = [b for b in itertools.product((0, 1), repeat=5) if b not in plan][::7][:4]
     print("    %-24s %10s %10s %7s %10s %7s %s" % ("held out", "measured", "white-box", "err",
                                                   "black-box", "err", "95% prediction"))

@@ -363,10 +363,67 @@ def t_parallel_work(t):
     print("  parallel work: wall %.1f ms (want 200.0)" % (p["wall_ns"] / 1e6))
 
 
+def t_plan_next(t):
+    """model --plan --next: runs where A and B always move together and C never moves
+    leave the outside model's A, B and C unidentified; the plan's next runs separate A
+    from B and vary C within the constraint (never A=on with C=on), and with them (made
+    up by the same formula) the model predicts a configuration the first runs could not;
+    the mean standard error falls, every configuration predictable."""
+    def f(a, b, c, d):
+        return ({"ra": (["A"], 5e6 + 3e6 * a), "rb": (["B"], 2e6 + 1e6 * b)},
+                10e6 + 4e6 * c + 0.5e6 * d + 2e6 * b)
+    files = []
+    for i, (a, d) in enumerate(((0, 1), (1, 4), (0, 8), (1, 1), (0, 4))):
+        p = os.path.join(t, "n%d.json" % i)
+        run_file(p, {"A": "on" if a else "off", "B": "on" if a else "off",
+                     "C": "off", "D": str(d)}, *f(a, a, 0, d))
+        files.append(p)
+    args = ["--constraint", "A=on&C=on", "--choices", "D=1|4|8"]
+    r = model("--plan", "--next", "3", *files, "--json", *args)
+    check(r.returncode == 0, "plan --next: %r" % r.stderr)
+    out = json.loads(r.stdout) if r.returncode == 0 else {"next": []}
+    confs = [x["config"] for x in out["next"]]
+    print("  plan --next 3: %s; not predictable %s -> %s" % (
+        confs, out.get("unpredictable_before"), out.get("unpredictable_after")))
+    check(len(confs) == 3 and not [c for c in confs if c["A"] == "on" and c["C"] == "on"],
+          "three runs, none with A=on and C=on: %s" % confs)
+    check([c for c in confs if c["A"] != c["B"]] and [c for c in confs if c["C"] == "on"],
+          "A apart from B, and C on, in the plan: %s" % confs)
+    check(out.get("unpredictable_before", 0) > 0 and out.get("unpredictable_after") == 0,
+          "every configuration predictable after the plan: %s -> %s" % (
+              out.get("unpredictable_before"), out.get("unpredictable_after")))
+    check(out.get("candidates") == 24 - 6, "18 configurations keep the constraint: %s" %
+          out.get("candidates"))
+    for i, c in enumerate(confs):
+        p = os.path.join(t, "nx%d.json" % i)
+        v = [1 if c[k] == "on" else 0 for k in "ABC"]
+        run_file(p, c, *f(v[0], v[1], v[2], float(c["D"])))
+        files.append(p)
+    r = model(*files, "--predict", "A=off,B=on,C=on,D=8", "--json", *args[2:])
+    p = json.loads(r.stdout)["prediction"] if r.returncode == 0 else {"wall_ns": -1}
+    want = sum(ns for _, ns in f(0, 1, 1, 8)[0].values()) + f(0, 1, 1, 8)[1]
+    check(abs(p["wall_ns"] - want) < 0.01 * want, "predicted %.2f ms, want %.2f (%s)" % (
+        p["wall_ns"] / 1e6, want / 1e6, r.stderr.strip()))
+    r = model("--plan", "--next", "2", *files[:5], "--json", *args)
+    se = json.loads(r.stdout) if r.returncode == 0 else {}
+    r = model("--plan", "--next", "0", *files[:5])
+    check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
+          "--next 0: one line: %r" % r.stderr)
+    r = model("--plan", "--next", "2", files[0])
+    check(r.returncode == 2 and "two run files" in r.stderr, "--next of one run: %r" %
+          r.stderr)
+    r = model("--plan", "--next", "2", *files[:5], "--constraint", "E=on&A=on")
+    check(r.returncode == 2 and "no option" in r.stderr, "a constraint on no option: %r" %
+          r.stderr)
+    print("  predicted %.2f ms (want %.2f) from the plan's runs; mean SE %.3f -> %.3f ms" % (
+        p["wall_ns"] / 1e6, want / 1e6, se.get("mean_se_ns_before", 0) / 1e6,
+        se.get("mean_se_ns_after", 0) / 1e6))
+
+
 def main():
     t = tempfile.mkdtemp(prefix="featprof-model-unit-")
     for fn in (t_binary, t_numeric, t_threads, t_parallel_work, t_unnamed, t_choices,
-               t_misfit, t_plan, t_plan_choices, t_bad):
+               t_misfit, t_plan, t_plan_choices, t_plan_next, t_bad):
         fn(t)
     print("cli_model: %d failed" % len(FAILS))
     return 1 if FAILS else 0
