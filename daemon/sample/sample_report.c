@@ -441,7 +441,8 @@ static void report_unwinding(struct fp_target *t, struct json_object *o)
 {
 	struct fp_sampling *sm = fp_sample_state(t);
 	struct json_object *s = json_object_object_get(o, "stacks");
-	uint64_t copies, truncated, cpu_ns, frames, cut;
+	uint64_t copies, truncated, cpu_ns, frames, cut, fast, mism;
+	bool verified;
 
 	if (!s)
 		return;
@@ -458,6 +459,11 @@ static void report_unwinding(struct fp_target *t, struct json_object *o)
 	json_object_object_add(s, "copies_unwound", json_object_new_int64((int64_t)copies));
 	json_object_object_add(s, "unwind_cpu_ns", json_object_new_int64((int64_t)cpu_ns));
 	json_object_object_add(s, "unwind_frames", json_object_new_int64((int64_t)frames));
+	fp_dwarf__rules(sm->dwarf, &fast, &mism, &verified);
+	json_object_object_add(s, "copies_by_rules", json_object_new_int64((int64_t)fast));
+	if (verified)
+		json_object_object_add(s, "unwind_mismatches",
+				       json_object_new_int64((int64_t)mism));
 	json_object_object_add(s, "copies_truncated", json_object_new_int64(
 				       (int64_t)truncated));
 }

@@ -43,6 +43,11 @@ void fp_dwarf__counts(const struct fp_dwarf *d, uint64_t *copies, uint64_t *trun
 /* How many FP_STACK_CHUNKs of stack the sampler should copy from now on (what the
  * unwinds have used, doubled; all of them after a copy was cut short). */
 unsigned fp_dwarf__chunks(const struct fp_dwarf *d);
+/* The copies unwound by the CFI's rules kept by address (the rest by libdwfl); with
+ * FEATPROF_DWARF_VERIFY=1 in featprofd's environment (verified), those whose frames
+ * libdwfl found otherwise. */
+void fp_dwarf__rules(const struct fp_dwarf *d, uint64_t *fast, uint64_t *mismatches,
+		     bool *verified);
 void fp_dwarf__free(struct fp_dwarf *d);
 
 /*

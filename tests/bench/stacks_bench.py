@@ -130,11 +130,13 @@ class Sampler:
 
 def featprof(unwind):
     """featprof sample at HZ_COST, switched on and off through featprofd's sample verb (a
-    session each time); each session's unwinding figures summed before it ends."""
+    session each time); the unwinding figures (the unwinder's totals: it lives as long as
+    the target) read before each session ends."""
     def make(d):
         p, pid = start()
         args = dict(stacks=True, unwind=unwind) if unwind else {}
-        extra = {"unwind_cpu_ns": 0, "copies_unwound": 0, "unwind_frames": 0}
+        extra = {"unwind_cpu_ns": 0, "copies_unwound": 0, "unwind_frames": 0,
+                 "copies_by_rules": 0}
         copy = [0]
         live, bpf, snap = [False], [], [{}]
 
@@ -146,8 +148,8 @@ def featprof(unwind):
         def off():
             if live[0]:
                 st = d.call("stats", pid=pid)["sampling"].get("stacks", {})
-                for k in extra:
-                    extra[k] += st.get(k, 0)
+                for k in extra:     # the unwinder lives as long as the target: totals
+                    extra[k] = st.get(k, 0)
                 copy[0] = st.get("copy_bytes", 0)   # what a copy takes now
                 bpf.append(bpf_mean_ns(snap[0], bpf_progs()))
             d.call("sample", pid=pid, on=False)
@@ -280,12 +282,14 @@ def measure():
     dw = extra["featprof --unwind dwarf"]
     copies = max(1, dw["copies_unwound"])
     pd = extra["perf record --call-graph dwarf"]
-    L += ["", "- featprofd's unwinding (`--unwind dwarf`, libdwfl): %.1f us of its CPU a copy, "
+    L += ["", "- featprofd's unwinding (`--unwind dwarf`: the CFI's rules kept by address, "
+          "libdwfl for the copies they do not cover, %d of %d here): %.1f us of its CPU a copy, "
           "%.1f frames a copy: %.1f ms of its CPU a second at %d Hz on one thread (it "
           "scales with the threads sampled and the rate: 8 threads at %d Hz, computed from "
           "this per-copy cost, %.1f%% of one CPU; the issue's bound 3%%); featprofd's resident "
           "memory %d KiB before the sessions, %d KiB after (the objects' CFI libdwfl keeps, "
           "and the named stacks)." % (
+              copies - dw["copies_by_rules"], copies,
               dw["unwind_cpu_ns"] / 1e3 / copies, dw["unwind_frames"] / copies,
               dw["unwind_cpu_ns"] / 1e3 / copies * HZ / 1e3, HZ, HZ,
               100 * dw["unwind_cpu_ns"] / 1e9 / copies * HZ * 8, rss0, rss1),
