@@ -81,7 +81,7 @@ struct fp_dwarf {
  * Anything else (a CFA expression or another register, a signal frame, a register
  * saved in a register, no CFI: libdwfl's frame-pointer fallback) unwinds the whole copy
  * by libdwfl, as before. FEATPROF_DWARF_VERIFY=1 in featprofd's environment unwinds every
- * copy both ways and counts those whose frames differ (tests/integration/test_stacks.py).
+ * copy both ways and counts those whose frames differ (tests/integration/test_unwind.py).
  */
 enum { R_EMPTY, R_FAST, R_SLOW };
 enum { RBP_SAME, RBP_AT, RBP_LOST };
@@ -289,49 +289,53 @@ static void clear_rules(struct fp_dwarf *d)
 	d->used_rules = 0;
 }
 
-/* The rules at address pc, read once; NULL where out of memory. */
+/* The slot of address pc in table t of n (a power of two): its rules, or the empty slot
+ * where they go. */
+static struct rule *slot(struct rule *t, unsigned n, uint64_t pc)
+{
+	unsigned k = (unsigned)((pc * 0x9E3779B97F4A7C15ULL) >> 40);
+
+	while (t[k & (n - 1)].kind && t[k & (n - 1)].pc != pc)
+		k++;
+	return &t[k & (n - 1)];
+}
+
+/* The table doubled (1024 slots first), its rules moved; unchanged without memory. */
+static void grow(struct fp_dwarf *d)
+{
+	unsigned n = d->nrules ? 2 * d->nrules : 1024, i;
+	struct rule *t = calloc(n, sizeof(*t));
+
+	if (!t)
+		return;
+	for (i = 0; i < d->nrules; i++)
+		if (d->rules[i].kind)
+			*slot(t, n, d->rules[i].pc) = d->rules[i];
+	free(d->rules);
+	d->rules = t;
+	d->nrules = n;
+}
+
+/* The rules at address pc, read once and kept while the table is under half full
+ * (RULES_MAX slots at most; past that, read each time). */
 static const struct rule *rule_at(struct fp_dwarf *d, uint64_t pc)
 {
 	static struct rule one;
 	struct rule *r;
-	unsigned k;
 
-	if (2 * (d->used_rules + 1) > d->nrules && d->nrules < RULES_MAX) {
-		struct rule *old = d->rules, *nr = calloc(d->nrules ? 2 * d->nrules : 1024,
-							  sizeof(*nr));
-		unsigned n = d->nrules, i;
-
-		if (nr) {
-			d->rules = nr;
-			d->nrules = n ? 2 * n : 1024;
-			d->used_rules = 0;
-			for (i = 0; i < n; i++)
-				if (old[i].kind) {
-					k = (unsigned)((old[i].pc * 0x9E3779B97F4A7C15ULL) >> 40);
-					while (nr[k & (d->nrules - 1)].kind)
-						k++;
-					nr[k & (d->nrules - 1)] = old[i];
-					d->used_rules++;
-				}
-			free(old);
-		}
-	}
-	if (!d->nrules || 2 * (d->used_rules + 1) > d->nrules) {	/* full: not kept */
+	if (2 * (d->used_rules + 1) > d->nrules && d->nrules < RULES_MAX)
+		grow(d);
+	if (2 * (d->used_rules + 1) > d->nrules) {
 		one = (struct rule){ .pc = pc };
 		read_rule(d, &one);
 		return &one;
 	}
-	k = (unsigned)((pc * 0x9E3779B97F4A7C15ULL) >> 40);
-	for (;; k++) {
-		r = &d->rules[k & (d->nrules - 1)];
-		if (r->kind && r->pc == pc)
-			return r;
-		if (!r->kind)
-			break;
+	r = slot(d->rules, d->nrules, pc);
+	if (!r->kind) {
+		r->pc = pc;
+		read_rule(d, r);
+		d->used_rules++;
 	}
-	r->pc = pc;
-	read_rule(d, r);
-	d->used_rules++;
 	return r;
 }
 
