@@ -95,17 +95,24 @@ static int cmp_off(const void *a, const void *b, void *base)
 {
 	const struct fp_func *f = base, *x = &f[*(const int *)a], *y = &f[*(const int *)b];
 
-	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_"), lx, ly;
 
 	if (x->off != y->off)
 		return x->off < y->off ? -1 : 1;
 	if ((x->size != 0) != (y->size != 0))
 		return (y->size != 0) - (x->size != 0);	/* one with a size first */
 	/* the name people call it by: a global one before a local alias at the same
-	 * address (__clone3 before glibc's __GI___clone3), then the fewest leading
-	 * underscores, then the name (the same choice every time) */
+	 * address (__clone3 before glibc's __GI___clone3), a name before an alias that
+	 * only prefixes it (both local: __pthread_mutex_unlock_usercnt before
+	 * __GI___pthread_mutex_unlock_usercnt), then the fewest leading underscores, then
+	 * the name (the same choice every time) */
 	if (x->global != y->global)
 		return y->global - x->global;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly && !strcmp(lx > ly ? x->name + lx - ly : y->name + ly - lx,
+				lx > ly ? y->name : x->name))
+		return lx > ly ? 1 : -1;
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
 	return strcmp(x->name, y->name);
